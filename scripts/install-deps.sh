@@ -1,0 +1,38 @@
+#!/bin/sh
+# Installs the Debian 12 packages Loom needs.  Safe to run any number of
+# times: it only calls apt-get when a package is missing.
+#
+#   scripts/install-deps.sh          everything (build, tests, demo, models)
+#   scripts/install-deps.sh --check  exit 1 if something is missing, install nothing
+set -eu
+
+PACKAGES="build-essential pkg-config zlib1g-dev libcmocka-dev
+verilator yosys iverilog tcl
+protobuf-c-compiler libprotobuf-c-dev
+python3 python3-numpy python3-onnx python3-torch python3-torchvision python3-sklearn
+gnuplot-nox clang llvm-15-dev device-tree-compiler"
+
+missing=""
+for p in $PACKAGES; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed"; then
+    missing="$missing $p"
+  fi
+done
+
+if [ -z "$missing" ]; then
+  exit 0
+fi
+if [ "${1:-}" = "--check" ]; then
+  echo "install-deps: missing Debian packages:$missing" >&2
+  exit 1
+fi
+echo "install-deps: installing$missing"
+if [ "$(id -u)" != 0 ]; then
+  SUDO=sudo
+else
+  SUDO=
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -q
+# shellcheck disable=SC2086
+$SUDO apt-get install -y -q --no-install-recommends $missing

@@ -1,0 +1,78 @@
+/*
+ * cli.h - the `loom` command line: the subcommand table and the helpers
+ * every subcommand shares.
+ *
+ * Each subcommand lives in its own cmd_NAME.c and exports one
+ * `struct cli_cmd`; main.c lists them.  A subcommand gets argv with argv[0]
+ * its own name, prints its help for --help/-h, and returns an exit status:
+ *
+ *   0  success
+ *   1  usage or user error (bad flag, unreadable or invalid file, wrong
+ *      tensor, wrong configuration)
+ *   2  the accelerator (or simulator) stopped a job with an error or a
+ *      timeout
+ *
+ * Messages go to stderr as "loom: FILE: WHERE: WHAT" (the library's
+ * messages already carry the file and offset).
+ */
+#ifndef LOOM_CLI_H
+#define LOOM_CLI_H
+
+#include <stdio.h>
+
+enum cli_exit {
+  CLI_OK = 0,
+  CLI_USER = 1,
+  CLI_JOB = 2,
+};
+
+struct cli_cmd {
+  const char *name;
+  const char *summary; /* one line for `loom --help` */
+  const char *help;    /* the whole text of `loom help NAME` */
+  int (*run)(int argc, char **argv);
+};
+
+/* ---- main.c ---- */
+
+/* Every subcommand, NULL-terminated, in the order `loom --help` lists them. */
+extern const struct cli_cmd *const cli_cmds[];
+
+const struct cli_cmd *cli_find(const char *name);
+
+/* ---- cmd_*.c ---- */
+
+extern const struct cli_cmd cli_cmd_asm, cli_cmd_disasm, cli_cmd_run, cli_cmd_inspect,
+    cli_cmd_devices, cli_cmd_help;
+
+/* cmd_help.c: the command overview of `loom --help`. */
+void cli_list_commands(FILE *out);
+
+/* ---- cli_options.c ---- */
+
+/* Prints "loom: <message>" on stderr and returns CLI_USER. */
+int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Prints "loom CMD: <message>" and a pointer to `loom help CMD`; returns
+ * CLI_USER. */
+int cli_usage_error(const struct cli_cmd *cmd, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Prints the subcommand's help text to `out`. */
+void cli_print_help(const struct cli_cmd *cmd, FILE *out);
+
+/* Matches argv[*i] against an option that takes a value, spelt `name`
+ * ("--output"), `alias` ("-o", may be NULL) or "name=VALUE".  Returns 1 and
+ * sets *value (advancing *i past a separate value), 0 when argv[*i] is
+ * another argument, -1 (after printing the error) when the value is
+ * missing. */
+int cli_option_value(const struct cli_cmd *cmd, int argc, char **argv, int *i, const char *name,
+                     const char *alias, const char **value);
+
+/* True for "--help" and "-h". */
+int cli_is_help(const char *arg);
+
+/* Parses a non-negative decimal integer that fits uint32_t; 0 on error. */
+int cli_parse_u32(const char *s, unsigned long *out);
+
+#endif

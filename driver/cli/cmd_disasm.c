@@ -1,0 +1,71 @@
+/*
+ * cmd_disasm.c - `loom disasm MODEL.loom [-o OUT.s]`: print a .loom file as
+ * assembler source.
+ *
+ * The output assembles back to the identical bytes for any file the
+ * assembler produced (the round trip tests/cli/test_cli.sh checks).  The
+ * file is fully validated first; an invalid one is refused with the
+ * loader's message.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "driver/lib/asm.h"
+#include "driver/lib/loomfile.h"
+
+static int disassemble(const char *path, const char *out_path) {
+  char msg[LOOM_MSG_MAX];
+  struct loom_file f;
+  if (loom_file_read(path, &f, msg) != LOOM_OK) return cli_error("%s", msg);
+  FILE *out = out_path ? fopen(out_path, "w") : stdout;
+  if (!out) {
+    loom_file_free(&f);
+    return cli_error("%s: cannot create: %s", out_path, strerror(errno));
+  }
+  loom_status st = loom_disasm(&f, out, msg);
+  loom_file_free(&f);
+  if (out_path && fclose(out) != 0 && st == LOOM_OK)
+    return cli_error("%s: write failed: %s", out_path, strerror(errno));
+  if (!out_path && fflush(stdout) != 0 && st == LOOM_OK) return cli_error("stdout: write failed");
+  return st == LOOM_OK ? CLI_OK : cli_error("%s%s%s", out_path ? out_path : "", out_path ? ": " : "", msg);
+}
+
+static int run_disasm(int argc, char **argv) {
+  const char *path = NULL, *out = NULL;
+  for (int i = 1; i < argc; i++) {
+    int r;
+    if (cli_is_help(argv[i])) {
+      cli_print_help(&cli_cmd_disasm, stdout);
+      return CLI_OK;
+    }
+    if ((r = cli_option_value(&cli_cmd_disasm, argc, argv, &i, "--output", "-o", &out))) {
+      if (r < 0) return CLI_USER;
+      continue;
+    }
+    if (argv[i][0] == '-' && argv[i][1])
+      return cli_usage_error(&cli_cmd_disasm, "unknown option '%s'", argv[i]);
+    if (path) return cli_usage_error(&cli_cmd_disasm, "unexpected argument '%s'", argv[i]);
+    path = argv[i];
+  }
+  if (!path) return cli_usage_error(&cli_cmd_disasm, "no .loom file given");
+  return disassemble(path, out);
+}
+
+const struct cli_cmd cli_cmd_disasm = {
+    .name = "disasm",
+    .summary = "print a .loom file as assembler source",
+    .help = "usage: loom disasm MODEL.loom [-o OUT.s]\n"
+            "\n"
+            "Prints every directive, data line and instruction of MODEL.loom in the\n"
+            "syntax of docs/asm.md.  'loom asm' of the output gives the same bytes.\n"
+            "\n"
+            "options:\n"
+            "  -o, --output FILE   write to FILE instead of stdout\n"
+            "  -h, --help          show this help\n"
+            "\n"
+            "example:\n"
+            "  loom disasm gemm64.loom -o gemm64.s\n",
+    .run = run_disasm,
+};

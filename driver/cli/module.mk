@@ -1,0 +1,14 @@
+# driver/cli/module.mk - the loom CLI's script tests and their helper.
+#
+# tests/cli/gemm_ref.c writes random inputs and the expected output of the
+# example GEMM programs (tests/asm/gemm64*.s); the scripts under tests/cli
+# drive the built `loom` binary.
+
+GEMM_REF := $(BUILD)/tests/cli/gemm_ref
+
+$(GEMM_REF): tests/cli/gemm_ref.c $(LIBLOOM) $(GEN_HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIBLOOM) $(LDLIBS)
+
+TEST_DEPS += $(GEMM_REF)
+SCRIPT_TESTS += tests/cli/test_cli.sh tests/cli/test_gemm64.sh

@@ -1,0 +1,63 @@
+/*
+ * backend.h - the interface every libloom backend implements.
+ *
+ * A backend is a table of function pointers (ggml's backend interface, the
+ * ivpu driver's hw_ops).  Members marked optional may be NULL.  Backends
+ * that drive real registers (tsim, linux, xrt) program the accelerator only
+ * through hwregs.h, so the register sequence exists once.
+ */
+#ifndef LOOM_BACKEND_H
+#define LOOM_BACKEND_H
+
+#include "loom/loom.h"
+
+struct loom_backend_buffer {
+  void *host;        /* CPU mapping */
+  uint64_t dev_addr; /* bus address the accelerator sees (0 for fsim) */
+  size_t size;
+  void *priv;        /* backend's own handle */
+};
+
+struct loom_backend_ops {
+  const char *name;
+  /* Opens an instance; *state is passed to every other call. */
+  loom_status (*open)(const char *options, void **state, const struct loom_hw_config **cfg,
+                      char msg[LOOM_MSG_MAX]);
+  void (*close)(void *state);
+  loom_status (*alloc)(void *state, size_t bytes, struct loom_backend_buffer *buf,
+                       char msg[LOOM_MSG_MAX]);
+  void (*free)(void *state, struct loom_backend_buffer *buf);
+  /* optional: cache maintenance; NULL when memory is coherent */
+  loom_status (*sync)(void *state, struct loom_backend_buffer *buf, loom_sync_dir dir,
+                      char msg[LOOM_MSG_MAX]);
+  /* segments[i] is NULL when unmapped */
+  loom_status (*submit)(void *state, const struct loom_backend_buffer *insns, uint32_t insn_count,
+                        const struct loom_backend_buffer *const segments[8],
+                        char msg[LOOM_MSG_MAX]);
+  loom_status (*wait)(void *state, uint32_t timeout_ms, struct loom_job_result *res,
+                      char msg[LOOM_MSG_MAX]);
+  /* optional: abort any job and return to idle */
+  loom_status (*reset)(void *state, char msg[LOOM_MSG_MAX]);
+};
+
+/* The compiled-in backends, NULL-terminated (registry in device.c). */
+extern const struct loom_backend_ops *const loom_backends[];
+
+extern const struct loom_backend_ops loom_backend_fsim;
+
+/* Parses "key=value,key=value": copies the value of `key` into `out`
+ * (NUL-terminated, at most n bytes) and returns 1, or 0 when absent. */
+int loom_option_get(const char *options, const char *key, char *out, size_t n);
+
+/* Checks that every key of `options` is in the NULL-terminated `known`
+ * list and every item has the form key=value; LOOM_E_INVALID with a message
+ * prefixed by `who` otherwise. */
+loom_status loom_option_check(const char *options, const char *const known[], const char *who,
+                              char msg[LOOM_MSG_MAX]);
+
+/* Opens a device on a backend table that need not be in loom_backends[]
+ * (tests use it for fake backends; loom_device_open calls it). */
+loom_status loom_device_open_ops(const struct loom_backend_ops *ops, const char *options,
+                                 loom_device **out, char msg[LOOM_MSG_MAX]);
+
+#endif

@@ -1,0 +1,132 @@
+/*
+ * backend_fsim.c - the "fsim" backend: jobs run on the functional
+ * simulator (sim/fsim), in host memory.
+ *
+ * Buffers are 64-byte aligned heap blocks (the alignment a segment base
+ * needs on hardware); a segment is the buffer's host pointer and its
+ * requested size, so fsim checks accesses against exactly what the user
+ * allocated.  submit() runs the whole job synchronously through fsim_run()
+ * and keeps the result for wait().  fsim always terminates (a token deadlock
+ * is detected and reported as DEADLOCK), so wait() never times out and the
+ * timeout is ignored.  Memory is coherent: no sync.
+ *
+ * Options: config=NAME (a configuration of hw/spec/loom_configs.def,
+ * "default" when absent).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime.h"
+#include "sim/fsim/fsim.h"
+
+struct fsim_state {
+  const struct loom_hw_config *cfg;
+  struct fsim *sim;
+  int have_result;
+  struct fsim_result res;
+};
+
+static const char *const fsim_options[] = {"config", NULL};
+
+static loom_status unknown_config(const char *name, char msg[LOOM_MSG_MAX]) {
+  char list[128];
+  size_t len = 0;
+  for (int i = 0; i < LOOM_CONFIG_COUNT && len < sizeof list; i++)
+    len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", i ? ", " : "",
+                            loom_hw_configs[i].name);
+  return loom_fail(msg, LOOM_E_NOTFOUND, "fsim: unknown config '%s' (known: %s)", name, list);
+}
+
+static loom_status fsim_open(const char *options, void **state,
+                             const struct loom_hw_config **cfg, char msg[LOOM_MSG_MAX]) {
+  char name[64] = "default";
+  loom_status st = loom_option_check(options, fsim_options, "fsim", msg);
+  if (st != LOOM_OK) return st;
+  loom_option_get(options, "config", name, sizeof name);
+  const struct loom_hw_config *c = loom_hw_config_by_name(name);
+  if (!c) return unknown_config(name, msg);
+  struct fsim_state *s = calloc(1, sizeof *s);
+  if (!s) return loom_fail(msg, LOOM_E_NOMEM, "fsim: out of memory");
+  s->cfg = c;
+  s->sim = fsim_create(c);
+  if (!s->sim) {
+    free(s);
+    return loom_fail(msg, LOOM_E_NOMEM, "fsim: out of memory for the simulator");
+  }
+  *state = s;
+  *cfg = c;
+  return LOOM_OK;
+}
+
+static void fsim_close(void *state) {
+  struct fsim_state *s = state;
+  fsim_destroy(s->sim);
+  free(s);
+}
+
+static loom_status fsim_alloc(void *state, size_t bytes, struct loom_backend_buffer *buf,
+                              char msg[LOOM_MSG_MAX]) {
+  size_t rounded = (bytes + 63) & ~(size_t)63;
+  if (rounded < bytes) return loom_fail(msg, LOOM_E_NOMEM, "fsim: %zu bytes is too large", bytes);
+  void *p = aligned_alloc(64, rounded);
+  if (!p) return loom_fail(msg, LOOM_E_NOMEM, "fsim: out of memory allocating %zu bytes", bytes);
+  memset(p, 0, rounded);
+  buf->host = p;
+  buf->dev_addr = 0;
+  buf->size = bytes;
+  buf->priv = NULL;
+  return LOOM_OK;
+}
+
+static void fsim_free(void *state, struct loom_backend_buffer *buf) {
+  free(buf->host);
+  buf->host = NULL;
+}
+
+static loom_status fsim_submit(void *state, const struct loom_backend_buffer *insns,
+                               uint32_t insn_count,
+                               const struct loom_backend_buffer *const segments[8],
+                               char msg[LOOM_MSG_MAX]) {
+  struct fsim_state *s = state;
+  struct fsim_job job = {.insns = insns->host, .insn_count = insn_count};
+  for (int i = 0; i < LOOM_NUM_SEGMENTS; i++) {
+    if (!segments[i]) continue;
+    job.seg[i].data = segments[i]->host;
+    job.seg[i].size = segments[i]->size;
+  }
+  memset(&s->res, 0, sizeof s->res);
+  fsim_run(s->sim, &job, &s->res);
+  s->have_result = 1;
+  return LOOM_OK;
+}
+
+static loom_status fsim_wait(void *state, uint32_t timeout_ms, struct loom_job_result *res,
+                             char msg[LOOM_MSG_MAX]) {
+  struct fsim_state *s = state;
+  if (!s->have_result) return loom_fail(msg, LOOM_E_INVALID, "fsim: no job submitted");
+  s->have_result = 0;
+  res->error = s->res.error;
+  res->error_insn = s->res.err_insn;
+  memcpy(res->counters, s->res.counters, sizeof res->counters);
+  snprintf(res->message, sizeof res->message, "%s", s->res.message);
+  return LOOM_OK;
+}
+
+static loom_status fsim_reset(void *state, char msg[LOOM_MSG_MAX]) {
+  struct fsim_state *s = state;
+  s->have_result = 0;
+  return LOOM_OK;
+}
+
+const struct loom_backend_ops loom_backend_fsim = {
+    .name = "fsim",
+    .open = fsim_open,
+    .close = fsim_close,
+    .alloc = fsim_alloc,
+    .free = fsim_free,
+    .sync = NULL,
+    .submit = fsim_submit,
+    .wait = fsim_wait,
+    .reset = fsim_reset,
+};

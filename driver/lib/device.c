@@ -1,0 +1,161 @@
+/*
+ * device.c - opening a device by backend name, the backend registry, and
+ * the names of statuses and data types.
+ *
+ * The registry is the list in backends.def, expanded here into
+ * loom_backends[]: a backend is compiled in when its file exists and its
+ * line is in that list, nothing else (no constructors, no weak symbols, no
+ * plugin loading).  The names of backends that Loom defines but this build
+ * lacks are kept below only so that "tsim" gets a better message than a
+ * typo does.
+ *
+ * A device is the backend's state plus the hardware configuration it
+ * implements and the message of the last failed call.  Nothing here is
+ * global and mutable: every call gets what it needs from its arguments.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime.h"
+
+#define LOOM_BACKEND(name) extern const struct loom_backend_ops loom_backend_##name;
+#include "backends.def"
+#undef LOOM_BACKEND
+
+#define LOOM_BACKEND(name) &loom_backend_##name,
+const struct loom_backend_ops *const loom_backends[] = {
+#include "backends.def"
+    NULL};
+#undef LOOM_BACKEND
+
+#define LOOM_BACKEND(name) #name,
+static const char *const backend_names[] = {
+#include "backends.def"
+    NULL};
+#undef LOOM_BACKEND
+
+/* Backends Loom defines, compiled in or not (docs/runtime.md). */
+static const char *const known_backends[] = {"fsim", "tsim", "linux", "xrt", NULL};
+
+static const char *const status_names[] = {
+    [LOOM_OK] = "OK",
+    [LOOM_E_INVALID] = "INVALID",
+    [LOOM_E_NOMEM] = "NOMEM",
+    [LOOM_E_IO] = "IO",
+    [LOOM_E_FORMAT] = "FORMAT",
+    [LOOM_E_CONFIG] = "CONFIG",
+    [LOOM_E_JOB] = "JOB",
+    [LOOM_E_TIMEOUT] = "TIMEOUT",
+    [LOOM_E_UNSUPPORTED] = "UNSUPPORTED",
+    [LOOM_E_NOTFOUND] = "NOTFOUND",
+};
+_Static_assert(sizeof status_names / sizeof status_names[0] == LOOM_STATUS_COUNT,
+               "every loom_status needs a name");
+
+/* NumPy-style names, as .npy headers and messages spell them. */
+static const char *const dtype_names[] = {
+    [LOOM_DT_INVALID] = "invalid", [LOOM_DT_I8] = "int8",     [LOOM_DT_U8] = "uint8",
+    [LOOM_DT_I32] = "int32",       [LOOM_DT_F32] = "float32",
+};
+_Static_assert(sizeof dtype_names / sizeof dtype_names[0] == LOOM_DT_COUNT,
+               "every loom_dtype needs a name");
+
+static const unsigned char dtype_sizes[] = {
+    [LOOM_DT_INVALID] = 0, [LOOM_DT_I8] = 1, [LOOM_DT_U8] = 1, [LOOM_DT_I32] = 4, [LOOM_DT_F32] = 4,
+};
+_Static_assert(sizeof dtype_sizes == LOOM_DT_COUNT, "every loom_dtype needs a size");
+
+const char *loom_status_name(loom_status s) {
+  return (unsigned)s < LOOM_STATUS_COUNT ? status_names[s] : "?";
+}
+
+const char *loom_dtype_name(loom_dtype t) {
+  return (unsigned)t < LOOM_DT_COUNT ? dtype_names[t] : "?";
+}
+
+size_t loom_dtype_size(loom_dtype t) { return (unsigned)t < LOOM_DT_COUNT ? dtype_sizes[t] : 0; }
+
+const char *const *loom_backend_names(void) { return backend_names; }
+
+loom_status loom_fail(char msg[LOOM_MSG_MAX], loom_status st, const char *fmt, ...) {
+  if (msg) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, LOOM_MSG_MAX, fmt, ap);
+    va_end(ap);
+  }
+  return st;
+}
+
+static const struct loom_backend_ops *find_backend(const char *name) {
+  for (int i = 0; loom_backends[i]; i++)
+    if (!strcmp(loom_backends[i]->name, name)) return loom_backends[i];
+  return NULL;
+}
+
+static int is_known(const char *name) {
+  for (int i = 0; known_backends[i]; i++)
+    if (!strcmp(known_backends[i], name)) return 1;
+  return 0;
+}
+
+/* "fsim, tsim": the compiled-in backends, for messages. */
+static void compiled_list(char *out, size_t n) {
+  size_t len = 0;
+  out[0] = '\0';
+  for (int i = 0; loom_backends[i] && len < n; i++)
+    len += (size_t)snprintf(out + len, n - len, "%s%s", i ? ", " : "", loom_backends[i]->name);
+}
+
+static loom_status no_such_backend(const char *name, char msg[LOOM_MSG_MAX]) {
+  char list[256];
+  compiled_list(list, sizeof list);
+  if (is_known(name))
+    return loom_fail(msg, LOOM_E_UNSUPPORTED,
+                     "backend '%s' is not compiled into this build (compiled in: %s)", name, list);
+  return loom_fail(msg, LOOM_E_NOTFOUND, "unknown backend '%s' (compiled in: %s)", name, list);
+}
+
+loom_status loom_device_open(const char *backend, const char *options, loom_device **out,
+                             char msg[LOOM_MSG_MAX]) {
+  if (out) *out = NULL;
+  if (!backend || !out) return loom_fail(msg, LOOM_E_INVALID, "loom_device_open: NULL argument");
+  const struct loom_backend_ops *ops = find_backend(backend);
+  if (!ops) return no_such_backend(backend, msg);
+  return loom_device_open_ops(ops, options, out, msg);
+}
+
+loom_status loom_device_open_ops(const struct loom_backend_ops *ops, const char *options,
+                                 loom_device **out, char msg[LOOM_MSG_MAX]) {
+  if (out) *out = NULL;
+  if (!ops || !out) return loom_fail(msg, LOOM_E_INVALID, "loom_device_open: NULL argument");
+  loom_device *dev = calloc(1, sizeof *dev);
+  if (!dev) return loom_fail(msg, LOOM_E_NOMEM, "%s: out of memory", ops->name);
+  char scratch[LOOM_MSG_MAX] = "";
+  loom_status st = ops->open(options, &dev->state, &dev->cfg, msg ? msg : scratch);
+  if (st != LOOM_OK) {
+    free(dev);
+    return st;
+  }
+  LOOM_ASSERT(dev->cfg);
+  dev->ops = ops;
+  *out = dev;
+  if (msg) msg[0] = '\0';
+  return LOOM_OK;
+}
+
+void loom_device_close(loom_device *dev) {
+  if (!dev) return;
+  if (dev->job_pending && dev->ops->reset) dev->ops->reset(dev->state, dev->msg);
+  dev->ops->close(dev->state);
+  free(dev);
+}
+
+const char *loom_device_error(const loom_device *dev) { return dev ? dev->msg : "no device"; }
+
+const struct loom_hw_config *loom_device_config(const loom_device *dev) {
+  return dev ? dev->cfg : NULL;
+}
+
+const char *loom_device_backend(const loom_device *dev) { return dev ? dev->ops->name : NULL; }

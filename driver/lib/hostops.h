@@ -1,0 +1,50 @@
+/*
+ * hostops.h - operations a model runs on the host CPU between accelerator
+ * jobs (a STEP of kind HOST in a .loom file; its `index` is the kind below).
+ *
+ * A host op reads and writes tensors in their stored form (dtype and layout
+ * of the .loom tensor descriptor) in mapped device buffers.  Each op is one
+ * case of the switch in hostops.c; adding a kind without its name (the
+ * _Static_assert there) or its case (-Wswitch) breaks the build.
+ *
+ * Parameters (DATA bytes named by the step) are little-endian and listed
+ * per op; ops without parameters ignore them.
+ */
+#ifndef LOOM_HOSTOPS_H
+#define LOOM_HOSTOPS_H
+
+#include <stdint.h>
+
+#include "loomfile.h"
+
+enum loom_hostop_kind {
+  LOOM_HOSTOP_COPY = 0,   /* out = in: same dtype and shape, any layouts */
+  LOOM_HOSTOP_QUANTIZE,   /* out (int8/uint8, scale != 0) = quantize(in f32), out's scale/zp */
+  LOOM_HOSTOP_DEQUANTIZE, /* out (f32) = dequantize(in), in's scale/zp */
+  LOOM_HOSTOP_SOFTMAX,    /* f32 softmax; params: optional int32 axis (default -1, the last) */
+  LOOM_HOSTOP_COUNT
+};
+
+extern const char *const loom_hostop_names[LOOM_HOSTOP_COUNT];
+
+/* The name of a kind ("?" when out of range). */
+const char *loom_hostop_name(uint32_t kind);
+
+struct loom_hostop_tensor {
+  const struct loom_file_tensor *desc;
+  void *data; /* stored form: desc->bytes bytes */
+};
+
+struct loom_hostop_args {
+  struct loom_hostop_tensor in[4], out[2];
+  int n_in, n_out;
+  const uint8_t *params;
+  uint64_t param_size;
+};
+
+/* Runs one op.  LOOM_E_INVALID with a message when the tensors do not fit
+ * the op; LOOM_E_UNSUPPORTED for an unknown kind. */
+loom_status loom_hostop_run(uint32_t kind, const struct loom_hostop_args *a,
+                            char msg[LOOM_MSG_MAX]);
+
+#endif

@@ -1,0 +1,159 @@
+/*
+ * loom.h - the Loom runtime library (libloom), public API.
+ *
+ * A device is opened by backend name ("fsim", "tsim", "linux", "xrt").  It
+ * hands out DMA buffers, runs jobs (an instruction stream plus a segment
+ * table of buffers) and reports counters.  On top of that, a model loaded
+ * from a .loom file runs with named input and output tensors.
+ *
+ * Every call returns a loom_status; on failure the device (or, for
+ * loom_device_open and loom_model_load, the caller's message buffer) holds a
+ * message naming what was wrong.  The library never aborts on user input.
+ */
+#ifndef LOOM_LOOM_H
+#define LOOM_LOOM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "loom/hwconfig.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum loom_status {
+  LOOM_OK = 0,
+  LOOM_E_INVALID,     /* bad argument */
+  LOOM_E_NOMEM,       /* out of host or device memory */
+  LOOM_E_IO,          /* file or device I/O failed */
+  LOOM_E_FORMAT,      /* malformed .loom or .npy file */
+  LOOM_E_CONFIG,      /* binary built for another hardware configuration */
+  LOOM_E_JOB,         /* the accelerator stopped the job with an error code */
+  LOOM_E_TIMEOUT,     /* the job did not finish in time; the device was reset */
+  LOOM_E_UNSUPPORTED, /* backend or feature not available here */
+  LOOM_E_NOTFOUND,    /* no such backend, device, tensor or file */
+  LOOM_STATUS_COUNT
+} loom_status;
+
+const char *loom_status_name(loom_status s);
+
+typedef enum loom_dtype {
+  LOOM_DT_INVALID = 0,
+  LOOM_DT_I8,
+  LOOM_DT_U8,
+  LOOM_DT_I32,
+  LOOM_DT_F32,
+  LOOM_DT_COUNT
+} loom_dtype;
+
+const char *loom_dtype_name(loom_dtype t);
+size_t loom_dtype_size(loom_dtype t);
+
+#define LOOM_MAX_RANK 6
+#define LOOM_MSG_MAX 512
+
+typedef struct loom_device loom_device;
+/* The buffer's struct tag differs from its typedef name because C shares one
+ * tag namespace between structs and enums, and `enum loom_buffer` (the ISA's
+ * on-chip buffers) comes from loom_isa_gen.h. */
+typedef struct loom_dma_buffer loom_buffer;
+typedef struct loom_model loom_model;
+
+/* ---- devices ---- */
+
+/* Opens `backend` ("fsim", "tsim", ...).  `options` is a backend-specific
+ * "key=value,key=value" string or NULL (e.g. "config=tiny" for fsim/tsim,
+ * "dev=/dev/loom0" for linux).  On failure *out is NULL and `msg` says why. */
+loom_status loom_device_open(const char *backend, const char *options, loom_device **out,
+                             char msg[LOOM_MSG_MAX]);
+void loom_device_close(loom_device *dev);
+
+/* The message of the last failed call on `dev`. */
+const char *loom_device_error(const loom_device *dev);
+
+/* The hardware configuration the device implements. */
+const struct loom_hw_config *loom_device_config(const loom_device *dev);
+const char *loom_device_backend(const loom_device *dev);
+
+/* Names of the compiled-in backends, NULL-terminated. */
+const char *const *loom_backend_names(void);
+
+/* ---- DMA buffers ---- */
+
+loom_status loom_buffer_alloc(loom_device *dev, size_t bytes, loom_buffer **out);
+void loom_buffer_free(loom_buffer *buf);
+void *loom_buffer_map(loom_buffer *buf);
+size_t loom_buffer_size(const loom_buffer *buf);
+
+typedef enum loom_sync_dir { LOOM_SYNC_TO_DEVICE, LOOM_SYNC_FROM_DEVICE } loom_sync_dir;
+loom_status loom_buffer_sync(loom_buffer *buf, loom_sync_dir dir);
+
+/* ---- jobs ---- */
+
+struct loom_job {
+  loom_buffer *insns;          /* instruction stream, 16 bytes each */
+  uint32_t insn_count;
+  loom_buffer *segments[8];    /* segment table; NULL = unmapped */
+};
+
+struct loom_job_result {
+  uint32_t error;              /* enum loom_error of the ISA */
+  uint32_t error_insn;         /* index of the failing instruction */
+  uint64_t counters[LOOM_CNT_COUNT];
+  char message[LOOM_MSG_MAX];  /* detail from the backend, "" if none */
+};
+
+/* Submits one job; at most one is in flight per device. */
+loom_status loom_job_submit(loom_device *dev, const struct loom_job *job);
+
+/* Waits up to timeout_ms (0 = the backend's default).  LOOM_E_JOB when the
+ * accelerator reported an error (res->error says which), LOOM_E_TIMEOUT
+ * after which the device has been reset and accepts the next job. */
+loom_status loom_job_wait(loom_device *dev, uint32_t timeout_ms, struct loom_job_result *res);
+
+/* Submit and wait. */
+loom_status loom_job_run(loom_device *dev, const struct loom_job *job, uint32_t timeout_ms,
+                         struct loom_job_result *res);
+
+/* ---- models (.loom files) ---- */
+
+struct loom_tensor_info {
+  const char *name;
+  loom_dtype dtype;            /* the type the user reads or writes */
+  int rank;
+  int64_t dims[LOOM_MAX_RANK];
+  float scale;                 /* quantization of the stored tensor, 0 if none */
+  int32_t zero_point;
+};
+
+loom_status loom_model_load(loom_device *dev, const char *path, loom_model **out,
+                            char msg[LOOM_MSG_MAX]);
+loom_status loom_model_load_memory(loom_device *dev, const void *bytes, size_t size,
+                                   const char *name, loom_model **out, char msg[LOOM_MSG_MAX]);
+void loom_model_free(loom_model *m);
+
+int loom_model_input_count(const loom_model *m);
+int loom_model_output_count(const loom_model *m);
+const struct loom_tensor_info *loom_model_input(const loom_model *m, int i);
+const struct loom_tensor_info *loom_model_output(const loom_model *m, int i);
+
+/* Sets an input from user data of `dtype` (the declared type, or f32 for a
+ * quantized int8 input, which is then quantized).  dims must match. */
+loom_status loom_model_set_input(loom_model *m, const char *name, loom_dtype dtype, int rank,
+                                 const int64_t *dims, const void *data);
+
+/* Runs every step (accelerator jobs and host ops) of the model. */
+loom_status loom_model_run(loom_model *m, uint32_t timeout_ms);
+
+/* Copies an output in its declared type into `data` (`bytes` long). */
+loom_status loom_model_get_output(loom_model *m, const char *name, void *data, size_t bytes);
+
+/* Counters summed over the jobs of the last run, and per job. */
+int loom_model_job_count(const loom_model *m);
+const struct loom_job_result *loom_model_job_result(const loom_model *m, int job);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

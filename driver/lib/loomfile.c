@@ -1,0 +1,732 @@
+/*
+ * loomfile.c - reading and validating .loom files.
+ *
+ * A .loom file comes from anywhere (a download, a colleague, a fuzzer), and
+ * what it describes reaches a DMA engine, so the parser trusts nothing:
+ * every field of the header, the section table and every record is checked
+ * before loom_file_parse returns, and a refusal names the file, the byte
+ * offset of the offending field and what is wrong with it.  The order of
+ * the checks is fixed: header, crc32, section table, then each section in
+ * type order, then records that refer to other records (tensor -> buffer,
+ * job -> INSNS and buffers, step -> jobs, tensors and DATA), then name
+ * uniqueness.  Each check only relies on fields checked before it, so the
+ * arithmetic never sees an unchecked value; all of it is overflow-checked
+ * and 64-bit.
+ *
+ * The parsed form points into one owned copy of the bytes: sections are
+ * 8-byte aligned in the file and the copy is malloc-aligned, so records are
+ * used in place.  That needs a little-endian host, which every platform Loom
+ * targets is (x86-64, and ARM in its little-endian mode).
+ *
+ * Instruction bytes are not decoded here: a hostile stream is the hardware's
+ * business (it stops with ILLEGAL), and a stream with an illegal instruction
+ * is a valid way to test that.  loom_file_check_insns() decodes them for
+ * the tools that want to know up front.  docs/format.md is the normative
+ * text for every rule below.
+ */
+#include "loomfile.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "loom/isa.h"
+#include "readfile.h"
+#include "runtime.h"
+
+#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "the .loom reader uses records in place and needs a little-endian host"
+#endif
+
+_Static_assert(sizeof(struct loom_file_buffer) == 32, "BUFFERS record is 32 bytes");
+_Static_assert(sizeof(struct loom_file_tensor) == 104, "TENSORS record is 104 bytes");
+_Static_assert(offsetof(struct loom_file_tensor, dims) == 32, "tensor dims at 32");
+_Static_assert(offsetof(struct loom_file_tensor, offset) == 80, "tensor offset at 80");
+_Static_assert(offsetof(struct loom_file_tensor, scale) == 96, "tensor scale at 96");
+_Static_assert(sizeof(struct loom_file_job) == 48, "JOBS record is 48 bytes");
+_Static_assert(sizeof(struct loom_file_step) == 48, "STEPS record is 48 bytes");
+_Static_assert(offsetof(struct loom_file_step, param_offset) == 32, "step params at 32");
+
+static const char *const section_names[LOOM_SEC_COUNT] = {
+    [0] = "?",
+    [LOOM_SEC_STRTAB] = "STRTAB",
+    [LOOM_SEC_INSNS] = "INSNS",
+    [LOOM_SEC_DATA] = "DATA",
+    [LOOM_SEC_BUFFERS] = "BUFFERS",
+    [LOOM_SEC_TENSORS] = "TENSORS",
+    [LOOM_SEC_JOBS] = "JOBS",
+    [LOOM_SEC_STEPS] = "STEPS",
+};
+_Static_assert(sizeof section_names / sizeof section_names[0] == LOOM_SEC_COUNT,
+               "every section type needs a name");
+
+static const uint32_t section_entry_sizes[LOOM_SEC_COUNT] = {
+    [0] = 0,
+    [LOOM_SEC_STRTAB] = 1,
+    [LOOM_SEC_INSNS] = LOOM_INSN_BYTES,
+    [LOOM_SEC_DATA] = 1,
+    [LOOM_SEC_BUFFERS] = sizeof(struct loom_file_buffer),
+    [LOOM_SEC_TENSORS] = sizeof(struct loom_file_tensor),
+    [LOOM_SEC_JOBS] = sizeof(struct loom_file_job),
+    [LOOM_SEC_STEPS] = sizeof(struct loom_file_step),
+};
+
+const char *loom_section_name(uint32_t type) {
+  return type < LOOM_SEC_COUNT ? section_names[type] : "?";
+}
+
+uint32_t loom_section_entry_size(uint32_t type) {
+  return type < LOOM_SEC_COUNT ? section_entry_sizes[type] : 0;
+}
+
+/* ---- record checks shared with the assembler ---- */
+
+static uint64_t elem_size(uint32_t dtype) {
+  switch (dtype) {
+  case LOOM_DT_I8:
+  case LOOM_DT_U8: return 1;
+  case LOOM_DT_I32:
+  case LOOM_DT_F32: return 4;
+  default: return 0;
+  }
+}
+
+static const char *dtype_text(uint32_t dt) {
+  static const char *const names[LOOM_DT_COUNT] = {"invalid", "i8", "u8", "i32", "f32"};
+  return dt < LOOM_DT_COUNT ? names[dt] : "?";
+}
+
+/* a * b into *r; 0 when it overflows 64 bits. */
+static int mul_ok(uint64_t a, uint64_t b, uint64_t *r) { return !__builtin_mul_overflow(a, b, r); }
+
+/* Product of n factors into *r; 0 on overflow. */
+static int product_ok(const uint64_t *f, int n, uint64_t *r) {
+  uint64_t p = 1;
+  for (int i = 0; i < n; i++)
+    if (!mul_ok(p, f[i], &p)) return 0;
+  *r = p;
+  return 1;
+}
+
+/*   PLAIN  product(dims) * elemsize
+ *   NCHWC  N * ceil(C/c) * H * W * c * elemsize      (rank 4)
+ *   NC     N * ceil(C/c) * c * elemsize              (rank 2) */
+uint64_t loom_file_tensor_bytes(const struct loom_file_tensor *t) {
+  uint64_t es = elem_size(t->dtype), f[LOOM_MAX_RANK + 2], r;
+  if (!es || t->rank > LOOM_MAX_RANK) return 0;
+  for (uint32_t i = 0; i < t->rank; i++) {
+    if (t->dims[i] < 1) return 0;
+    f[i] = (uint64_t)t->dims[i];
+  }
+  uint64_t c = t->layout_block;
+  switch (t->layout) {
+  case LOOM_LAYOUT_PLAIN:
+    f[t->rank] = es;
+    return product_ok(f, (int)t->rank + 1, &r) ? r : 0;
+  case LOOM_LAYOUT_NCHWC:
+    if (t->rank != 4 || c == 0) return 0;
+    f[1] = (f[1] + c - 1) / c;
+    f[4] = c;
+    f[5] = es;
+    return product_ok(f, 6, &r) ? r : 0;
+  case LOOM_LAYOUT_NC:
+    if (t->rank != 2 || c == 0) return 0;
+    f[1] = (f[1] + c - 1) / c;
+    f[2] = c;
+    f[3] = es;
+    return product_ok(f, 4, &r) ? r : 0;
+  default: return 0;
+  }
+}
+
+#define PROBLEM(off, ...) (*field = (off), snprintf(buf, 128, __VA_ARGS__), buf)
+
+static const char *tensor_dims_problem(const struct loom_file_tensor *t, uint32_t *field,
+                                       char buf[128]) {
+  for (uint32_t i = 0; i < LOOM_MAX_RANK; i++) {
+    uint32_t off = (uint32_t)offsetof(struct loom_file_tensor, dims) + 8 * i;
+    if (i < t->rank && t->dims[i] < 1)
+      return PROBLEM(off, "dims[%u] = %" PRId64 " is not positive", i, t->dims[i]);
+    if (i >= t->rank && t->dims[i] != 0)
+      return PROBLEM(off, "dims[%u] = %" PRId64 " is beyond rank %u and not 0", i, t->dims[i],
+                     t->rank);
+  }
+  return NULL;
+}
+
+static const char *tensor_layout_problem(const struct loom_file_tensor *t, uint32_t *field,
+                                         char buf[128]) {
+  uint32_t block = (uint32_t)offsetof(struct loom_file_tensor, layout_block);
+  uint32_t rank = (uint32_t)offsetof(struct loom_file_tensor, rank);
+  switch (t->layout) {
+  case LOOM_LAYOUT_PLAIN:
+    if (t->layout_block) return PROBLEM(block, "layout_block %u of a plain tensor is not 0", t->layout_block);
+    return NULL;
+  case LOOM_LAYOUT_NCHWC:
+    if (t->rank != 4) return PROBLEM(rank, "rank %u: the nchwc layout needs rank 4", t->rank);
+    if (!t->layout_block) return PROBLEM(block, "layout_block is 0 for the nchwc layout");
+    return NULL;
+  case LOOM_LAYOUT_NC:
+    if (t->rank != 2) return PROBLEM(rank, "rank %u: the nc layout needs rank 2", t->rank);
+    if (!t->layout_block) return PROBLEM(block, "layout_block is 0 for the nc layout");
+    return NULL;
+  default:
+    return PROBLEM((uint32_t)offsetof(struct loom_file_tensor, layout),
+                   "layout %u is not defined (0 plain, 1 nchwc, 2 nc)", t->layout);
+  }
+}
+
+/* A stored integer tensor may be presented to the user as f32 (quantized:
+ * scale > 0); otherwise the user sees the stored type. */
+static const char *tensor_quant_problem(const struct loom_file_tensor *t, uint32_t *field,
+                                        char buf[128]) {
+  uint32_t ud = (uint32_t)offsetof(struct loom_file_tensor, user_dtype);
+  uint32_t zp = (uint32_t)offsetof(struct loom_file_tensor, zero_point);
+  if (!isfinite(t->scale) || signbit(t->scale))
+    return PROBLEM((uint32_t)offsetof(struct loom_file_tensor, scale),
+                   "scale %g is not a finite number >= 0", (double)t->scale);
+  if (t->user_dtype != t->dtype &&
+      (t->user_dtype != LOOM_DT_F32 || t->dtype == LOOM_DT_F32 || !(t->scale > 0)))
+    return PROBLEM(ud, "user_dtype %s differs from dtype %s (only f32 over a quantized integer "
+                   "dtype with scale > 0 may differ)", dtype_text(t->user_dtype), dtype_text(t->dtype));
+  if (t->zero_point && !(t->scale > 0))
+    return PROBLEM(zp, "zero_point %d without a scale", t->zero_point);
+  if ((t->dtype == LOOM_DT_I8 && (t->zero_point < -128 || t->zero_point > 127)) ||
+      (t->dtype == LOOM_DT_U8 && (t->zero_point < 0 || t->zero_point > 255)) ||
+      (t->dtype == LOOM_DT_F32 && t->zero_point))
+    return PROBLEM(zp, "zero_point %d is outside the range of %s", t->zero_point, dtype_text(t->dtype));
+  return NULL;
+}
+
+static const char *tensor_size_problem(const struct loom_file_tensor *t, uint64_t buffer_size,
+                                       uint32_t *field, char buf[128]) {
+  uint64_t want = loom_file_tensor_bytes(t), end;
+  if (!want)
+    return PROBLEM((uint32_t)offsetof(struct loom_file_tensor, dims),
+                   "the stored size of dims overflows 64 bits");
+  if (t->bytes != want)
+    return PROBLEM((uint32_t)offsetof(struct loom_file_tensor, bytes),
+                   "bytes %" PRIu64 " does not match dtype, layout and dims (%" PRIu64 ")",
+                   t->bytes, want);
+  if (__builtin_add_overflow(t->offset, t->bytes, &end) || end > buffer_size)
+    return PROBLEM((uint32_t)offsetof(struct loom_file_tensor, offset),
+                   "offset %" PRIu64 " + bytes %" PRIu64 " exceeds its buffer (%" PRIu64 " bytes)",
+                   t->offset, t->bytes, buffer_size);
+  return NULL;
+}
+
+const char *loom_file_tensor_problem(const struct loom_file_tensor *t, uint64_t buffer_size,
+                                     uint32_t *field, char buf[128]) {
+  const char *p;
+  if (t->role >= LOOM_ROLE_COUNT)
+    return PROBLEM((uint32_t)offsetof(struct loom_file_tensor, role),
+                   "role %u is not defined (0 internal, 1 input, 2 output)", t->role);
+  if (!elem_size(t->dtype))
+    return PROBLEM((uint32_t)offsetof(struct loom_file_tensor, dtype),
+                   "dtype %u is not defined (1 i8, 2 u8, 3 i32, 4 f32)", t->dtype);
+  if (!elem_size(t->user_dtype))
+    return PROBLEM((uint32_t)offsetof(struct loom_file_tensor, user_dtype),
+                   "user_dtype %u is not defined (1 i8, 2 u8, 3 i32, 4 f32)", t->user_dtype);
+  if (t->rank > LOOM_MAX_RANK)
+    return PROBLEM((uint32_t)offsetof(struct loom_file_tensor, rank), "rank %u exceeds %d",
+                   t->rank, LOOM_MAX_RANK);
+  if ((p = tensor_dims_problem(t, field, buf))) return p;
+  if ((p = tensor_layout_problem(t, field, buf))) return p;
+  if ((p = tensor_quant_problem(t, field, buf))) return p;
+  return tensor_size_problem(t, buffer_size, field, buf);
+}
+
+const char *loom_file_buffer_problem(const struct loom_file_buffer *b, uint64_t data_size,
+                                     uint32_t *field, char buf[128]) {
+  uint64_t end;
+  if (b->kind >= LOOM_BUFKIND_COUNT)
+    return PROBLEM((uint32_t)offsetof(struct loom_file_buffer, kind),
+                   "kind %u is not defined (0 const, 1 work)", b->kind);
+  if (b->size == 0 || b->size > LOOM_FILE_MAX_SIZE)
+    return PROBLEM((uint32_t)offsetof(struct loom_file_buffer, size),
+                   "size %" PRIu64 " is not in 1..%" PRIu64, b->size, LOOM_FILE_MAX_SIZE);
+  if (b->align < 64 || (b->align & (b->align - 1)))
+    return PROBLEM((uint32_t)offsetof(struct loom_file_buffer, align),
+                   "align %u is not a power of two >= 64", b->align);
+  if (b->reserved)
+    return PROBLEM((uint32_t)offsetof(struct loom_file_buffer, reserved),
+                   "reserved field is %u, not 0", b->reserved);
+  uint32_t doff = (uint32_t)offsetof(struct loom_file_buffer, data_offset);
+  if (b->kind == LOOM_BUFKIND_WORK && b->data_offset)
+    return PROBLEM(doff, "data_offset %" PRIu64 " of a work buffer is not 0", b->data_offset);
+  if (b->kind == LOOM_BUFKIND_CONST &&
+      (__builtin_add_overflow(b->data_offset, b->size, &end) || end > data_size))
+    return PROBLEM(doff, "data [%" PRIu64 ", +%" PRIu64 ") is outside DATA (%" PRIu64 " bytes)",
+                   b->data_offset, b->size, data_size);
+  return NULL;
+}
+
+#undef PROBLEM
+
+/* ---- the parser ---- */
+
+struct section {
+  int present;
+  uint64_t off, size;
+};
+
+struct reader {
+  const uint8_t *p; /* the owned copy */
+  uint64_t size;
+  const char *name;
+  char *msg;
+  uint32_t minor;
+  uint64_t table_end;
+  struct section sec[LOOM_SEC_COUNT];
+  struct loom_file *f;
+};
+
+static loom_status bad(struct reader *r, uint64_t off, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static loom_status bad(struct reader *r, uint64_t off, const char *fmt, ...) {
+  if (!r->msg) return LOOM_E_FORMAT;
+  int n = snprintf(r->msg, LOOM_MSG_MAX, "%s: offset 0x%" PRIx64 ": ", r->name, off);
+  if (n < 0 || n >= LOOM_MSG_MAX) return LOOM_E_FORMAT;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(r->msg + n, (size_t)(LOOM_MSG_MAX - n), fmt, ap);
+  va_end(ap);
+  return LOOM_E_FORMAT;
+}
+
+static uint16_t rd16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
+static uint32_t rd32(const uint8_t *p) { return (uint32_t)rd16(p) | (uint32_t)rd16(p + 2) << 16; }
+static uint64_t rd64(const uint8_t *p) { return (uint64_t)rd32(p) | (uint64_t)rd32(p + 4) << 32; }
+
+/* A name for messages: printable ASCII, at most 40 characters. */
+static const char *show(const char *s, char out[48]) {
+  size_t i = 0;
+  for (; s[i] && i < 40; i++) out[i] = (s[i] >= 0x20 && s[i] < 0x7f) ? s[i] : '?';
+  if (s[i]) memcpy(out + 37, "...", 3);
+  out[i] = 0;
+  return out;
+}
+
+static loom_status check_header_fields(struct reader *r) {
+  const uint8_t *p = r->p;
+  uint32_t isa = rd32(p + LOOM_FILE_OFF_ISA_VERSION), flags = rd32(p + LOOM_FILE_OFF_FLAGS);
+  if (isa != LOOM_ISA_VERSION)
+    return bad(r, LOOM_FILE_OFF_ISA_VERSION,
+               "isa_version %u is not supported (this build implements ISA version %d)", isa,
+               LOOM_ISA_VERSION);
+  if (flags) return bad(r, LOOM_FILE_OFF_FLAGS, "flags 0x%x: no flags are defined (must be 0)", flags);
+  for (unsigned i = LOOM_FILE_OFF_FLAGS + 4; i < LOOM_FILE_HEADER_SIZE; i++)
+    if (p[i]) return bad(r, i, "reserved header byte is 0x%02x, not 0", p[i]);
+  return LOOM_OK;
+}
+
+static loom_status check_header(struct reader *r) {
+  const uint8_t *p = r->p;
+  if (memcmp(p, LOOM_FILE_MAGIC, 8)) return bad(r, 0, "not a .loom file (bad magic)");
+  unsigned major = rd16(p + LOOM_FILE_OFF_MAJOR);
+  r->minor = rd16(p + LOOM_FILE_OFF_MINOR);
+  if (major != LOOM_FILE_VERSION_MAJOR)
+    return bad(r, LOOM_FILE_OFF_MAJOR, "format version %u.%u is not supported (this reader reads %d.x)",
+               major, r->minor, LOOM_FILE_VERSION_MAJOR);
+  uint32_t hs = rd32(p + LOOM_FILE_OFF_HEADER_SIZE);
+  if (hs != LOOM_FILE_HEADER_SIZE)
+    return bad(r, LOOM_FILE_OFF_HEADER_SIZE, "header_size %u is not %d", hs, LOOM_FILE_HEADER_SIZE);
+  uint64_t fs = rd64(p + LOOM_FILE_OFF_FILE_SIZE);
+  if (fs != r->size)
+    return bad(r, LOOM_FILE_OFF_FILE_SIZE, "file_size %" PRIu64 " does not match the file's %" PRIu64
+               " bytes (truncated or padded?)", fs, r->size);
+  uint32_t want = rd32(p + LOOM_FILE_OFF_CRC32);
+  uint32_t got = (uint32_t)crc32_z(crc32_z(0, Z_NULL, 0), p + LOOM_FILE_CRC_START,
+                                   (z_size_t)(r->size - LOOM_FILE_CRC_START));
+  if (want != got)
+    return bad(r, LOOM_FILE_OFF_CRC32, "crc32 0x%08x does not match the contents (0x%08x)", want, got);
+  return check_header_fields(r);
+}
+
+static loom_status check_table(struct reader *r, uint32_t *count) {
+  const uint8_t *p = r->p;
+  uint64_t tbl = rd64(p + LOOM_FILE_OFF_SECTION_TABLE), end;
+  *count = rd32(p + LOOM_FILE_OFF_SECTION_COUNT);
+  if (*count > LOOM_FILE_MAX_SECTIONS)
+    return bad(r, LOOM_FILE_OFF_SECTION_COUNT, "section_count %u exceeds %d", *count,
+               LOOM_FILE_MAX_SECTIONS);
+  if (tbl % 8)
+    return bad(r, LOOM_FILE_OFF_SECTION_TABLE, "section_table_offset 0x%" PRIx64
+               " is not 8-byte aligned", tbl);
+  if (tbl < LOOM_FILE_HEADER_SIZE)
+    return bad(r, LOOM_FILE_OFF_SECTION_TABLE, "section_table_offset 0x%" PRIx64
+               " overlaps the header", tbl);
+  if (__builtin_add_overflow(tbl, (uint64_t)*count * LOOM_FILE_SECTION_ENTRY_SIZE, &end) ||
+      end > r->size)
+    return bad(r, LOOM_FILE_OFF_SECTION_TABLE, "section table (%u entries at 0x%" PRIx64
+               ") extends past the end of the file", *count, tbl);
+  r->table_end = end;
+  return LOOM_OK;
+}
+
+/* A known section type, or an unknown one a newer minor version may add. */
+static loom_status check_entry_type(struct reader *r, uint32_t i, uint64_t e, uint32_t type) {
+  uint64_t tbl = rd64(r->p + LOOM_FILE_OFF_SECTION_TABLE);
+  if (type == 0 || (type >= LOOM_SEC_COUNT && r->minor <= LOOM_FILE_VERSION_MINOR))
+    return bad(r, e, "section %u: type %u is not defined", i, type);
+  for (uint32_t j = 0; j < i; j++)
+    if (rd32(r->p + tbl + (uint64_t)j * LOOM_FILE_SECTION_ENTRY_SIZE) == type)
+      return bad(r, e, "section %u: a second %s section (type %u; the first is section %u)", i,
+                 loom_section_name(type), type, j);
+  return LOOM_OK;
+}
+
+static loom_status check_entry_range(struct reader *r, uint32_t i, uint64_t e, uint32_t type,
+                                     uint64_t off, uint64_t size) {
+  uint64_t end;
+  const char *tn = loom_section_name(type);
+  if (off % 8)
+    return bad(r, e + 8, "section %u (%s): offset 0x%" PRIx64 " is not 8-byte aligned", i, tn, off);
+  if (__builtin_add_overflow(off, size, &end) || end > r->size)
+    return bad(r, e + 8, "section %u (%s): offset 0x%" PRIx64 " + size 0x%" PRIx64
+               " exceeds the file (0x%" PRIx64 " bytes)", i, tn, off, size, r->size);
+  if (off < r->table_end)
+    return bad(r, e + 8, "section %u (%s): offset 0x%" PRIx64 " overlaps the header or the section"
+               " table (which end at 0x%" PRIx64 ")", i, tn, off, r->table_end);
+  return LOOM_OK;
+}
+
+static loom_status check_entry_records(struct reader *r, uint32_t i, uint64_t e, uint32_t type,
+                                       uint64_t size) {
+  uint32_t es = rd32(r->p + e + 24), want = loom_section_entry_size(type);
+  const char *tn = loom_section_name(type);
+  if (want ? es != want : es == 0)
+    return bad(r, e + 24, "section %u (%s): entry_size %u, expected %u", i, tn, es, want ? want : 1);
+  if (size % es)
+    return bad(r, e + 16, "section %u (%s): size %" PRIu64 " is not a multiple of the %u-byte record",
+               i, tn, size, es);
+  if (rd32(r->p + e + 28))
+    return bad(r, e + 28, "section %u (%s): reserved field is not 0", i, tn);
+  return LOOM_OK;
+}
+
+static loom_status check_entry(struct reader *r, uint32_t i) {
+  uint64_t e = rd64(r->p + LOOM_FILE_OFF_SECTION_TABLE) + (uint64_t)i * LOOM_FILE_SECTION_ENTRY_SIZE;
+  uint32_t type = rd32(r->p + e);
+  uint64_t off = rd64(r->p + e + 8), size = rd64(r->p + e + 16);
+  loom_status st;
+  if ((st = check_entry_type(r, i, e, type))) return st;
+  if (rd32(r->p + e + 4))
+    return bad(r, e + 4, "section %u (%s): flags are not 0", i, loom_section_name(type));
+  if ((st = check_entry_range(r, i, e, type, off, size))) return st;
+  if ((st = check_entry_records(r, i, e, type, size))) return st;
+  if (type < LOOM_SEC_COUNT) r->sec[type] = (struct section){1, off, size};
+  return LOOM_OK;
+}
+
+/* Non-empty sections may not share a byte (unknown types included). */
+static loom_status check_overlaps(struct reader *r, uint32_t count) {
+  uint64_t tbl = rd64(r->p + LOOM_FILE_OFF_SECTION_TABLE);
+  for (uint32_t i = 0; i < count; i++) {
+    const uint8_t *a = r->p + tbl + (uint64_t)i * LOOM_FILE_SECTION_ENTRY_SIZE;
+    for (uint32_t j = 0; j < i; j++) {
+      const uint8_t *b = r->p + tbl + (uint64_t)j * LOOM_FILE_SECTION_ENTRY_SIZE;
+      uint64_t ao = rd64(a + 8), as = rd64(a + 16), bo = rd64(b + 8), bs = rd64(b + 16);
+      if (as && bs && ao < bo + bs && bo < ao + as)
+        return bad(r, tbl + (uint64_t)i * LOOM_FILE_SECTION_ENTRY_SIZE + 8,
+                   "section %u (%s) overlaps section %u (%s)", i, loom_section_name(rd32(a)), j,
+                   loom_section_name(rd32(b)));
+    }
+  }
+  return LOOM_OK;
+}
+
+static loom_status check_sections(struct reader *r) {
+  uint32_t count;
+  loom_status st;
+  if ((st = check_table(r, &count))) return st;
+  for (uint32_t i = 0; i < count; i++)
+    if ((st = check_entry(r, i))) return st;
+  if ((st = check_overlaps(r, count))) return st;
+  if (!r->sec[LOOM_SEC_STRTAB].present)
+    return bad(r, LOOM_FILE_OFF_SECTION_COUNT, "the file has no STRTAB section");
+  return LOOM_OK;
+}
+
+/* Points the loom_file's arrays into the copy. */
+static void map_sections(struct reader *r) {
+  struct loom_file *f = r->f;
+  const struct section *s = r->sec;
+#define COUNT(T, sz) ((uint32_t)(s[T].size / (sz)))
+  f->strtab = (const char *)r->p + s[LOOM_SEC_STRTAB].off;
+  f->strtab_size = s[LOOM_SEC_STRTAB].size;
+  f->insns = r->p + s[LOOM_SEC_INSNS].off;
+  f->insn_count = COUNT(LOOM_SEC_INSNS, LOOM_INSN_BYTES);
+  f->data = r->p + s[LOOM_SEC_DATA].off;
+  f->data_size = s[LOOM_SEC_DATA].size;
+  f->buffers = (const struct loom_file_buffer *)(r->p + s[LOOM_SEC_BUFFERS].off);
+  f->buffer_count = COUNT(LOOM_SEC_BUFFERS, sizeof(struct loom_file_buffer));
+  f->tensors = (const struct loom_file_tensor *)(r->p + s[LOOM_SEC_TENSORS].off);
+  f->tensor_count = COUNT(LOOM_SEC_TENSORS, sizeof(struct loom_file_tensor));
+  f->jobs = (const struct loom_file_job *)(r->p + s[LOOM_SEC_JOBS].off);
+  f->job_count = COUNT(LOOM_SEC_JOBS, sizeof(struct loom_file_job));
+  f->steps = (const struct loom_file_step *)(r->p + s[LOOM_SEC_STEPS].off);
+  f->step_count = COUNT(LOOM_SEC_STEPS, sizeof(struct loom_file_step));
+#undef COUNT
+  /* The 4 GiB cap keeps every count below 2^32. */
+  LOOM_ASSERT(s[LOOM_SEC_INSNS].size / LOOM_INSN_BYTES <= UINT32_MAX);
+}
+
+static loom_status check_strtab(struct reader *r) {
+  const struct section *s = &r->sec[LOOM_SEC_STRTAB];
+  if (s->size == 0) return bad(r, s->off, "STRTAB is empty (it must hold at least the empty string)");
+  if (r->p[s->off] != 0) return bad(r, s->off, "STRTAB does not start with a NUL byte");
+  if (r->p[s->off + s->size - 1] != 0)
+    return bad(r, s->off + s->size - 1, "STRTAB does not end with a NUL byte");
+  return LOOM_OK;
+}
+
+/* File offset of field `field` of record `i` of section `type`. */
+static uint64_t rec_off(const struct reader *r, uint32_t type, uint32_t i, uint32_t field) {
+  return r->sec[type].off + (uint64_t)i * loom_section_entry_size(type) + field;
+}
+
+static int name_ok(const struct loom_file *f, uint32_t off) {
+  return off < f->strtab_size && (off == 0 || f->strtab[off - 1] == 0) && f->strtab[off] != 0;
+}
+
+static loom_status check_name(struct reader *r, uint32_t type, uint32_t i, uint32_t off,
+                              const char *what) {
+  if (!name_ok(r->f, off))
+    return bad(r, rec_off(r, type, i, 0), "%s %u: name offset %u is not the start of a non-empty"
+               " string in STRTAB (%" PRIu64 " bytes)", what, i, off, r->f->strtab_size);
+  return LOOM_OK;
+}
+
+static loom_status check_buffers(struct reader *r) {
+  const struct loom_file *f = r->f;
+  for (uint32_t i = 0; i < f->buffer_count; i++) {
+    const struct loom_file_buffer *b = &f->buffers[i];
+    loom_status st = check_name(r, LOOM_SEC_BUFFERS, i, b->name, "buffer");
+    if (st) return st;
+    char why[128], nm[48];
+    uint32_t field;
+    if (loom_file_buffer_problem(b, f->data_size, &field, why))
+      return bad(r, rec_off(r, LOOM_SEC_BUFFERS, i, field), "buffer %u '%s': %s", i,
+                 show(f->strtab + b->name, nm), why);
+  }
+  return LOOM_OK;
+}
+
+static loom_status check_tensors(struct reader *r) {
+  const struct loom_file *f = r->f;
+  for (uint32_t i = 0; i < f->tensor_count; i++) {
+    const struct loom_file_tensor *t = &f->tensors[i];
+    loom_status st = check_name(r, LOOM_SEC_TENSORS, i, t->name, "tensor");
+    if (st) return st;
+    char why[128], nm[48];
+    uint32_t field;
+    show(f->strtab + t->name, nm);
+    if (t->buffer >= f->buffer_count)
+      return bad(r, rec_off(r, LOOM_SEC_TENSORS, i, offsetof(struct loom_file_tensor, buffer)),
+                 "tensor %u '%s': buffer %u is not a buffer index (the file has %u)", i, nm,
+                 t->buffer, f->buffer_count);
+    if (loom_file_tensor_problem(t, f->buffers[t->buffer].size, &field, why))
+      return bad(r, rec_off(r, LOOM_SEC_TENSORS, i, field), "tensor %u '%s': %s", i, nm, why);
+  }
+  return LOOM_OK;
+}
+
+static loom_status check_job(struct reader *r, uint32_t i) {
+  const struct loom_file *f = r->f;
+  const struct loom_file_job *j = &f->jobs[i];
+  if ((uint64_t)j->insn_first + j->insn_count > f->insn_count)
+    return bad(r, rec_off(r, LOOM_SEC_JOBS, i, 0), "job %u: instructions [%u, %u + %u) are outside"
+               " INSNS (%u instructions)", i, j->insn_first, j->insn_first, j->insn_count, f->insn_count);
+  if (j->insn_count == 0) return bad(r, rec_off(r, LOOM_SEC_JOBS, i, 4), "job %u has no instructions", i);
+  for (uint32_t s = 0; s < 8; s++)
+    if (j->segments[s] != LOOM_FILE_NO_BUFFER && j->segments[s] >= f->buffer_count)
+      return bad(r, rec_off(r, LOOM_SEC_JOBS, i, 8 + 4 * s), "job %u: segments[%u] = %u is not a"
+                 " buffer index (the file has %u buffers)", i, s, j->segments[s], f->buffer_count);
+  if (j->flags) return bad(r, rec_off(r, LOOM_SEC_JOBS, i, 40), "job %u: flags are not 0", i);
+  if (j->reserved) return bad(r, rec_off(r, LOOM_SEC_JOBS, i, 44), "job %u: reserved field is not 0", i);
+  return LOOM_OK;
+}
+
+/* Tensor slots of a step: 4 inputs then 2 outputs, at record offset 8. */
+static loom_status check_step_tensors(struct reader *r, uint32_t i, int must_be_unused) {
+  const struct loom_file_step *s = &r->f->steps[i];
+  for (uint32_t k = 0; k < 6; k++) {
+    uint32_t v = k < 4 ? s->inputs[k] : s->outputs[k - 4];
+    const char *slot = k < 4 ? "inputs" : "outputs";
+    uint32_t idx = k < 4 ? k : k - 4;
+    if (v == LOOM_FILE_NO_BUFFER) continue;
+    if (must_be_unused)
+      return bad(r, rec_off(r, LOOM_SEC_STEPS, i, 8 + 4 * k), "step %u: a job step has %s[%u] = %u"
+                 " (must be 0x%x, unused)", i, slot, idx, v, LOOM_FILE_NO_BUFFER);
+    if (v >= r->f->tensor_count)
+      return bad(r, rec_off(r, LOOM_SEC_STEPS, i, 8 + 4 * k), "step %u: %s[%u] = %u is not a tensor"
+                 " index (the file has %u tensors)", i, slot, idx, v, r->f->tensor_count);
+  }
+  return LOOM_OK;
+}
+
+static loom_status check_step(struct reader *r, uint32_t i) {
+  const struct loom_file *f = r->f;
+  const struct loom_file_step *s = &f->steps[i];
+  uint64_t end, po = rec_off(r, LOOM_SEC_STEPS, i, 32);
+  if (s->kind == LOOM_STEP_JOB) {
+    if (s->index >= f->job_count)
+      return bad(r, rec_off(r, LOOM_SEC_STEPS, i, 4), "step %u: job %u does not exist (the file has"
+                 " %u jobs)", i, s->index, f->job_count);
+    if (s->param_offset || s->param_size)
+      return bad(r, po, "step %u: a job step has parameters (must be 0)", i);
+    return check_step_tensors(r, i, 1);
+  }
+  if (s->kind != LOOM_STEP_HOST)
+    return bad(r, rec_off(r, LOOM_SEC_STEPS, i, 0), "step %u: kind %u is not defined (1 job, 2 host)",
+               i, s->kind);
+  if (__builtin_add_overflow(s->param_offset, s->param_size, &end) || end > f->data_size)
+    return bad(r, po, "step %u: parameters [%" PRIu64 ", +%" PRIu64 ") are outside DATA (%" PRIu64
+               " bytes)", i, s->param_offset, s->param_size, f->data_size);
+  return check_step_tensors(r, i, 0);
+}
+
+static loom_status check_jobs_steps(struct reader *r) {
+  loom_status st;
+  for (uint32_t i = 0; i < r->f->job_count; i++)
+    if ((st = check_job(r, i))) return st;
+  for (uint32_t i = 0; i < r->f->step_count; i++)
+    if ((st = check_step(r, i))) return st;
+  return LOOM_OK;
+}
+
+/* ---- unique names: sort (name, index) pairs, compare neighbours ---- */
+
+struct named {
+  const char *name;
+  uint32_t index;
+};
+
+static int cmp_named(const void *a, const void *b) {
+  const struct named *x = a, *y = b;
+  int c = strcmp(x->name, y->name);
+  return c ? c : (x->index > y->index) - (x->index < y->index);
+}
+
+/* Names of `count` records of `type` (name at record offset 0). */
+static loom_status check_unique(struct reader *r, uint32_t type, uint32_t count, const char *what) {
+  if (count < 2) return LOOM_OK;
+  struct named *v = malloc(sizeof *v * count);
+  if (!v) {
+    if (r->msg) snprintf(r->msg, LOOM_MSG_MAX, "%s: out of memory", r->name);
+    return LOOM_E_NOMEM;
+  }
+  for (uint32_t i = 0; i < count; i++)
+    v[i] = (struct named){r->f->strtab + rd32(r->p + rec_off(r, type, i, 0)), i};
+  qsort(v, count, sizeof *v, cmp_named);
+  loom_status st = LOOM_OK;
+  char nm[48];
+  for (uint32_t i = 1; i < count && !st; i++)
+    if (!strcmp(v[i].name, v[i - 1].name))
+      st = bad(r, rec_off(r, type, v[i].index, 0), "%s %u: name '%s' is already used by %s %u", what,
+               v[i].index, show(v[i].name, nm), what, v[i - 1].index);
+  free(v);
+  return st;
+}
+
+static loom_status check_records(struct reader *r) {
+  loom_status st;
+  map_sections(r);
+  if ((st = check_strtab(r))) return st;
+  if ((st = check_buffers(r))) return st;
+  if ((st = check_tensors(r))) return st;
+  if ((st = check_jobs_steps(r))) return st;
+  if ((st = check_unique(r, LOOM_SEC_BUFFERS, r->f->buffer_count, "buffer"))) return st;
+  return check_unique(r, LOOM_SEC_TENSORS, r->f->tensor_count, "tensor");
+}
+
+static loom_status parse_fail(char msg[LOOM_MSG_MAX], loom_status st, const char *name,
+                              const char *what, uint64_t size) {
+  if (msg) snprintf(msg, LOOM_MSG_MAX, "%s: %s (%" PRIu64 " bytes)", name, what, size);
+  return st;
+}
+
+loom_status loom_file_parse(const void *bytes, size_t size, const char *name,
+                            struct loom_file *out, char msg[LOOM_MSG_MAX]) {
+  memset(out, 0, sizeof *out);
+  if (!name) name = "<memory>";
+  if (size < LOOM_FILE_HEADER_SIZE)
+    return parse_fail(msg, LOOM_E_FORMAT, name, "file is shorter than the 64-byte header", size);
+  if ((uint64_t)size > LOOM_FILE_MAX_SIZE)
+    return parse_fail(msg, LOOM_E_FORMAT, name, "file exceeds the 4 GiB limit", size);
+  uint8_t *copy = malloc(size);
+  if (!copy) return parse_fail(msg, LOOM_E_NOMEM, name, "out of memory copying the file", size);
+  memcpy(copy, bytes, size);
+  struct reader r = {.p = copy, .size = size, .name = name, .msg = msg, .f = out};
+  loom_status st = check_header(&r);
+  if (!st) st = check_sections(&r);
+  if (!st) st = check_records(&r);
+  if (st) {
+    free(copy);
+    memset(out, 0, sizeof *out);
+    return st;
+  }
+  out->version_major = LOOM_FILE_VERSION_MAJOR;
+  out->version_minor = r.minor;
+  out->config_hash = rd32(copy + LOOM_FILE_OFF_CONFIG_HASH);
+  out->isa_version = rd32(copy + LOOM_FILE_OFF_ISA_VERSION);
+  out->storage = copy;
+  out->file_size = size;
+  return LOOM_OK;
+}
+
+loom_status loom_file_read(const char *path, struct loom_file *out, char msg[LOOM_MSG_MAX]) {
+  uint8_t *bytes;
+  size_t size;
+  memset(out, 0, sizeof *out);
+  loom_status st = loom_read_file(path, LOOM_FILE_MAX_SIZE, &bytes, &size, msg);
+  if (st) return st;
+  st = loom_file_parse(bytes, size, path, out, msg);
+  free(bytes);
+  return st;
+}
+
+void loom_file_free(struct loom_file *f) {
+  if (!f) return;
+  free(f->storage);
+  memset(f, 0, sizeof *f);
+}
+
+const char *loom_file_string(const struct loom_file *f, uint32_t off) {
+  return off < f->strtab_size ? f->strtab + off : "";
+}
+
+/* The first job whose range holds instruction `i`, or -1. */
+static long job_of(const struct loom_file *f, uint32_t i) {
+  for (uint32_t j = 0; j < f->job_count; j++)
+    if (i >= f->jobs[j].insn_first && i - f->jobs[j].insn_first < f->jobs[j].insn_count) return j;
+  return -1;
+}
+
+loom_status loom_file_check_insns(const struct loom_file *f, const char *name,
+                                  char msg[LOOM_MSG_MAX]) {
+  for (uint32_t i = 0; i < f->insn_count; i++) {
+    const uint8_t *b = f->insns + (size_t)i * LOOM_INSN_BYTES;
+    struct loom_insn d;
+    const char *why = "?";
+    if (loom_insn_decode(b, &d, &why) == LOOM_ERR_NONE) continue;
+    if (!msg) return LOOM_E_FORMAT;
+    uint64_t off = (uint64_t)(b - (const uint8_t *)f->storage);
+    long j = job_of(f, i);
+    char where[64] = "";
+    if (j >= 0)
+      snprintf(where, sizeof where, " (job %ld, instruction %u of the job)", j,
+               i - f->jobs[j].insn_first);
+    snprintf(msg, LOOM_MSG_MAX, "%s: offset 0x%" PRIx64 ": instruction %u%s is illegal: %s",
+             name ? name : "<memory>", off, i, where, why);
+    return LOOM_E_FORMAT;
+  }
+  return LOOM_OK;
+}

@@ -1,0 +1,202 @@
+/*
+ * loomfile.h - the .loom binary format: reader, validator and writer.
+ *
+ * Layout (all integers little-endian; docs/format.md is the normative text):
+ *
+ *   header (64 bytes) | section table (32 bytes x section_count) | sections
+ *
+ * The parser validates every field before anything uses it and names the
+ * field and its file offset when it refuses a file.  The in-memory form
+ * below points into one owned copy of the file, so a parsed file needs
+ * exactly one loom_file_free().
+ */
+#ifndef LOOM_LOOMFILE_H
+#define LOOM_LOOMFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "loom/loom.h"
+
+#define LOOM_FILE_MAGIC "\x89LOOM\r\n\x1a"
+#define LOOM_FILE_VERSION_MAJOR 1
+#define LOOM_FILE_VERSION_MINOR 0
+#define LOOM_FILE_HEADER_SIZE 64
+#define LOOM_FILE_SECTION_ENTRY_SIZE 32
+#define LOOM_FILE_MAX_SIZE (UINT64_C(1) << 32)  /* 4 GiB cap on a model */
+#define LOOM_FILE_NO_BUFFER 0xFFFFFFFFu
+
+enum loom_section_type {
+  LOOM_SEC_STRTAB = 1,  /* NUL-terminated names, referenced by offset */
+  LOOM_SEC_INSNS,       /* all instruction streams, 16 bytes each */
+  LOOM_SEC_DATA,        /* constant bytes: weights, micro-ops, parameters */
+  LOOM_SEC_BUFFERS,     /* struct loom_file_buffer[] */
+  LOOM_SEC_TENSORS,     /* struct loom_file_tensor[] */
+  LOOM_SEC_JOBS,        /* struct loom_file_job[] */
+  LOOM_SEC_STEPS,       /* struct loom_file_step[]: the program, in order */
+  LOOM_SEC_COUNT
+};
+
+enum loom_buffer_kind {
+  LOOM_BUFKIND_CONST = 0, /* initialized from DATA, read-only for the program */
+  LOOM_BUFKIND_WORK,      /* zero-filled at load: activations, inputs, outputs */
+  LOOM_BUFKIND_COUNT
+};
+
+enum loom_tensor_role {
+  LOOM_ROLE_INTERNAL = 0,
+  LOOM_ROLE_INPUT,
+  LOOM_ROLE_OUTPUT,
+  LOOM_ROLE_COUNT
+};
+
+enum loom_layout {
+  LOOM_LAYOUT_PLAIN = 0, /* C order of dims */
+  LOOM_LAYOUT_NCHWC,     /* [N][ceil(C/c)][H][W][c], c = layout_block, pad channels 0 */
+  LOOM_LAYOUT_NC,        /* [N][ceil(C/c)][c] for vectors, c = layout_block */
+  LOOM_LAYOUT_COUNT
+};
+
+enum loom_step_kind {
+  LOOM_STEP_JOB = 1,  /* run jobs[index] on the accelerator */
+  LOOM_STEP_HOST,     /* run host op `op` on tensors */
+  LOOM_STEP_COUNT
+};
+
+/* On-disk records, 8-byte aligned in their sections. */
+struct loom_file_buffer {   /* 32 bytes */
+  uint32_t name;            /* STRTAB offset */
+  uint32_t kind;            /* enum loom_buffer_kind */
+  uint64_t size;            /* bytes, > 0 */
+  uint64_t data_offset;     /* CONST: offset of `size` bytes in DATA; WORK: 0 */
+  uint32_t align;           /* power of two >= 64 */
+  uint32_t reserved;        /* 0 */
+};
+
+struct loom_file_tensor {   /* 104 bytes */
+  uint32_t name;            /* STRTAB offset */
+  uint32_t role;            /* enum loom_tensor_role */
+  uint32_t dtype;           /* stored element type, enum loom_dtype */
+  uint32_t user_dtype;      /* type the user reads/writes (f32 for quantized) */
+  uint32_t layout;          /* enum loom_layout */
+  uint32_t layout_block;    /* channel block for blocked layouts, else 0 */
+  uint32_t rank;            /* 0..LOOM_MAX_RANK */
+  uint32_t buffer;          /* index into BUFFERS */
+  int64_t dims[LOOM_MAX_RANK]; /* logical shape, each >= 1; unused = 0 */
+  uint64_t offset;          /* byte offset in the buffer */
+  uint64_t bytes;           /* stored size, must match dtype/layout/dims */
+  float scale;              /* quantization scale, 0 = not quantized */
+  int32_t zero_point;
+};
+
+struct loom_file_job {      /* 48 bytes */
+  uint32_t insn_first;      /* first instruction (index into INSNS) */
+  uint32_t insn_count;
+  uint32_t segments[8];     /* buffer index per segment, or LOOM_FILE_NO_BUFFER */
+  uint32_t flags;           /* 0 */
+  uint32_t reserved;        /* 0 */
+};
+
+struct loom_file_step {     /* 48 bytes */
+  uint32_t kind;            /* enum loom_step_kind */
+  uint32_t index;           /* JOB: job index; HOST: host op kind */
+  uint32_t inputs[4];       /* tensor indices, LOOM_FILE_NO_BUFFER if unused */
+  uint32_t outputs[2];
+  uint64_t param_offset;    /* HOST: parameters in DATA */
+  uint64_t param_size;
+};
+
+struct loom_file {
+  uint32_t version_major, version_minor;
+  uint32_t config_hash;
+  uint32_t isa_version;
+  const char *strtab; uint64_t strtab_size;
+  const uint8_t *insns; uint32_t insn_count;
+  const uint8_t *data; uint64_t data_size;
+  const struct loom_file_buffer *buffers; uint32_t buffer_count;
+  const struct loom_file_tensor *tensors; uint32_t tensor_count;
+  const struct loom_file_job *jobs; uint32_t job_count;
+  const struct loom_file_step *steps; uint32_t step_count;
+  void *storage;            /* owned, aligned copy of the file */
+  uint64_t file_size;
+};
+
+/* Parses and validates `size` bytes (copied).  `name` prefixes messages:
+ * "model.loom: offset 0x40: section 2: offset + size exceeds the file". */
+loom_status loom_file_parse(const void *bytes, size_t size, const char *name,
+                            struct loom_file *out, char msg[LOOM_MSG_MAX]);
+loom_status loom_file_read(const char *path, struct loom_file *out, char msg[LOOM_MSG_MAX]);
+void loom_file_free(struct loom_file *f);
+
+/* The string at STRTAB offset `off` (validated by the parser). */
+const char *loom_file_string(const struct loom_file *f, uint32_t off);
+
+/* Bytes a tensor occupies for its dtype, layout and dims; 0 on overflow or
+ * invalid fields. */
+uint64_t loom_file_tensor_bytes(const struct loom_file_tensor *t);
+
+/* Names of section types ("STRTAB", ...; "?" if unknown) and the record
+ * size each section holds (1 for byte sections, 0 for an unknown type). */
+const char *loom_section_name(uint32_t type);
+uint32_t loom_section_entry_size(uint32_t type);
+
+/* Header field offsets (docs/format.md). */
+#define LOOM_FILE_OFF_MAJOR 8
+#define LOOM_FILE_OFF_MINOR 10
+#define LOOM_FILE_OFF_HEADER_SIZE 12
+#define LOOM_FILE_OFF_FILE_SIZE 16
+#define LOOM_FILE_OFF_CRC32 24
+#define LOOM_FILE_OFF_CONFIG_HASH 28
+#define LOOM_FILE_OFF_ISA_VERSION 32
+#define LOOM_FILE_OFF_SECTION_COUNT 36
+#define LOOM_FILE_OFF_SECTION_TABLE 40
+#define LOOM_FILE_OFF_FLAGS 48
+#define LOOM_FILE_CRC_START 32      /* crc32 covers [32, file_size) */
+#define LOOM_FILE_MAX_SECTIONS 64
+
+/* Why a record is invalid on its own, or NULL when it is valid.  The
+ * parser and the assembler share these.  A tensor is checked against the
+ * size of its buffer (UINT64_MAX when unknown), a CONST buffer against the
+ * size of DATA.  *field gets the byte offset of the offending field inside
+ * the record; the text is written to `buf`. */
+const char *loom_file_tensor_problem(const struct loom_file_tensor *t, uint64_t buffer_size,
+                                     uint32_t *field, char buf[128]);
+const char *loom_file_buffer_problem(const struct loom_file_buffer *b, uint64_t data_size,
+                                     uint32_t *field, char buf[128]);
+
+/* Decodes every instruction in INSNS with loom_insn_decode and reports the
+ * first illegal one ("model.loom: offset 0x1f0: instruction 3 (job 0,
+ * instruction 3 of the job) is illegal: reserved bits set").  The parser
+ * leaves instruction bytes alone (the hardware rejects them with ILLEGAL);
+ * `loom inspect` and the strict loader call this. */
+loom_status loom_file_check_insns(const struct loom_file *f, const char *name,
+                                  char msg[LOOM_MSG_MAX]);
+
+/* ---- writer ----
+ *
+ * The builder collects records and lays the file out when finished: header,
+ * section table, then STRTAB, INSNS, DATA, BUFFERS, TENSORS, JOBS, STEPS.
+ * Strings are interned (the same string gets the same offset).  A tensor
+ * added with bytes == 0 gets loom_file_tensor_bytes().  When memory runs out
+ * the builder remembers it, the adders return all-ones, and finish returns
+ * NULL.  loom_file_builder_write validates the bytes with loom_file_parse
+ * before writing, so it never writes a file the reader would refuse. */
+
+struct loom_file_builder;
+
+struct loom_file_builder *loom_file_builder_new(uint32_t config_hash);
+void loom_file_builder_free(struct loom_file_builder *b);
+uint32_t loom_fb_string(struct loom_file_builder *b, const char *s);
+/* Appends to DATA (aligned to `align`), returns the offset. */
+uint64_t loom_fb_data(struct loom_file_builder *b, const void *bytes, uint64_t size, uint32_t align);
+uint32_t loom_fb_insns(struct loom_file_builder *b, const uint8_t *insns, uint32_t count);
+uint32_t loom_fb_buffer(struct loom_file_builder *b, const struct loom_file_buffer *buf);
+uint32_t loom_fb_tensor(struct loom_file_builder *b, const struct loom_file_tensor *t);
+uint32_t loom_fb_job(struct loom_file_builder *b, const struct loom_file_job *j);
+uint32_t loom_fb_step(struct loom_file_builder *b, const struct loom_file_step *s);
+/* Serializes (with crc32) into a malloc'd buffer; NULL when out of memory. */
+uint8_t *loom_file_builder_finish(struct loom_file_builder *b, size_t *size);
+loom_status loom_file_builder_write(struct loom_file_builder *b, const char *path,
+                                    char msg[LOOM_MSG_MAX]);
+
+#endif

@@ -1,0 +1,51 @@
+/*
+ * fsim.h - the functional simulator: executes Loom instruction streams
+ * bit-exactly per docs/isa.md.
+ *
+ * fsim models the three modules, their command queues and the four token
+ * queues with the configuration's capacities, so it agrees with the RTL on
+ * results, error codes, the failing instruction and on deadlock.  It keeps
+ * its SRAM state between jobs (as the hardware does) and resets the
+ * requantization registers at the start of each job.  DRAM is the caller's
+ * memory: each segment is a host pointer and a size.
+ */
+#ifndef LOOM_FSIM_H
+#define LOOM_FSIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "loom/hwconfig.h"
+
+struct fsim;
+
+struct fsim_segment {
+  uint8_t *data; /* host memory standing for the segment; NULL when unmapped */
+  uint64_t size; /* bytes; 0 when unmapped */
+};
+
+struct fsim_job {
+  const uint8_t *insns; /* insn_count x 16 bytes */
+  uint32_t insn_count;
+  struct fsim_segment seg[LOOM_NUM_SEGMENTS];
+};
+
+struct fsim_result {
+  uint32_t error;     /* enum loom_error */
+  uint32_t err_insn;  /* stream index of the failing instruction */
+  uint64_t counters[LOOM_CNT_COUNT]; /* exact counters; timed ones are 0 */
+  char message[512];  /* human-readable detail of the error, "" when none */
+};
+
+/* Creates a simulator for `cfg`; NULL when out of memory. */
+struct fsim *fsim_create(const struct loom_hw_config *cfg);
+void fsim_destroy(struct fsim *sim);
+
+/* Runs one job to completion or error.  Returns the job's error code (also
+ * in res->error).  Never aborts on a malformed stream. */
+uint32_t fsim_run(struct fsim *sim, const struct fsim_job *job, struct fsim_result *res);
+
+/* Direct SRAM access for tests and debugging; NULL for a bad buffer. */
+void *fsim_sram(struct fsim *sim, int buffer, size_t *bytes);
+
+#endif

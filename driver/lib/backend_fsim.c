@@ -6,12 +6,17 @@
  * needs on hardware); a segment is the buffer's host pointer and its
  * requested size, so fsim checks accesses against exactly what the user
  * allocated.  submit() runs the whole job synchronously through fsim_run()
- * and keeps the result for wait().  fsim always terminates (a token deadlock
- * is detected and reported as DEADLOCK), so wait() never times out and the
- * timeout is ignored.  Memory is coherent: no sync.
+ * and keeps the result for wait().  fsim always terminates: a token
+ * deadlock is reported as DEADLOCK, and a legal but endless stream (loop
+ * counts of 10^12) runs out of the work budget and stops with TIMEOUT, the
+ * stand-in for the wall-clock timeout a board would hit.  Memory is
+ * coherent: no sync.
  *
  * Options: config=NAME (a configuration of hw/spec/loom_configs.def,
- * "default" when absent).
+ * "default" when absent); budget=N, the work budget of fsim_job (micro-ops
+ * plus DRAM rows per job, default FSIM_DEFAULT_BUDGET: about 1000 times the
+ * largest ResNet-18 layer, tens of seconds of simulation at worst; 0 =
+ * unlimited).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,14 +25,17 @@
 #include "runtime.h"
 #include "sim/fsim/fsim.h"
 
+#define FSIM_DEFAULT_BUDGET UINT64_C(1000000000)
+
 struct fsim_state {
   const struct loom_hw_config *cfg;
+  uint64_t budget;
   struct fsim *sim;
   int have_result;
   struct fsim_result res;
 };
 
-static const char *const fsim_options[] = {"config", NULL};
+static const char *const fsim_options[] = {"config", "budget", NULL};
 
 static loom_status unknown_config(const char *name, char msg[LOOM_MSG_MAX]) {
   char list[128];
@@ -49,6 +57,16 @@ static loom_status fsim_open(const char *options, void **state,
   struct fsim_state *s = calloc(1, sizeof *s);
   if (!s) return loom_fail(msg, LOOM_E_NOMEM, "fsim: out of memory");
   s->cfg = c;
+  s->budget = FSIM_DEFAULT_BUDGET;
+  char budget[32];
+  if (loom_option_get(options, "budget", budget, sizeof budget)) {
+    char *end = NULL;
+    s->budget = strtoull(budget, &end, 10);
+    if (!budget[0] || *end || budget[0] == '-') {
+      free(s);
+      return loom_fail(msg, LOOM_E_INVALID, "fsim: budget '%s' is not a whole number", budget);
+    }
+  }
   s->sim = fsim_create(c);
   if (!s->sim) {
     free(s);
@@ -89,7 +107,7 @@ static loom_status fsim_submit(void *state, const struct loom_backend_buffer *in
                                const struct loom_backend_buffer *const segments[8],
                                char msg[LOOM_MSG_MAX]) {
   struct fsim_state *s = state;
-  struct fsim_job job = {.insns = insns->host, .insn_count = insn_count};
+  struct fsim_job job = {.insns = insns->host, .insn_count = insn_count, .work_budget = s->budget};
   for (int i = 0; i < LOOM_NUM_SEGMENTS; i++) {
     if (!segments[i]) continue;
     job.seg[i].data = segments[i]->host;

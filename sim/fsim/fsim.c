@@ -89,6 +89,7 @@ static void reset_state(struct fsim *sim, const struct fsim_job *job, struct fsi
   memset(st->tokens, 0, sizeof st->tokens);
   memset(&st->qcfg, 0, sizeof st->qcfg);
   st->finished = 0;
+  st->work = 0;
 }
 
 uint32_t fsim_run(struct fsim *sim, const struct fsim_job *job, struct fsim_result *res) {

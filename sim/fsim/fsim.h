@@ -28,6 +28,11 @@ struct fsim_job {
   const uint8_t *insns; /* insn_count x 16 bytes */
   uint32_t insn_count;
   struct fsim_segment seg[LOOM_NUM_SEGMENTS];
+  /* Work budget standing in for a timeout: 0 = unlimited, otherwise the job
+   * stops with LOOM_ERR_TIMEOUT at the first instruction that would take the
+   * total past it.  Work = micro-ops of GEMM/ALU + DRAM rows of LOAD/STORE
+   * (padding rows included); a hostile but legal stream cannot hang fsim. */
+  uint64_t work_budget;
 };
 
 struct fsim_result {

@@ -87,6 +87,7 @@ struct fsim_run_state {
   uint32_t tokens[FSIM_TOK_COUNT];
   struct loom_insn_qcfg qcfg; /* the requantization registers */
   int finished;               /* FINISH completed the job */
+  uint64_t work;              /* work done so far, see fsim_job.work_budget */
 };
 
 struct fsim {

@@ -711,6 +711,24 @@ static void run_double_buffered_gemm(const char *config) {
   rig_free(r);
 }
 
+/* A legal stream with 2^41 micro-ops would run for hours: the work budget
+ * stops it with TIMEOUT at that instruction, before it executes. */
+static void test_work_budget_stops_an_endless_gemm(void **state) {
+  struct rig *r = rig_new("tiny");
+  struct loom_insn_gemm g = {.reset = 1, .uop_begin = 0, .uop_end = 1,
+                             .iter_out = 16383, .iter_in = 16383};
+  stream_nop(&r->s, 0, LOOM_Q_COMPUTE);
+  uint32_t big = stream_gemm(&r->s, 0, &g);
+  stream_finish(&r->s, 0);
+  r->job.work_budget = 1000000;
+  assert_int_equal(rig_run(r), LOOM_ERR_TIMEOUT);
+  assert_int_equal(r->res.err_insn, big);
+  assert_non_null(strstr(r->res.message, "work budget"));
+  assert_int_equal(r->res.counters[LOOM_CNT_GEMM_OPS], 0);
+  r->job.work_budget = 0; /* unlimited: a small job is unaffected */
+  rig_free(r);
+}
+
 static void test_double_buffered_gemm_matches_c_matmul(void **state) {
   for (size_t c = 0; c < NCONFIGS; c++) run_double_buffered_gemm(configs[c]);
 }
@@ -734,6 +752,7 @@ int main(void) {
       cmocka_unit_test(test_alu_source_violation_stops_at_the_micro_op),
       cmocka_unit_test(test_alu_destination_violation_stops_at_the_micro_op),
       cmocka_unit_test(test_counters_are_exact),
+      cmocka_unit_test(test_work_budget_stops_an_endless_gemm),
       cmocka_unit_test(test_double_buffered_gemm_matches_c_matmul),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,584 @@
+/*
+ * lower_conv.c - int8 convolution (and fully connected, and average
+ * pooling) as an implicit GEMM on the Loom core.
+ *
+ * The convolution is first folded into a struct lower_geom:
+ *  - dense (groups = 1), or grouped with the cross-group weights zero-filled
+ *    (correct, and as fast as the dense convolution of the same size);
+ *  - depthwise (groups = C_in = C_out): diagonal weights, output block b
+ *    reads input block b only.  The GEMM core then does block_out useful
+ *    MACs per cycle out of block_in x block_out: depthwise layers have no
+ *    reduction over channels to fill the array, and the diagonal GEMM still
+ *    beats the ALU (one cycle per tap and block instead of two);
+ *  - im2col (LOWER_CONV_ALLOW_IM2COL, for stems with few input channels):
+ *    the host gathers each output pixel's kh x kw x C taps into channels, so
+ *    a 3-channel 7x7 stem reduces over 10 blocks of 16 instead of 49 blocks
+ *    with 3 useful lanes each (5x fewer GEMM cycles), for a larger input;
+ *  - fully connected is the 1x1 convolution of 1x1 images.
+ *
+ * Then, per chunk of the tiling (tile.c), with A = th x tw ACC rows per
+ * output block and I = ih x iw INP rows per input block:
+ *
+ *   LOAD INP   one 2-D transfer per input block, padding = input zero point
+ *   LOAD WGT   the chunk's weight slice, unless its half already holds it
+ *   ALU MOV    ACC <- corrected bias row        (first chunk of a tile)
+ *   GEMM       for ci < nci: for co < nco: for each micro-op (oy, kh, kw, ox):
+ *                ACC[acc + oy*tw + ox + co*A] += INP[inp + (oy*s + kh*d)*iw + ox*s + kw*d + ci*I]
+ *                                              x WGT[wgt + kh*kw + kw + ci*kk + co*nci*kk]
+ *   ALU REQUANT  ACC <- requant(ACC, multiplier row), clamps = ReLU/ReLU6   (last chunk)
+ *   STORE      one transfer per output block
+ *
+ * The micro-ops enumerate (output row, kh, kw, output column): the set is
+ * built once per buffer-half combination and reused by every tile, a
+ * shorter last row tile runs a prefix of it, and consecutive micro-ops
+ * always write different ACC rows (the same row comes back only after tw
+ * micro-ops), so the core can start one per cycle.  The two GEMM loops run
+ * over input and output blocks: one GEMM instruction does a whole chunk.
+ *
+ * The input zero point is folded into the bias (bias - zp * sum w, modulo
+ * 2^32 like the accumulator) and spatial padding loads the zero point, so
+ * padded taps contribute exactly nothing.  Requantization is one vector
+ * REQUANT per tile with a per-channel multiplier row and one QCFG per job.
+ *
+ * A residual Add (lower_qconv.residual) is fused at the tile's end: the
+ * residual tile comes into INP with the last chunk, and after the REQUANT
+ *   ALU MUL a_weight, GEMM += b_weight x identity x residual, ALU ADD the
+ *   zero-point constant, ALU REQUANT with the Add's QCFG
+ * gives exactly lower_add() of the convolution's output and the residual,
+ * for 4-5 compute cycles per output row instead of a memory-bound job.
+ */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sw_compiler/lower.h"
+
+#define MAX_ROWS (UINT32_C(1) << 28) /* DRAM offsets are 28-bit row counts */
+
+#define fail lower_fail
+
+static int is_int8(int32_t v) { return v >= -128 && v <= 127; }
+
+/* ---- checking the layer ---- */
+
+static int32_t out_size(int32_t in, int32_t k, int32_t s, int32_t d, int32_t p0, int32_t p1) {
+  return (in + p0 + p1 - ((k - 1) * d + 1)) / s + 1;
+}
+
+static int check_common(const struct loom_hw_config *cfg, const char *where, char *msg) {
+  if (cfg->batch != 1) return fail(msg, where, "configurations with batch %d are not supported", cfg->batch);
+  if (cfg->block_in != cfg->block_out)
+    return fail(msg, where, "configurations with block_in != block_out are not supported");
+  return 0;
+}
+
+static int check_shape(const struct lower_qconv *l, const char *where, char *msg) {
+  if (l->n < 1 || l->in_c < 1 || l->in_h < 1 || l->in_w < 1 || l->out_c < 1)
+    return fail(msg, where, "empty tensor (n %d, in_c %d, in %dx%d, out_c %d)", l->n, l->in_c,
+                l->in_h, l->in_w, l->out_c);
+  if (l->k_h < 1 || l->k_w < 1 || l->stride_h < 1 || l->stride_w < 1 || l->dil_h < 1 || l->dil_w < 1)
+    return fail(msg, where, "kernel, stride and dilation must be positive");
+  if (l->pad_t < 0 || l->pad_l < 0 || l->pad_b < 0 || l->pad_r < 0)
+    return fail(msg, where, "negative padding");
+  int32_t eh = (l->k_h - 1) * l->dil_h + 1, ew = (l->k_w - 1) * l->dil_w + 1;
+  if (l->pad_t >= eh || l->pad_b >= eh || l->pad_l >= ew || l->pad_r >= ew)
+    return fail(msg, where, "padding (%d %d %d %d) must be smaller than the kernel extent %dx%d",
+                l->pad_t, l->pad_l, l->pad_b, l->pad_r, eh, ew);
+  if (l->in_h + l->pad_t + l->pad_b < eh || l->in_w + l->pad_l + l->pad_r < ew)
+    return fail(msg, where, "kernel %dx%d larger than the padded input", eh, ew);
+  if (l->groups < 1 || l->in_c % l->groups || l->out_c % l->groups)
+    return fail(msg, where, "groups %d must divide in_c %d and out_c %d", l->groups, l->in_c, l->out_c);
+  return 0;
+}
+
+static int check_quant(const struct lower_qconv *l, const char *where, char *msg) {
+  if (!l->weights || !l->multiplier) return fail(msg, where, "missing weights or multipliers");
+  if (l->shift > 63) return fail(msg, where, "shift %u exceeds 63", l->shift);
+  if (!is_int8(l->in_zero_point) || !is_int8(l->out_zero_point) || !is_int8(l->clamp_lo) ||
+      !is_int8(l->clamp_hi))
+    return fail(msg, where, "zero points and clamps must be int8");
+  if (l->round_even > 1) return fail(msg, where, "round_even must be 0 or 1");
+  const struct lower_qresidual *r = l->residual;
+  if (r && (!is_int8(r->a_weight) || !is_int8(r->b_weight) || !is_int8(r->b_zero_point) ||
+            !is_int8(r->out_zero_point) || !is_int8(r->clamp_lo) || !is_int8(r->clamp_hi) ||
+            r->shift > 63 || r->round_even > 1))
+    return fail(msg, where, "fused Add: weights, zero points and clamps must be int8, shift <= 63");
+  return 0;
+}
+
+/* ---- folding ---- */
+
+static int use_im2col(const struct loom_hw_config *cfg, const struct lower_qconv *l) {
+  int32_t kk = l->k_h * l->k_w, b = cfg->block_in;
+  if (!(l->flags & LOWER_CONV_ALLOW_IM2COL) || l->groups != 1 || kk == 1) return 0;
+  return 2 * tile_ceil_div(l->in_c * kk, b) <= tile_ceil_div(l->in_c, b) * kk;
+}
+
+static int is_depthwise(const struct lower_qconv *l) {
+  return l->groups > 1 && l->groups == l->in_c && l->out_c == l->in_c;
+}
+
+static void geom_of(const struct loom_hw_config *cfg, const struct lower_qconv *l, enum lower_kind kind,
+                    struct lower_geom *g) {
+  memset(g, 0, sizeof *g);
+  int32_t b = cfg->block_in;
+  g->n = l->n;
+  g->out_h = out_size(l->in_h, l->k_h, l->stride_h, l->dil_h, l->pad_t, l->pad_b);
+  g->out_w = out_size(l->in_w, l->k_w, l->stride_w, l->dil_w, l->pad_l, l->pad_r);
+  g->cob = tile_ceil_div(l->out_c, b);
+  if (kind == LOWER_KIND_CONV_IM2COL) {
+    g->in_h = g->out_h, g->in_w = g->out_w;
+    g->k_h = g->k_w = g->stride_h = g->stride_w = g->dil_h = g->dil_w = 1;
+    g->cib = tile_ceil_div(l->in_c * l->k_h * l->k_w, b);
+    g->residual = l->residual != NULL;
+    return;
+  }
+  g->mode = kind == LOWER_KIND_DWCONV || kind == LOWER_KIND_AVGPOOL ? LOWER_GEMM_DIAG : LOWER_GEMM_DENSE;
+  g->in_h = l->in_h, g->in_w = l->in_w;
+  g->k_h = l->k_h, g->k_w = l->k_w, g->stride_h = l->stride_h, g->stride_w = l->stride_w;
+  g->dil_h = l->dil_h, g->dil_w = l->dil_w;
+  g->pad_t = l->pad_t, g->pad_l = l->pad_l, g->pad_b = l->pad_b, g->pad_r = l->pad_r;
+  g->cib = tile_ceil_div(l->in_c, b);
+  g->row_skip = g->k_h == 1 && g->stride_h > 1 && g->pad_t == 0 && g->pad_b == 0;
+  g->wgt_uniform = kind == LOWER_KIND_AVGPOOL; /* every weight is 1: one identity row */
+  g->residual = l->residual != NULL;
+}
+
+/* The weights as the folded GEMM sees them: dense [out_c][cin][kk] (cross-
+ * group taps zero, or the im2col tap order (kh, kw, c)), or [c][kk] for
+ * diagonal ones.  Returns a malloc'd array; *cin and *kk describe it. */
+static int8_t *effective_weights(const struct lower_qconv *l, enum lower_kind kind, int32_t *cin,
+                                 int32_t *kk) {
+  int32_t t_n = l->k_h * l->k_w, cpg_in = l->in_c / l->groups, cpg_out = l->out_c / l->groups;
+  int diag = kind == LOWER_KIND_DWCONV || kind == LOWER_KIND_AVGPOOL;
+  *cin = diag ? 1 : kind == LOWER_KIND_CONV_IM2COL ? l->in_c * t_n : l->in_c;
+  *kk = kind == LOWER_KIND_CONV_IM2COL ? 1 : t_n;
+  size_t total = (size_t)l->out_c * (size_t)*cin * (size_t)*kk;
+  int8_t *w = calloc(total + 1, 1);
+  LOWER_ASSERT(w != NULL);
+  if (diag) {
+    memcpy(w, l->weights, total);
+    return w;
+  }
+  for (int32_t o = 0; o < l->out_c; o++)
+    for (int32_t c = 0; c < cpg_in; c++)
+      for (int32_t t = 0; t < t_n; t++) {
+        int8_t v = l->weights[(((size_t)o * (size_t)cpg_in) + (size_t)c) * (size_t)t_n + (size_t)t];
+        int32_t cg = (o / cpg_out) * cpg_in + c; /* the input channel in the whole tensor */
+        size_t d = kind == LOWER_KIND_CONV_IM2COL
+                       ? (size_t)o * (size_t)*cin + (size_t)t * (size_t)l->in_c + (size_t)cg
+                       : ((size_t)o * (size_t)*cin + (size_t)cg) * (size_t)t_n + (size_t)t;
+        w[d] = v;
+      }
+  return w;
+}
+
+/* ---- constants ---- */
+
+struct conv_consts {
+  uint32_t param_row0;  /* ACC row of the first bias row (multipliers follow after cob rows) */
+  uint32_t wgt_row0;    /* CONST offset of the weights, in WGT rows */
+  uint32_t res_row;     /* CONST offset of the residual's b_weight x identity row */
+};
+
+static void place_consts(struct lower_program *p, const struct lower_qconv *l, enum lower_kind kind,
+                         const struct lower_geom *g, struct conv_consts *k) {
+  const struct loom_hw_config *cfg = p->cfg;
+  int32_t cin, kk;
+  int8_t *w = effective_weights(l, kind, &cin, &kk);
+  uint64_t align = emit_const_align(cfg), acc_row = loom_hw_row_bytes(cfg, LOOM_BUF_ACC, 0);
+  size_t prow = (size_t)g->cob * acc_row;
+  uint8_t *params = calloc(2 * prow, 1);
+  int32_t *bias = malloc(sizeof(int32_t) * (size_t)l->out_c);
+  LOWER_ASSERT(params && bias);
+  pack_bias_correct(w, l->bias, l->out_c, cin * kk, l->in_zero_point, bias);
+  pack_acc_rows(cfg, bias, l->out_c, params);
+  pack_acc_rows(cfg, l->multiplier, l->out_c, params + prow);
+  p->param_offset = emit_const(p, params, 2 * prow, align);
+  uint64_t wrow = loom_hw_row_bytes(cfg, LOOM_BUF_WGT, 0);
+  size_t rows = g->mode == LOWER_GEMM_DIAG ? (size_t)g->cob * (size_t)kk : (size_t)g->cob * (size_t)g->cib * (size_t)kk;
+  if (g->wgt_uniform) rows = 1;
+  int8_t *packed = malloc(rows * wrow + 1);
+  LOWER_ASSERT(packed != NULL);
+  if (g->wgt_uniform) pack_wgt_identity(cfg, packed);
+  else if (g->mode == LOWER_GEMM_DIAG) pack_wgt_diag(cfg, w, l->out_c, kk, packed);
+  else pack_wgt_dense(cfg, w, l->out_c, cin, kk, packed);
+  p->wgt_offset = emit_const(p, packed, rows * wrow, align);
+  k->param_row0 = 0;
+  k->wgt_row0 = (uint32_t)(p->wgt_offset / wrow);
+  if (l->residual) {
+    pack_wgt_identity(cfg, packed);
+    for (int32_t i = 0; i < cfg->block_out; i++)
+      packed[(size_t)i * (size_t)cfg->block_in + (size_t)i] = (int8_t)l->residual->b_weight;
+    k->res_row = (uint32_t)(emit_const(p, packed, wrow, wrow) / wrow);
+  }
+  free(w), free(params), free(bias), free(packed);
+}
+
+/* ---- one chunk ---- */
+
+struct conv_emit {
+  struct lower_program *p;
+  const struct lower_qconv *l;
+  const struct tile_ctx *c;
+  struct conv_consts k;
+  struct loom_uop *scratch;
+  uint32_t cache_key[TILE_MAX_SETS][3], cache_begin[TILE_MAX_SETS], ncache; /* GEMM sets built */
+};
+
+/* Micro-op set (output row, kh, kw, output column) for the given bases. */
+static uint32_t gemm_set(struct conv_emit *e, uint32_t acc, uint32_t inp, uint32_t wgt) {
+  for (uint32_t i = 0; i < e->ncache; i++)
+    if (e->cache_key[i][0] == acc && e->cache_key[i][1] == inp && e->cache_key[i][2] == wgt)
+      return e->cache_begin[i];
+  const struct lower_geom *g = e->c->g;
+  const struct tile_layout *L = &e->c->L;
+  int32_t th = e->c->t.th, tw = e->c->t.tw, sh = g->row_skip ? 1 : g->stride_h;
+  uint32_t n = 0;
+  for (int32_t oy = 0; oy < th; oy++)
+    for (int32_t kh = 0; kh < g->k_h; kh++)
+      for (int32_t kw = 0; kw < g->k_w; kw++)
+        for (int32_t ox = 0; ox < tw; ox++) {
+          struct loom_uop *u = &e->scratch[n++];
+          u->acc = acc + (uint32_t)(oy * tw + ox);
+          u->inp = inp + (uint32_t)((oy * sh + kh * g->dil_h) * (int32_t)L->iw + ox * g->stride_w +
+                                    kw * g->dil_w);
+          u->wgt = wgt + (g->wgt_uniform ? 0 : (uint32_t)(kh * g->k_w + kw));
+        }
+  uint32_t b = emit_uop_set(e->p, e->scratch, n);
+  if (e->ncache < TILE_MAX_SETS) {
+    e->cache_key[e->ncache][0] = acc, e->cache_key[e->ncache][1] = inp, e->cache_key[e->ncache][2] = wgt;
+    e->cache_begin[e->ncache++] = b;
+  }
+  return b;
+}
+
+static void load_inputs(struct conv_emit *e, const struct tile_chunk *ch, const struct tile_step *st,
+                        struct emit_vec *v) {
+  const struct lower_geom *g = e->c->g;
+  struct tile_window w;
+  tile_window(g, ch->oy0, ch->rows, ch->ox0, e->c->t.tw, &w);
+  for (int32_t i = 0; i < ch->nci; i++) {
+    uint32_t off = (uint32_t)((((int64_t)ch->n * g->cib + ch->ci0 + i) * g->in_h + w.y0) * g->in_w + w.x0);
+    uint32_t stride = (uint32_t)(g->row_skip ? g->stride_h * g->in_w : g->in_w);
+    struct loom_insn in = emit_mem(LOOM_OP_LOAD, LOOM_BUF_INP, st->inp_base + (uint32_t)i * e->c->L.inp_block,
+                                   LOWER_SEG_IN, off, (uint32_t)w.ny, (uint32_t)w.nx, stride);
+    in.mem.y_pad_top = (uint32_t)w.pt, in.mem.y_pad_bottom = (uint32_t)w.pb;
+    in.mem.x_pad_left = (uint32_t)w.pl, in.mem.x_pad_right = (uint32_t)w.pr;
+    in.mem.pad_value = e->l->in_zero_point;
+    emit_vec_push(v, &in);
+  }
+}
+
+static void load_weights(struct conv_emit *e, const struct tile_chunk *ch, const struct tile_step *st,
+                         struct emit_vec *v) {
+  const struct lower_geom *g = e->c->g;
+  uint32_t kk = e->c->L.kk;
+  struct loom_insn in;
+  if (g->wgt_uniform) {
+    in = emit_mem(LOOM_OP_LOAD, LOOM_BUF_WGT, st->wgt_base, LOWER_SEG_CONST, e->k.wgt_row0, 1, 1, 1);
+  } else if (g->mode == LOWER_GEMM_DIAG) {
+    uint32_t x = (uint32_t)ch->nco * kk;
+    in = emit_mem(LOOM_OP_LOAD, LOOM_BUF_WGT, st->wgt_base, LOWER_SEG_CONST,
+                  e->k.wgt_row0 + (uint32_t)ch->co0 * kk, 1, x, x);
+  } else {
+    uint32_t off = e->k.wgt_row0 + (uint32_t)(ch->co0 * g->cib + ch->ci0) * kk;
+    in = emit_mem(LOOM_OP_LOAD, LOOM_BUF_WGT, st->wgt_base, LOWER_SEG_CONST, off, (uint32_t)ch->nco,
+                  (uint32_t)ch->nci * kk, (uint32_t)g->cib * kk);
+  }
+  emit_vec_push(v, &in);
+}
+
+/* ALU over a tile's ACC rows: io = output blocks, ii = pixels; the source
+ * is parameter row `src` + block. */
+static struct loom_insn tile_alu(struct conv_emit *e, uint32_t op, const struct tile_chunk *ch,
+                                 uint32_t acc, uint32_t src) {
+  struct loom_uop u = {acc, src, 0};
+  uint32_t b = emit_uop_set(e->p, &u, 1);
+  return emit_alu(op, b, b + 1, (uint32_t)ch->nco, (uint32_t)(ch->rows * e->c->t.tw),
+                  e->c->L.tile_pix, 1, 1, 0);
+}
+
+static struct loom_insn chunk_gemm(struct conv_emit *e, const struct tile_chunk *ch,
+                                   const struct tile_step *st) {
+  const struct tile_layout *L = &e->c->L;
+  uint32_t b = gemm_set(e, st->acc_base, st->inp_base, st->wgt_base);
+  uint32_t end = b + (uint32_t)ch->rows * L->kk * (uint32_t)e->c->t.tw; /* prefix for short tiles */
+  if (e->c->g->mode == LOWER_GEMM_DIAG)
+    return emit_gemm(b, end, 1, (uint32_t)ch->nco, 0, L->tile_pix, 0, L->inp_block, 0,
+                     e->c->g->wgt_uniform ? 0 : L->kk);
+  return emit_gemm(b, end, (uint32_t)ch->nci, (uint32_t)ch->nco, 0, L->tile_pix, L->inp_block, 0, L->kk,
+                   (uint32_t)ch->nci * L->kk);
+}
+
+static void store_tile(struct conv_emit *e, const struct tile_chunk *ch, uint32_t acc,
+                       struct emit_vec *v) {
+  const struct lower_geom *g = e->c->g;
+  int32_t tw = e->c->t.tw;
+  for (int32_t b = 0; b < ch->nco; b++) {
+    uint32_t off = (uint32_t)((((int64_t)ch->n * g->cob + ch->co0 + b) * g->out_h + ch->oy0) * g->out_w + ch->ox0);
+    uint32_t sram = acc + (uint32_t)b * e->c->L.tile_pix;
+    struct loom_insn in =
+        tw == g->out_w
+            ? emit_mem(LOOM_OP_STORE, LOOM_BUF_OUT, sram, LOWER_SEG_OUT, off, 1,
+                       (uint32_t)(ch->rows * tw), (uint32_t)(ch->rows * tw))
+            : emit_mem(LOOM_OP_STORE, LOOM_BUF_OUT, sram, LOWER_SEG_OUT, off, (uint32_t)ch->rows,
+                       (uint32_t)tw, (uint32_t)g->out_w);
+    emit_vec_push(v, &in);
+  }
+}
+
+/* ---- the fused residual Add ---- */
+
+/* The residual tile into INP after the chunk's inputs (and, once, the
+ * b_weight x identity row into the last WGT row). */
+static void load_residual(struct conv_emit *e, const struct tile_chunk *ch, const struct tile_step *st,
+                          struct emit_vec *v) {
+  const struct lower_geom *g = e->c->g;
+  const struct tile_layout *L = &e->c->L;
+  int32_t tw = e->c->t.tw;
+  for (int32_t b = 0; b < ch->nco; b++) {
+    uint32_t off = (uint32_t)((((int64_t)ch->n * g->cob + ch->co0 + b) * g->out_h + ch->oy0) * g->out_w + ch->ox0);
+    uint32_t sram = st->inp_base + L->res_offset + (uint32_t)b * L->tile_pix;
+    struct loom_insn in =
+        tw == g->out_w ? emit_mem(LOOM_OP_LOAD, LOOM_BUF_INP, sram, LOWER_SEG_IN2, off, 1,
+                                  (uint32_t)(ch->rows * tw), (uint32_t)(ch->rows * tw))
+                       : emit_mem(LOOM_OP_LOAD, LOOM_BUF_INP, sram, LOWER_SEG_IN2, off, (uint32_t)ch->rows,
+                                  (uint32_t)tw, (uint32_t)g->out_w);
+    emit_vec_push(v, &in);
+  }
+}
+
+/* ALU with the immediate over a tile's ACC rows. */
+static struct loom_insn tile_alu_imm(struct conv_emit *e, uint32_t op, const struct tile_chunk *ch,
+                                     uint32_t acc, int32_t imm) {
+  struct loom_insn in = tile_alu(e, op, ch, acc, 0);
+  in.alu.use_imm = 1;
+  in.alu.imm = imm;
+  return in;
+}
+
+/* After the convolution's REQUANT (q in ACC):
+ *   MUL a_weight; GEMM += b_weight x residual; ADD -(a_w * zp_q + b_w * zp_r); REQUANT. */
+static void residual_tail(struct conv_emit *e, const struct tile_chunk *ch, const struct tile_step *st,
+                          struct emit_vec *main, struct emit_vec *post) {
+  const struct lower_qresidual *r = e->l->residual;
+  const struct tile_layout *L = &e->c->L;
+  uint32_t n = (uint32_t)(ch->rows * e->c->t.tw), inp = st->inp_base + L->res_offset;
+  struct loom_insn in = tile_alu_imm(e, LOOM_ALU_MUL, ch, st->acc_base, r->a_weight);
+  emit_vec_push(main, &in);
+  in = emit_qcfg(r->multiplier, r->shift, r->out_zero_point, r->clamp_lo, r->clamp_hi, r->round_even);
+  emit_vec_push(main, &in);
+  for (uint32_t i = 0; i < L->tile_pix; i++) {
+    uint32_t p = i; /* pixel i of the tile: ACC and the residual tile share the layout */
+    struct loom_uop u = {st->acc_base + p, inp + p, L->res_wgt_row};
+    e->scratch[i] = u;
+  }
+  uint32_t b = emit_uop_set(e->p, e->scratch, L->tile_pix);
+  in = emit_gemm(b, b + n, 1, (uint32_t)ch->nco, 0, L->tile_pix, 0, L->tile_pix, 0, 0);
+  emit_vec_push(main, &in); /* reads INP: stays before the chunk's C2L push */
+  int32_t k = -(r->a_weight * e->l->out_zero_point + r->b_weight * r->b_zero_point);
+  if (k != 0) {
+    in = tile_alu_imm(e, LOOM_ALU_ADD, ch, st->acc_base, k);
+    emit_vec_push(post, &in);
+  }
+  in = tile_alu(e, LOOM_ALU_REQUANT, ch, st->acc_base, 0);
+  in.alu.use_imm = 1; /* multiplier from QCFG */
+  emit_vec_push(post, &in);
+}
+
+static void conv_chunk(struct conv_emit *e, struct tile_state *s, const struct tile_chunk *ch,
+                       struct emit_chunk *out) {
+  struct tile_step st;
+  uint32_t cob = (uint32_t)e->c->g->cob;
+  tile_step(e->c, s, ch, &st);
+  emit_chunk_reset(out);
+  out->k = ch->k, out->o = ch->o, out->first = ch->first, out->last = ch->last;
+  if (st.load_inp) load_inputs(e, ch, &st, &out->load);
+  if (st.load_wgt) load_weights(e, ch, &st, &out->load);
+  if (e->l->residual && ch->last) load_residual(e, ch, &st, &out->load);
+  if (e->l->residual && ch->k == 0) {
+    struct loom_insn w = emit_mem(LOOM_OP_LOAD, LOOM_BUF_WGT, e->c->L.res_wgt_row, LOWER_SEG_CONST,
+                                  e->k.res_row, 1, 1, 1);
+    emit_vec_push(&out->load, &w);
+  }
+  struct loom_insn in;
+  if (ch->first) {
+    in = tile_alu(e, LOOM_ALU_MOV, ch, st.acc_base, e->k.param_row0 + (uint32_t)ch->co0);
+    emit_vec_push(&out->pre, &in);
+  }
+  in = chunk_gemm(e, ch, &st);
+  emit_vec_push(&out->main, &in);
+  if (ch->last && e->l->residual) {
+    in = emit_qcfg(0, e->l->shift, e->l->out_zero_point, e->l->clamp_lo, e->l->clamp_hi, e->l->round_even);
+    emit_vec_push(&out->main, &in);
+    in = tile_alu(e, LOOM_ALU_REQUANT, ch, st.acc_base, e->k.param_row0 + cob + (uint32_t)ch->co0);
+    emit_vec_push(&out->main, &in);
+    residual_tail(e, ch, &st, &out->main, &out->post);
+  } else if (ch->last) {
+    in = tile_alu(e, LOOM_ALU_REQUANT, ch, st.acc_base, e->k.param_row0 + cob + (uint32_t)ch->co0);
+    emit_vec_push(&out->post, &in);
+  }
+  if (ch->last) store_tile(e, ch, st.acc_base, &out->store);
+}
+
+/* ---- the job ---- */
+
+static void emit_conv(struct lower_program *p, const struct lower_qconv *l, const struct tile_ctx *c,
+                      const struct conv_consts *k) {
+  struct conv_emit e = {p, l, c, *k, NULL, {{0}}, {0}, 0};
+  e.scratch = malloc(sizeof *e.scratch * (tile_gemm_set_size(c->g, &c->t) + c->L.tile_pix));
+  LOWER_ASSERT(e.scratch != NULL);
+  uint32_t uload = emit_uop_load(p);
+  uint64_t acc_row = loom_hw_row_bytes(p->cfg, LOOM_BUF_ACC, 0);
+  struct loom_insn in = emit_mem(LOOM_OP_LOAD, LOOM_BUF_ACC, k->param_row0, LOWER_SEG_CONST,
+                                 (uint32_t)(p->param_offset / acc_row), 1, c->L.param_rows,
+                                 c->L.param_rows);
+  emit_insn(p, &in);
+  in = emit_qcfg(0, l->shift, l->out_zero_point, l->clamp_lo, l->clamp_hi, l->round_even);
+  emit_insn(p, &in);
+  struct emit_pipe pipe;
+  emit_pipe_begin(&pipe, p, c->t.chunks, c->t.tiles, 1);
+  struct tile_state s;
+  LOWER_ASSERT(tile_state_init(&s, c) == 0);
+  struct tile_iter it;
+  struct emit_chunk ch;
+  memset(&ch, 0, sizeof ch);
+  tile_iter_init(&it, c);
+  while (tile_iter_next(&it)) {
+    conv_chunk(&e, &s, &it.ch, &ch);
+    emit_pipe_chunk(&pipe, &ch);
+  }
+  emit_pipe_end(&pipe);
+  emit_uop_table(p, uload);
+  emit_chunk_free(&ch);
+  tile_state_free(&s);
+  free(e.scratch);
+}
+
+static int check_sizes(const struct lower_geom *g, const struct lower_qconv *l, const char *where,
+                       char *msg) {
+  uint64_t in_rows = (uint64_t)g->n * (uint64_t)g->cib * (uint64_t)g->in_h * (uint64_t)g->in_w;
+  uint64_t out_rows = (uint64_t)g->n * (uint64_t)g->cob * (uint64_t)g->out_h * (uint64_t)g->out_w;
+  if (in_rows >= MAX_ROWS || out_rows >= MAX_ROWS)
+    return fail(msg, where, "activations too large for 28-bit DRAM row offsets");
+  if ((int64_t)g->in_w * g->stride_h > 65535 || g->out_w > 65535 ||
+      (int64_t)g->cib * g->k_h * g->k_w > 65535)
+    return fail(msg, where, "row length exceeds the 16-bit transfer fields");
+  if (g->pad_t > 7 || g->pad_b > 7 || g->pad_l > 7 || g->pad_r > 7)
+    return fail(msg, where, "padding %d %d %d %d exceeds LOAD's limit of 7", g->pad_t, g->pad_l,
+                g->pad_b, g->pad_r);
+  return 0;
+}
+
+static void fill_acts(struct lower_program *p, const struct lower_qconv *l, enum lower_kind kind,
+                      const struct lower_geom *g) {
+  struct lower_act *in = &p->act[LOWER_SEG_IN], *out = &p->act[LOWER_SEG_OUT];
+  in->layout = kind == LOWER_KIND_CONV_IM2COL ? LOWER_ACT_IM2COL : LOWER_ACT_NCHWC;
+  in->n = l->n, in->c = l->in_c, in->h = l->in_h, in->w = l->in_w, in->block = p->cfg->block_in;
+  if (kind == LOWER_KIND_CONV_IM2COL) {
+    struct lower_im2col m = {l->k_h, l->k_w, l->stride_h, l->stride_w, l->pad_t, l->pad_l,
+                             l->dil_h, l->dil_w, g->out_h, g->out_w, l->in_zero_point};
+    in->im2col = m;
+  }
+  in->bytes = lower_act_bytes(in);
+  out->layout = LOWER_ACT_NCHWC;
+  out->n = l->n, out->c = l->out_c, out->h = g->out_h, out->w = g->out_w, out->block = p->cfg->block_out;
+  out->bytes = lower_act_bytes(out);
+  p->seg_bytes[LOWER_SEG_IN] = in->bytes;
+  p->seg_bytes[LOWER_SEG_OUT] = out->bytes;
+  if (l->residual) {
+    p->act[LOWER_SEG_IN2] = *out;
+    p->seg_bytes[LOWER_SEG_IN2] = out->bytes;
+  }
+}
+
+/* Input pixels some window reads along one axis: all of them unless the
+ * windows are narrower than the stride (1x1 stride-2 convolutions). */
+static uint64_t touched(int32_t in, int32_t out, int32_t k, int32_t s, int32_t d) {
+  int32_t extent = (k - 1) * d + 1;
+  return extent >= s ? (uint64_t)in : (uint64_t)out * (uint64_t)k;
+}
+
+/* Compulsory input traffic of the roofline: the input as stored, or only
+ * the pixels read when the windows skip some. */
+static uint64_t touched_input_bytes(const struct lower_program *p, const struct lower_geom *g) {
+  const struct lower_act *in = &p->act[LOWER_SEG_IN];
+  if (in->layout != LOWER_ACT_NCHWC) return in->bytes;
+  uint64_t rows = touched(g->in_h, g->out_h, g->k_h, g->stride_h, g->dil_h);
+  uint64_t cols = touched(g->in_w, g->out_w, g->k_w, g->stride_w, g->dil_w);
+  return (uint64_t)g->n * (uint64_t)g->cib * rows * cols * (uint64_t)in->block;
+}
+
+static void fill_report(struct lower_program *p, const struct lower_qconv *l, enum lower_kind kind,
+                        const struct tile_ctx *c) {
+  struct lower_report *r = &p->report;
+  const struct lower_geom *g = c->g;
+  r->kind = kind;
+  r->tiling = c->t;
+  r->macs = (uint64_t)l->n * (uint64_t)g->out_h * (uint64_t)g->out_w * (uint64_t)l->out_c *
+            (uint64_t)(l->in_c / l->groups) * (uint64_t)(l->k_h * l->k_w);
+  r->residual = l->residual != NULL;
+  r->min_bytes = touched_input_bytes(p, g) + p->act[LOWER_SEG_OUT].bytes +
+                 p->act[LOWER_SEG_IN2].bytes + (p->uop_offset - p->param_offset);
+  emit_report(p);
+}
+
+/* The whole lowering; `force` (tests) replaces the tiling search. */
+static int lower(const struct loom_hw_config *cfg, const struct lower_qconv *l, enum lower_kind kind,
+                 const struct lower_tiling *force, const char *where, struct lower_program *out,
+                 char *msg) {
+  emit_program_init(out, cfg);
+  if (check_common(cfg, where, msg) || check_shape(l, where, msg) || check_quant(l, where, msg))
+    return -1;
+  if (kind == LOWER_KIND_CONV)
+    kind = is_depthwise(l) ? LOWER_KIND_DWCONV : use_im2col(cfg, l) ? LOWER_KIND_CONV_IM2COL : kind;
+  struct lower_geom g;
+  geom_of(cfg, l, kind, &g);
+  if (check_sizes(&g, l, where, msg)) return -1;
+  struct tile_ctx c = {cfg, &g, {0}, {0}};
+  const char *why = NULL;
+  int rc;
+  if (force) {
+    c.t = *force;
+    rc = tile_finish(cfg, &g, 2 * (uint32_t)g.cob, &c.t, &c.L, &why);
+  } else {
+    rc = tile_search(cfg, &g, 2 * (uint32_t)g.cob, &c.t, &c.L, &why);
+  }
+  if (rc != 0) return lower_fail(msg, where, "no tiling fits the %s configuration: %s", cfg->name, why);
+  struct conv_consts k;
+  place_consts(out, l, kind, &g, &k);
+  fill_acts(out, l, kind, &g);
+  emit_conv(out, l, &c, &k);
+  fill_report(out, l, kind, &c);
+  return 0;
+}
+
+int lower_conv_kind(const struct loom_hw_config *cfg, const struct lower_qconv *l, enum lower_kind kind,
+                    const char *where, struct lower_program *out, char msg[LOWER_MSG_MAX]) {
+  return lower(cfg, l, kind, NULL, where, out, msg);
+}
+
+int lower_conv_tiled(const struct loom_hw_config *cfg, const struct lower_qconv *l,
+                     const struct lower_tiling *t, const char *where, struct lower_program *out,
+                     char msg[LOWER_MSG_MAX]) {
+  return lower(cfg, l, LOWER_KIND_CONV, t, where, out, msg);
+}
+
+int lower_conv(const struct loom_hw_config *cfg, const struct lower_qconv *l, const char *where,
+               struct lower_program *out, char msg[LOWER_MSG_MAX]) {
+  return lower_conv_kind(cfg, l, LOWER_KIND_CONV, where, out, msg);
+}
+
+/* y[n][o] = requant(bias[o] + sum_i w[o][i] * (x[n][i] - zp)): a 1x1
+ * convolution of n 1x1 images. */
+int lower_fc(const struct loom_hw_config *cfg, const struct lower_qfc *l, const char *where,
+             struct lower_program *out, char msg[LOWER_MSG_MAX]) {
+  struct lower_qconv c = {
+      .n = l->n, .in_c = l->in_features, .in_h = 1, .in_w = 1, .out_c = l->out_features,
+      .k_h = 1, .k_w = 1, .stride_h = 1, .stride_w = 1, .dil_h = 1, .dil_w = 1, .groups = 1,
+      .weights = l->weights, .bias = l->bias, .multiplier = l->multiplier, .shift = l->shift,
+      .in_zero_point = l->in_zero_point, .out_zero_point = l->out_zero_point,
+      .clamp_lo = l->clamp_lo, .clamp_hi = l->clamp_hi, .round_even = l->round_even};
+  return lower_conv_kind(cfg, &c, LOWER_KIND_FC, where, out, msg);
+}

@@ -1,0 +1,288 @@
+/*
+ * lower_pool.c - max pooling on the ALU; average pooling through the
+ * convolution path.
+ *
+ * Average pooling (and GlobalAveragePool, the window of the whole image) is
+ * a depthwise convolution whose diagonal weights are all one: the GEMM core
+ * sums the window, the input zero point becomes the bias -kk * zp (padding
+ * loads the zero point, so it counts as a real zero: count_include_pad),
+ * and REQUANT with multiplier / 2^shift = in_scale / (out_scale * kk)
+ * divides.  Its loads then run on the load module, overlapped with compute,
+ * which the ALU path below cannot do.
+ *
+ * Max pooling has no GEMM form.  Each tile of th x tw outputs and tcb
+ * channel blocks uses one ACC half: the input window of every block (LOAD
+ * ACC with src_int8, padding -128 so it never wins) followed by the output
+ * rows.  With T(off) the micro-op set {dst = out + oy*tw + ox,
+ * src = in + off + (oy*s_h)*iw + ox*s_w} over the tile's pixels:
+ *
+ *   ALU MOV  T(0)                 io = blocks                      tap (0, 0)
+ *   ALU MAX  T(1)                 io = blocks, ii = k_w - 1        taps (0, 1..)
+ *   ALU MAX  T(kh * iw), kh >= 1  io = blocks, ii = k_w            taps (kh, 0..)
+ *
+ * which is exactly one ALU micro-op per output and tap, consecutive
+ * micro-ops writing different rows.  LOAD ACC belongs to the compute
+ * module, so loads do not overlap the ALU; the store of tile o-1 does
+ * (two ACC halves, C2S / S2C tokens, no load-module chunks).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sw_compiler/lower.h"
+
+static int is_int8(int32_t v) { return v >= -128 && v <= 127; }
+
+static int check_pool(const struct loom_hw_config *cfg, const struct lower_qpool *l,
+                      const char *where, char *msg) {
+  if (cfg->batch != 1 || cfg->block_in != cfg->block_out)
+    return lower_fail(msg, where, "configuration %s is not supported (batch 1, square blocks)", cfg->name);
+  if (l->kind < 0 || l->kind >= LOWER_POOL_COUNT) return lower_fail(msg, where, "unknown pooling kind");
+  if (l->n < 1 || l->c < 1 || l->in_h < 1 || l->in_w < 1 || l->k_h < 1 || l->k_w < 1 ||
+      l->stride_h < 1 || l->stride_w < 1)
+    return lower_fail(msg, where, "empty tensor, window or stride");
+  if (l->pad_t < 0 || l->pad_l < 0 || l->pad_b < 0 || l->pad_r < 0 || l->pad_t >= l->k_h ||
+      l->pad_b >= l->k_h || l->pad_l >= l->k_w || l->pad_r >= l->k_w || l->pad_t > 7 ||
+      l->pad_b > 7 || l->pad_l > 7 || l->pad_r > 7)
+    return lower_fail(msg, where, "padding must be in 0..min(7, window - 1)");
+  if (l->in_h + l->pad_t + l->pad_b < l->k_h || l->in_w + l->pad_l + l->pad_r < l->k_w)
+    return lower_fail(msg, where, "window larger than the padded input");
+  if (l->kind == LOWER_POOL_AVG &&
+      (l->shift > 63 || !is_int8(l->in_zero_point) || !is_int8(l->out_zero_point) ||
+       !is_int8(l->clamp_lo) || !is_int8(l->clamp_hi) || l->round_even > 1))
+    return lower_fail(msg, where, "bad requantization parameters");
+  return 0;
+}
+
+/* Average pooling = depthwise convolution with weights 1. */
+static int lower_avgpool(const struct loom_hw_config *cfg, const struct lower_qpool *l,
+                         const char *where, struct lower_program *out, char *msg) {
+  size_t kk = (size_t)l->k_h * (size_t)l->k_w;
+  int8_t *w = malloc((size_t)l->c * kk);
+  int32_t *m = malloc(sizeof(int32_t) * (size_t)l->c);
+  LOWER_ASSERT(w && m);
+  memset(w, 1, (size_t)l->c * kk);
+  for (int32_t i = 0; i < l->c; i++) m[i] = l->multiplier;
+  struct lower_qconv c = {
+      .n = l->n, .in_c = l->c, .in_h = l->in_h, .in_w = l->in_w, .out_c = l->c, .k_h = l->k_h,
+      .k_w = l->k_w, .stride_h = l->stride_h, .stride_w = l->stride_w, .pad_t = l->pad_t,
+      .pad_l = l->pad_l, .pad_b = l->pad_b, .pad_r = l->pad_r, .dil_h = 1, .dil_w = 1,
+      .groups = l->c, .weights = w, .multiplier = m, .shift = l->shift,
+      .in_zero_point = l->in_zero_point, .out_zero_point = l->out_zero_point,
+      .clamp_lo = l->clamp_lo, .clamp_hi = l->clamp_hi, .round_even = l->round_even};
+  int rc = lower_conv_kind(cfg, &c, LOWER_KIND_AVGPOOL, where, out, msg);
+  free(w), free(m);
+  return rc;
+}
+
+/* ---- max pooling ---- */
+
+static void pool_geom(const struct loom_hw_config *cfg, const struct lower_qpool *l, struct lower_geom *g) {
+  memset(g, 0, sizeof *g);
+  g->mode = LOWER_GEMM_DIAG;
+  g->n = l->n, g->in_h = l->in_h, g->in_w = l->in_w;
+  g->k_h = l->k_h, g->k_w = l->k_w, g->stride_h = l->stride_h, g->stride_w = l->stride_w;
+  g->dil_h = g->dil_w = 1;
+  g->pad_t = l->pad_t, g->pad_l = l->pad_l, g->pad_b = l->pad_b, g->pad_r = l->pad_r;
+  g->out_h = (l->in_h + l->pad_t + l->pad_b - l->k_h) / l->stride_h + 1;
+  g->out_w = (l->in_w + l->pad_l + l->pad_r - l->k_w) / l->stride_w + 1;
+  g->cib = g->cob = tile_ceil_div(l->c, cfg->block_out);
+}
+
+/* ACC layout of a max-pooling tiling; 0 when it fits. */
+static int pool_layout(const struct loom_hw_config *cfg, const struct lower_geom *g,
+                       struct lower_tiling *t, struct tile_layout *L) {
+  memset(L, 0, sizeof *L);
+  t->tci = t->tco;
+  t->n_rt = tile_ceil_div(g->out_h, t->th), t->n_ct = tile_ceil_div(g->out_w, t->tw);
+  t->n_cot = tile_ceil_div(g->cob, t->tco), t->n_cic = 1;
+  t->tiles = t->chunks = (uint32_t)(g->n * t->n_rt * t->n_ct * t->n_cot);
+  L->acc_half = (uint32_t)cfg->acc_rows / 2;
+  L->acc_base[1] = L->acc_half;
+  L->ih = (uint32_t)((t->th - 1) * g->stride_h + g->k_h);
+  L->iw = (uint32_t)((t->tw - 1) * g->stride_w + g->k_w);
+  L->inp_block = L->ih * L->iw;
+  L->tile_pix = (uint32_t)(t->th * t->tw);
+  L->kk = (uint32_t)(g->k_h * g->k_w);
+  t->uops = 2 * (uint32_t)(g->k_h + 1) * L->tile_pix;
+  uint64_t need = (uint64_t)t->tco * (L->inp_block + L->tile_pix);
+  return need <= L->acc_half && t->uops <= (uint32_t)cfg->uop_rows && L->inp_block <= 2047 &&
+                 L->tile_pix <= 2047
+             ? 0
+             : -1;
+}
+
+static uint64_t pool_tile_cost(const struct loom_hw_config *cfg, const struct tile_ctx *c,
+                               const struct tile_chunk *ch, uint64_t *store, uint64_t *bytes) {
+  struct tile_window w;
+  tile_window(c->g, ch->oy0, ch->rows, ch->ox0, c->t.tw, &w);
+  uint64_t pix = (uint64_t)ch->rows * (uint64_t)c->t.tw * (uint64_t)ch->nco;
+  uint64_t pad = (uint64_t)(w.pt + w.ny + w.pb) * c->L.iw - (uint64_t)w.nx * (uint64_t)w.ny;
+  uint64_t row = (uint64_t)w.nx * loom_hw_row_bytes(cfg, LOOM_BUF_ACC, 1);
+  uint64_t cyc = (uint64_t)ch->nco * cost_dma(cfg, row, (uint64_t)w.ny, pad);
+  cyc += cost_alu(pix) + (uint64_t)c->g->k_h * cost_alu(pix * (uint64_t)(c->g->k_w));
+  uint64_t orow = (uint64_t)c->t.tw * loom_hw_row_bytes(cfg, LOOM_BUF_OUT, 0);
+  *store = (uint64_t)ch->nco * cost_dma(cfg, orow, (uint64_t)ch->rows, 0);
+  *bytes += (uint64_t)ch->nco * (row * (uint64_t)w.ny + orow * (uint64_t)ch->rows);
+  return cyc;
+}
+
+static uint64_t pool_cost(const struct tile_ctx *c) {
+  struct cost_pipe p;
+  struct tile_iter it;
+  cost_pipe_init(&p, 0);
+  tile_iter_init(&it, c);
+  while (tile_iter_next(&it)) {
+    uint64_t store;
+    uint64_t comp = pool_tile_cost(c->cfg, c, &it.ch, &store, &p.bus_bytes);
+    cost_pipe_chunk(&p, 0, comp, 1, 1, store);
+  }
+  return cost_pipe_total(c->cfg, &p);
+}
+
+/* Cheapest (blocks, rows, columns) per tile; columns split only when whole
+ * rows do not fit. */
+static int pool_search(const struct loom_hw_config *cfg, const struct lower_geom *g, struct tile_ctx *best) {
+  int32_t bs[TILE_SIZES_MAX], hs[TILE_SIZES_MAX], ws[TILE_SIZES_MAX];
+  int32_t nb = tile_distinct_sizes(g->cob, bs), nh = tile_distinct_sizes(g->out_h, hs);
+  int32_t nw = tile_distinct_sizes(g->out_w, ws);
+  int found = 0;
+  for (int32_t a = 0; a < nb; a++)
+    for (int32_t c = 0; c < nw; c++) {
+      int any = 0;
+      for (int32_t b = 0; b < nh; b++) {
+        struct tile_ctx x = {cfg, g, {0}, {0}};
+        x.t.tco = bs[a], x.t.th = hs[b], x.t.tw = ws[c];
+        if (pool_layout(cfg, g, &x.t, &x.L) != 0) continue;
+        any = 1;
+        x.t.est_cycles = pool_cost(&x);
+        if (!found || x.t.est_cycles < best->t.est_cycles) *best = x, found = 1;
+      }
+      if (any) break; /* wider tiles fit: narrower ones only cost more */
+    }
+  return found ? 0 : -1;
+}
+
+struct pool_emit {
+  struct lower_program *p;
+  const struct tile_ctx *c;
+  struct loom_uop *scratch;
+};
+
+/* T(off): the tile's pixels, reading the input window at offset `off`. */
+static uint32_t pool_set(struct pool_emit *e, uint32_t acc, uint32_t off) {
+  const struct tile_ctx *c = e->c;
+  uint32_t out = acc + (uint32_t)c->t.tco * c->L.inp_block, n = 0;
+  for (int32_t oy = 0; oy < c->t.th; oy++)
+    for (int32_t ox = 0; ox < c->t.tw; ox++) {
+      struct loom_uop *u = &e->scratch[n++];
+      u->acc = out + (uint32_t)(oy * c->t.tw + ox);
+      u->inp = acc + off + (uint32_t)(oy * c->g->stride_h) * c->L.iw + (uint32_t)(ox * c->g->stride_w);
+      u->wgt = 0;
+    }
+  return emit_uop_set(e->p, e->scratch, n);
+}
+
+static void pool_loads(struct pool_emit *e, const struct tile_chunk *ch, uint32_t acc, struct emit_vec *v) {
+  const struct lower_geom *g = e->c->g;
+  struct tile_window w;
+  tile_window(g, ch->oy0, ch->rows, ch->ox0, e->c->t.tw, &w);
+  for (int32_t i = 0; i < ch->nco; i++) {
+    uint32_t off = (uint32_t)((((int64_t)ch->n * g->cib + ch->co0 + i) * g->in_h + w.y0) * g->in_w + w.x0);
+    struct loom_insn in = emit_mem(LOOM_OP_LOAD, LOOM_BUF_ACC, acc + (uint32_t)i * e->c->L.inp_block,
+                                   LOWER_SEG_IN, off, (uint32_t)w.ny, (uint32_t)w.nx, (uint32_t)g->in_w);
+    in.mem.src_int8 = 1;
+    in.mem.pad_value = -128;
+    in.mem.y_pad_top = (uint32_t)w.pt, in.mem.y_pad_bottom = (uint32_t)w.pb;
+    in.mem.x_pad_left = (uint32_t)w.pl, in.mem.x_pad_right = (uint32_t)w.pr;
+    emit_vec_push(v, &in);
+  }
+}
+
+static void pool_alu(struct pool_emit *e, const struct tile_chunk *ch, uint32_t acc, struct emit_vec *v) {
+  const struct tile_ctx *c = e->c;
+  uint32_t n = (uint32_t)(ch->rows * c->t.tw), blocks = (uint32_t)ch->nco;
+  uint32_t A = c->L.tile_pix, I = c->L.inp_block, b = pool_set(e, acc, 0);
+  struct loom_insn in = emit_alu(LOOM_ALU_MOV, b, b + n, blocks, 1, A, 0, I, 0);
+  emit_vec_push(v, &in);
+  if (c->g->k_w > 1) {
+    b = pool_set(e, acc, 1);
+    in = emit_alu(LOOM_ALU_MAX, b, b + n, blocks, (uint32_t)c->g->k_w - 1, A, 0, I, 1);
+    emit_vec_push(v, &in);
+  }
+  for (int32_t kh = 1; kh < c->g->k_h; kh++) {
+    b = pool_set(e, acc, (uint32_t)kh * c->L.iw);
+    in = emit_alu(LOOM_ALU_MAX, b, b + n, blocks, (uint32_t)c->g->k_w, A, 0, I, 1);
+    emit_vec_push(v, &in);
+  }
+}
+
+static void pool_stores(struct pool_emit *e, const struct tile_chunk *ch, uint32_t acc, struct emit_vec *v) {
+  const struct lower_geom *g = e->c->g;
+  uint32_t out = acc + (uint32_t)e->c->t.tco * e->c->L.inp_block, tw = (uint32_t)e->c->t.tw;
+  for (int32_t i = 0; i < ch->nco; i++) {
+    uint32_t off = (uint32_t)((((int64_t)ch->n * g->cob + ch->co0 + i) * g->out_h + ch->oy0) * g->out_w + ch->ox0);
+    struct loom_insn in = emit_mem(LOOM_OP_STORE, LOOM_BUF_OUT, out + (uint32_t)i * e->c->L.tile_pix,
+                                   LOWER_SEG_OUT, off, (uint32_t)ch->rows, tw, (uint32_t)g->out_w);
+    emit_vec_push(v, &in);
+  }
+}
+
+static void emit_maxpool(struct lower_program *p, const struct tile_ctx *c) {
+  struct pool_emit e = {p, c, malloc(sizeof(struct loom_uop) * c->L.tile_pix)};
+  LOWER_ASSERT(e.scratch != NULL);
+  uint32_t uload = emit_uop_load(p);
+  struct emit_pipe pipe;
+  struct emit_chunk ch;
+  struct tile_iter it;
+  memset(&ch, 0, sizeof ch);
+  emit_pipe_begin(&pipe, p, c->t.chunks, c->t.tiles, 0);
+  tile_iter_init(&it, c);
+  while (tile_iter_next(&it)) {
+    uint32_t acc = c->L.acc_base[it.ch.o & 1];
+    emit_chunk_reset(&ch);
+    ch.k = it.ch.k, ch.o = it.ch.o, ch.first = ch.last = 1;
+    pool_loads(&e, &it.ch, acc, &ch.pre);
+    pool_alu(&e, &it.ch, acc, &ch.main);
+    pool_stores(&e, &it.ch, acc, &ch.store);
+    emit_pipe_chunk(&pipe, &ch);
+  }
+  emit_pipe_end(&pipe);
+  emit_uop_table(p, uload);
+  emit_chunk_free(&ch);
+  free(e.scratch);
+}
+
+static void pool_acts(struct lower_program *p, const struct lower_qpool *l, const struct lower_geom *g) {
+  struct lower_act in = {LOWER_ACT_NCHWC, l->n, l->c, l->in_h, l->in_w, p->cfg->block_in, {0}, 0};
+  struct lower_act out = {LOWER_ACT_NCHWC, l->n, l->c, g->out_h, g->out_w, p->cfg->block_out, {0}, 0};
+  in.bytes = lower_act_bytes(&in), out.bytes = lower_act_bytes(&out);
+  p->act[LOWER_SEG_IN] = in, p->act[LOWER_SEG_OUT] = out;
+  p->seg_bytes[LOWER_SEG_IN] = in.bytes, p->seg_bytes[LOWER_SEG_OUT] = out.bytes;
+}
+
+static int lower_maxpool(const struct loom_hw_config *cfg, const struct lower_qpool *l,
+                         const char *where, struct lower_program *p, char *msg) {
+  struct lower_geom g;
+  pool_geom(cfg, l, &g);
+  if ((uint64_t)g.n * (uint64_t)g.cib * (uint64_t)g.in_h * (uint64_t)g.in_w >= (UINT64_C(1) << 28) ||
+      g.in_w > 65535)
+    return lower_fail(msg, where, "tensor too large for the transfer fields");
+  struct tile_ctx c;
+  if (pool_search(cfg, &g, &c) != 0)
+    return lower_fail(msg, where, "no max-pooling tile fits the %s configuration", cfg->name);
+  pool_acts(p, l, &g);
+  emit_maxpool(p, &c);
+  p->report.kind = LOWER_KIND_MAXPOOL;
+  p->report.tiling = c.t;
+  p->report.min_bytes = p->act[LOWER_SEG_IN].bytes + p->act[LOWER_SEG_OUT].bytes;
+  emit_report(p);
+  return 0;
+}
+
+int lower_pool(const struct loom_hw_config *cfg, const struct lower_qpool *l, const char *where,
+               struct lower_program *out, char msg[LOWER_MSG_MAX]) {
+  emit_program_init(out, cfg);
+  if (check_pool(cfg, l, where, msg)) return -1;
+  if (l->kind == LOWER_POOL_AVG) return lower_avgpool(cfg, l, where, out, msg);
+  return lower_maxpool(cfg, l, where, out, msg);
+}

@@ -21,6 +21,7 @@ const char *const loom_hostop_names[] = {
     [LOOM_HOSTOP_QUANTIZE] = "QUANTIZE",
     [LOOM_HOSTOP_DEQUANTIZE] = "DEQUANTIZE",
     [LOOM_HOSTOP_SOFTMAX] = "SOFTMAX",
+    [LOOM_HOSTOP_NATIVE] = "NATIVE",
 };
 _Static_assert(sizeof loom_hostop_names / sizeof loom_hostop_names[0] == LOOM_HOSTOP_COUNT,
                "every host op needs a name");
@@ -144,6 +145,8 @@ loom_status loom_hostop_run(uint32_t kind, const struct loom_hostop_args *a,
   case LOOM_HOSTOP_QUANTIZE: return run_quantize(a, msg);
   case LOOM_HOSTOP_DEQUANTIZE: return run_dequantize(a, msg);
   case LOOM_HOSTOP_SOFTMAX: return run_softmax(a, msg);
+  case LOOM_HOSTOP_NATIVE: /* model loading refuses such a step without usable native code */
+    return loom_fail(msg, LOOM_E_UNSUPPORTED, "this step exists only as native code (HOSTCODE)");
   case LOOM_HOSTOP_COUNT: break;
   }
   return loom_fail(msg, LOOM_E_UNSUPPORTED, "unknown host op %u", kind);

@@ -9,9 +9,10 @@
  * the checks is fixed: header, crc32, section table, then each section in
  * type order, then records that refer to other records (tensor -> buffer,
  * job -> INSNS and buffers, step -> jobs, tensors and DATA), then name
- * uniqueness.  Each check only relies on fields checked before it, so the
- * arithmetic never sees an unchecked value; all of it is overflow-checked
- * and 64-bit.
+ * uniqueness, then HOSTCODE (format 1.1: native host code, whose entries
+ * refer to steps).  Each check only relies on fields checked before it, so
+ * the arithmetic never sees an unchecked value; all of it is
+ * overflow-checked and 64-bit.
  *
  * The parsed form points into one owned copy of the bytes: sections are
  * 8-byte aligned in the file and the copy is malloc-aligned, so records are
@@ -51,6 +52,8 @@ _Static_assert(offsetof(struct loom_file_tensor, scale) == 96, "tensor scale at 
 _Static_assert(sizeof(struct loom_file_job) == 48, "JOBS record is 48 bytes");
 _Static_assert(sizeof(struct loom_file_step) == 48, "STEPS record is 48 bytes");
 _Static_assert(offsetof(struct loom_file_step, param_offset) == 32, "step params at 32");
+_Static_assert(sizeof(struct loom_file_hostcode) == 32, "HOSTCODE header is 32 bytes");
+_Static_assert(sizeof(struct loom_file_hostcode_entry) == 24, "HOSTCODE entry is 24 bytes");
 
 static const char *const section_names[LOOM_SEC_COUNT] = {
     [0] = "?",
@@ -61,6 +64,7 @@ static const char *const section_names[LOOM_SEC_COUNT] = {
     [LOOM_SEC_TENSORS] = "TENSORS",
     [LOOM_SEC_JOBS] = "JOBS",
     [LOOM_SEC_STEPS] = "STEPS",
+    [LOOM_SEC_HOSTCODE] = "HOSTCODE",
 };
 _Static_assert(sizeof section_names / sizeof section_names[0] == LOOM_SEC_COUNT,
                "every section type needs a name");
@@ -74,6 +78,7 @@ static const uint32_t section_entry_sizes[LOOM_SEC_COUNT] = {
     [LOOM_SEC_TENSORS] = sizeof(struct loom_file_tensor),
     [LOOM_SEC_JOBS] = sizeof(struct loom_file_job),
     [LOOM_SEC_STEPS] = sizeof(struct loom_file_step),
+    [LOOM_SEC_HOSTCODE] = 1,
 };
 
 const char *loom_section_name(uint32_t type) {
@@ -370,11 +375,16 @@ static loom_status check_table(struct reader *r, uint32_t *count) {
   return LOOM_OK;
 }
 
-/* A known section type, or an unknown one a newer minor version may add. */
+/* A known section type, or an unknown one a newer writer may add.  A 1.0
+ * file holds only the seven 1.0 types; from 1.1 on, a type this reader
+ * does not know is skipped (the crc rules out a corrupted type field, so
+ * it was written on purpose). */
 static loom_status check_entry_type(struct reader *r, uint32_t i, uint64_t e, uint32_t type) {
   uint64_t tbl = rd64(r->p + LOOM_FILE_OFF_SECTION_TABLE);
-  if (type == 0 || (type >= LOOM_SEC_COUNT && r->minor <= LOOM_FILE_VERSION_MINOR))
+  if (type == 0 || (type > LOOM_SEC_STEPS && r->minor == 0 && type != LOOM_SEC_HOSTCODE))
     return bad(r, e, "section %u: type %u is not defined", i, type);
+  if (type == LOOM_SEC_HOSTCODE && r->minor == 0)
+    return bad(r, e, "section %u: type %u (HOSTCODE) needs format version 1.1, the file is 1.0", i, type);
   for (uint32_t j = 0; j < i; j++)
     if (rd32(r->p + tbl + (uint64_t)j * LOOM_FILE_SECTION_ENTRY_SIZE) == type)
       return bad(r, e, "section %u: a second %s section (type %u; the first is section %u)", i,
@@ -636,6 +646,77 @@ static loom_status check_unique(struct reader *r, uint32_t type, uint32_t count,
   return st;
 }
 
+/* ---- HOSTCODE (1.1) ----
+ *
+ *   header (32 bytes) | entries (24 bytes each) | ELF image
+ *
+ * The image is checked here only for what a reader needs to tell whether
+ * it is meant for this machine (the ELF magic and a whole ELF header); the
+ * runtime checks the rest before it loads one (hostcode.c). */
+
+/* Right after the entries (32 + 24 n: always 8-aligned). */
+static uint64_t hostcode_image_offset(uint32_t entry_count) {
+  return sizeof(struct loom_file_hostcode) + (uint64_t)entry_count * sizeof(struct loom_file_hostcode_entry);
+}
+
+static loom_status check_hostcode_header(struct reader *r, const struct loom_file_hostcode *h) {
+  const struct section *s = &r->sec[LOOM_SEC_HOSTCODE];
+  uint64_t want = hostcode_image_offset(h->entry_count);
+  if (!name_ok(r->f, h->triple))
+    return bad(r, s->off, "HOSTCODE: triple %u is not the start of a non-empty string in STRTAB", h->triple);
+  if (h->cpu && !name_ok(r->f, h->cpu))
+    return bad(r, s->off + 4, "HOSTCODE: cpu %u is not 0 or the start of a non-empty string in STRTAB", h->cpu);
+  if (h->abi != LOOM_HOSTCODE_ABI)
+    return bad(r, s->off + 8, "HOSTCODE: entry-point ABI %u is not supported (this reader implements %d)",
+               h->abi, LOOM_HOSTCODE_ABI);
+  if (want > s->size)
+    return bad(r, s->off + 12, "HOSTCODE: %u entries do not fit the section (%" PRIu64 " bytes)",
+               h->entry_count, s->size);
+  if (h->image_offset != want)
+    return bad(r, s->off + 16, "HOSTCODE: image_offset %" PRIu64 " is not %" PRIu64
+               " (right after the entries)", h->image_offset, want);
+  if (h->image_size != s->size - want)
+    return bad(r, s->off + 24, "HOSTCODE: image_size %" PRIu64 " does not reach the end of the"
+               " section (%" PRIu64 " bytes from image_offset)", h->image_size, s->size - want);
+  const uint8_t *img = r->p + s->off + want;
+  if (h->image_size < 52 || memcmp(img, "\x7f" "ELF", 4))
+    return bad(r, s->off + want, "HOSTCODE: the image is not an ELF file");
+  return LOOM_OK;
+}
+
+static loom_status check_hostcode_entry(struct reader *r, const struct loom_file_hostcode_entry *e,
+                                        uint32_t i, uint64_t at) {
+  const struct loom_file *f = r->f;
+  if (e->step >= f->step_count || f->steps[e->step].kind != LOOM_STEP_HOST)
+    return bad(r, at, "HOSTCODE entry %u: step %u is not a host step", i, e->step);
+  if (i > 0 && e->step <= e[-1].step)
+    return bad(r, at, "HOSTCODE entry %u: step %u does not follow step %u (entries are sorted by"
+               " step, each step once)", i, e->step, e[-1].step);
+  if (!name_ok(f, e->symbol))
+    return bad(r, at + 4, "HOSTCODE entry %u: symbol %u is not the start of a non-empty string in"
+               " STRTAB", i, e->symbol);
+  if (e->flags) return bad(r, at + 16, "HOSTCODE entry %u: flags are not 0", i);
+  if (e->reserved) return bad(r, at + 20, "HOSTCODE entry %u: reserved field is not 0", i);
+  return LOOM_OK;
+}
+
+static loom_status check_hostcode(struct reader *r) {
+  const struct section *s = &r->sec[LOOM_SEC_HOSTCODE];
+  if (!s->present || s->size == 0) return LOOM_OK; /* empty is the same as absent */
+  if (s->size < sizeof(struct loom_file_hostcode))
+    return bad(r, s->off, "HOSTCODE: %" PRIu64 " bytes is shorter than its 32-byte header", s->size);
+  const struct loom_file_hostcode *h = (const void *)(r->p + s->off);
+  loom_status st = check_hostcode_header(r, h);
+  const struct loom_file_hostcode_entry *e = (const void *)(h + 1);
+  for (uint32_t i = 0; i < h->entry_count && !st; i++)
+    st = check_hostcode_entry(r, &e[i], i, s->off + sizeof *h + (uint64_t)i * sizeof *e);
+  if (st) return st;
+  r->f->hostcode = h;
+  r->f->hostcode_entries = e;
+  r->f->hostcode_image = r->p + s->off + h->image_offset;
+  return LOOM_OK;
+}
+
 static loom_status check_records(struct reader *r) {
   loom_status st;
   map_sections(r);
@@ -644,7 +725,8 @@ static loom_status check_records(struct reader *r) {
   if ((st = check_tensors(r))) return st;
   if ((st = check_jobs_steps(r))) return st;
   if ((st = check_unique(r, LOOM_SEC_BUFFERS, r->f->buffer_count, "buffer"))) return st;
-  return check_unique(r, LOOM_SEC_TENSORS, r->f->tensor_count, "tensor");
+  if ((st = check_unique(r, LOOM_SEC_TENSORS, r->f->tensor_count, "tensor"))) return st;
+  return check_hostcode(r);
 }
 
 static loom_status parse_fail(char msg[LOOM_MSG_MAX], loom_status st, const char *name,

@@ -20,7 +20,7 @@
 
 #define LOOM_FILE_MAGIC "\x89LOOM\r\n\x1a"
 #define LOOM_FILE_VERSION_MAJOR 1
-#define LOOM_FILE_VERSION_MINOR 0
+#define LOOM_FILE_VERSION_MINOR 1  /* 1.1 added HOSTCODE; the writer emits 1.0 without it */
 #define LOOM_FILE_HEADER_SIZE 64
 #define LOOM_FILE_SECTION_ENTRY_SIZE 32
 #define LOOM_FILE_MAX_SIZE (UINT64_C(1) << 32)  /* 4 GiB cap on a model */
@@ -34,6 +34,7 @@ enum loom_section_type {
   LOOM_SEC_TENSORS,     /* struct loom_file_tensor[] */
   LOOM_SEC_JOBS,        /* struct loom_file_job[] */
   LOOM_SEC_STEPS,       /* struct loom_file_step[]: the program, in order */
+  LOOM_SEC_HOSTCODE,    /* (1.1) native code of HOST steps: struct loom_file_hostcode */
   LOOM_SEC_COUNT
 };
 
@@ -106,6 +107,34 @@ struct loom_file_step {     /* 48 bytes */
   uint64_t param_size;
 };
 
+/* HOSTCODE (format 1.1, docs/hostcode.md): native code for some or all
+ * HOST steps, as one ELF shared object built by the compiler through LLVM.
+ * The section is a byte section laid out as
+ *
+ *   struct loom_file_hostcode | entries[entry_count] | ELF image
+ *
+ * The runtime uses the image when its ELF class, byte order, machine and
+ * float ABI are the running process's, and the portable C host ops
+ * otherwise. */
+#define LOOM_HOSTCODE_ABI 1   /* int32_t entry(void *const *in, void *const *out) */
+
+struct loom_file_hostcode {       /* 32 bytes, at offset 0 of HOSTCODE */
+  uint32_t triple;            /* STRTAB name: target triple, "aarch64-unknown-linux-gnu" */
+  uint32_t cpu;               /* STRTAB offset of the CPU the code is tuned for; 0 = generic */
+  uint32_t abi;               /* LOOM_HOSTCODE_ABI */
+  uint32_t entry_count;       /* records after this header */
+  uint64_t image_offset;      /* of the ELF image in the section: 32 + 24 * entry_count */
+  uint64_t image_size;        /* the image runs to the end of the section */
+};
+
+struct loom_file_hostcode_entry { /* 24 bytes */
+  uint32_t step;              /* index of a HOST step; each step at most once */
+  uint32_t symbol;            /* STRTAB name of the entry point in the image */
+  uint64_t signature;         /* loom_hostcode_signature() the code was specialized for */
+  uint32_t flags;             /* 0 */
+  uint32_t reserved;          /* 0 */
+};
+
 struct loom_file {
   uint32_t version_major, version_minor;
   uint32_t config_hash;
@@ -117,6 +146,10 @@ struct loom_file {
   const struct loom_file_tensor *tensors; uint32_t tensor_count;
   const struct loom_file_job *jobs; uint32_t job_count;
   const struct loom_file_step *steps; uint32_t step_count;
+  /* HOSTCODE (NULL / 0 when absent): header, entries, ELF image */
+  const struct loom_file_hostcode *hostcode;
+  const struct loom_file_hostcode_entry *hostcode_entries;
+  const uint8_t *hostcode_image;
   void *storage;            /* owned, aligned copy of the file */
   uint64_t file_size;
 };
@@ -175,7 +208,8 @@ loom_status loom_file_check_insns(const struct loom_file *f, const char *name,
 /* ---- writer ----
  *
  * The builder collects records and lays the file out when finished: header,
- * section table, then STRTAB, INSNS, DATA, BUFFERS, TENSORS, JOBS, STEPS.
+ * section table, then STRTAB, INSNS, DATA, BUFFERS, TENSORS, JOBS, STEPS,
+ * and HOSTCODE when one was added (the file is then version 1.1, else 1.0).
  * Strings are interned (the same string gets the same offset).  A tensor
  * added with bytes == 0 gets loom_file_tensor_bytes().  When memory runs out
  * the builder remembers it, the adders return all-ones, and finish returns
@@ -194,6 +228,17 @@ uint32_t loom_fb_buffer(struct loom_file_builder *b, const struct loom_file_buff
 uint32_t loom_fb_tensor(struct loom_file_builder *b, const struct loom_file_tensor *t);
 uint32_t loom_fb_job(struct loom_file_builder *b, const struct loom_file_job *j);
 uint32_t loom_fb_step(struct loom_file_builder *b, const struct loom_file_step *s);
+/* Native host code (docs/hostcode.md): the ELF image and one entry per
+ * HOST step it implements; triple and cpu are STRTAB offsets
+ * (loom_fb_string), and so are the entries' symbols.  Replaces what an
+ * earlier call added.  Returns 0, or -1 when out of memory. */
+int loom_fb_hostcode(struct loom_file_builder *b, uint32_t triple, uint32_t cpu,
+                     const struct loom_file_hostcode_entry *entries, uint32_t entry_count,
+                     const void *image, uint64_t image_size);
+/* A builder holding every record of a parsed file (STRTAB copied as it is,
+ * so name offsets stay valid), to add to it; without its HOSTCODE.  NULL
+ * when out of memory. */
+struct loom_file_builder *loom_file_builder_from(const struct loom_file *f);
 /* Serializes (with crc32) into a malloc'd buffer; NULL when out of memory. */
 uint8_t *loom_file_builder_finish(struct loom_file_builder *b, size_t *size);
 loom_status loom_file_builder_write(struct loom_file_builder *b, const char *path,

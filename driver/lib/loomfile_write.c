@@ -10,6 +10,9 @@
  * every section 8-byte aligned, all seven always present (possibly empty),
  * padding zero.  The same records added in the same order therefore give
  * the same bytes, which is what lets the assembler round-trip exactly.
+ * A file with native host code gets an eighth entry, HOSTCODE, after STEPS
+ * and says version 1.1; without it the file stays 1.0, byte for byte what
+ * it was before 1.1 existed.
  *
  * Strings are interned through a small open-addressing table of STRTAB
  * offsets, so a model with thousands of names stays linear.  Offset 0 is
@@ -33,6 +36,7 @@ struct bytes {
 struct loom_file_builder {
   uint32_t config_hash;
   struct bytes strtab, insns, data, buffers, tensors, jobs, steps;
+  struct bytes hostcode;  /* the whole HOSTCODE section; empty: none */
   uint32_t *slots; /* STRTAB offset + 1 per slot, 0 = empty */
   size_t slot_cap, slot_used;
   int failed;
@@ -94,7 +98,8 @@ struct loom_file_builder *loom_file_builder_new(uint32_t config_hash) {
 
 void loom_file_builder_free(struct loom_file_builder *b) {
   if (!b) return;
-  struct bytes *all[] = {&b->strtab, &b->insns, &b->data, &b->buffers, &b->tensors, &b->jobs, &b->steps};
+  struct bytes *all[] = {&b->strtab, &b->insns, &b->data,  &b->buffers,
+                         &b->tensors, &b->jobs,  &b->steps, &b->hostcode};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) free(all[i]->p);
   free(b->slots);
   free(b);
@@ -188,40 +193,107 @@ uint32_t loom_fb_step(struct loom_file_builder *b, const struct loom_file_step *
   return add_record(b, &b->steps, s, sizeof *s);
 }
 
+/* ---- HOSTCODE ---- */
+
+static int cmp_entry(const void *a, const void *b) {
+  const struct loom_file_hostcode_entry *x = a, *y = b;
+  return (x->step > y->step) - (x->step < y->step);
+}
+
+/* header | entries sorted by step | image (docs/format.md). */
+int loom_fb_hostcode(struct loom_file_builder *b, uint32_t triple, uint32_t cpu,
+                     const struct loom_file_hostcode_entry *entries, uint32_t entry_count,
+                     const void *image, uint64_t image_size) {
+  size_t esize = (size_t)entry_count * sizeof *entries;
+  struct loom_file_hostcode h = {.triple = triple, .cpu = cpu, .abi = LOOM_HOSTCODE_ABI,
+                                 .entry_count = entry_count, .image_size = image_size};
+  h.image_offset = sizeof h + esize; /* 32 + 24 n: 8-aligned */
+  b->hostcode.len = 0;
+  if (b->failed || image_size > SIZE_MAX - h.image_offset ||
+      bytes_reserve(&b->hostcode, (size_t)(h.image_offset + image_size)))
+    return b->failed = 1, -1;
+  bytes_put(&b->hostcode, &h, sizeof h);
+  bytes_put(&b->hostcode, entries, esize);
+  qsort(b->hostcode.p + sizeof h, entry_count, sizeof *entries, cmp_entry);
+  bytes_put(&b->hostcode, image, (size_t)image_size);
+  return 0;
+}
+
+/* ---- a builder from a parsed file ---- */
+
+static int copy_section(struct loom_file_builder *b, struct bytes *dst, const void *src, uint64_t n) {
+  if (b->failed || n > SIZE_MAX || bytes_put(dst, src, (size_t)n)) return b->failed = 1, -1;
+  return 0;
+}
+
+/* Interns every string of a copied STRTAB (the first of equal ones wins). */
+static int intern_all(struct loom_file_builder *b) {
+  for (size_t off = 1; off < b->strtab.len;) {
+    const char *s = (const char *)b->strtab.p + off;
+    size_t n = strlen(s) + 1;
+    if (n > 1) {
+      if (2 * (b->slot_used + 1) > b->slot_cap && str_grow(b)) return -1;
+      size_t i = str_slot(b, s);
+      if (!b->slots[i]) b->slots[i] = (uint32_t)off + 1, b->slot_used++;
+    }
+    off += n;
+  }
+  return 0;
+}
+
+struct loom_file_builder *loom_file_builder_from(const struct loom_file *f) {
+  struct loom_file_builder *b = loom_file_builder_new(f->config_hash);
+  if (!b) return NULL;
+  b->strtab.len = 0;
+  copy_section(b, &b->strtab, f->strtab, f->strtab_size);
+  copy_section(b, &b->insns, f->insns, (uint64_t)f->insn_count * LOOM_INSN_BYTES);
+  copy_section(b, &b->data, f->data, f->data_size);
+  copy_section(b, &b->buffers, f->buffers, (uint64_t)f->buffer_count * sizeof *f->buffers);
+  copy_section(b, &b->tensors, f->tensors, (uint64_t)f->tensor_count * sizeof *f->tensors);
+  copy_section(b, &b->jobs, f->jobs, (uint64_t)f->job_count * sizeof *f->jobs);
+  copy_section(b, &b->steps, f->steps, (uint64_t)f->step_count * sizeof *f->steps);
+  if (b->failed || intern_all(b)) {
+    loom_file_builder_free(b);
+    return NULL;
+  }
+  return b;
+}
+
 /* ---- layout ---- */
 
 static void wr16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); }
 static void wr32(uint8_t *p, uint32_t v) { wr16(p, (uint16_t)v); wr16(p + 2, (uint16_t)(v >> 16)); }
 static void wr64(uint8_t *p, uint64_t v) { wr32(p, (uint32_t)v); wr32(p + 4, (uint32_t)(v >> 32)); }
 
-#define NSEC (LOOM_SEC_COUNT - 1)
+#define NSEC (LOOM_SEC_COUNT - 1) /* all types, HOSTCODE last */
 
-static void write_header(uint8_t *p, uint64_t size, uint32_t config_hash) {
+static void write_header(uint8_t *p, uint64_t size, uint32_t config_hash, int nsec) {
   memcpy(p, LOOM_FILE_MAGIC, 8);
   wr16(p + LOOM_FILE_OFF_MAJOR, LOOM_FILE_VERSION_MAJOR);
-  wr16(p + LOOM_FILE_OFF_MINOR, LOOM_FILE_VERSION_MINOR);
+  wr16(p + LOOM_FILE_OFF_MINOR, nsec > LOOM_SEC_STEPS ? 1 : 0); /* HOSTCODE came in 1.1 */
   wr32(p + LOOM_FILE_OFF_HEADER_SIZE, LOOM_FILE_HEADER_SIZE);
   wr64(p + LOOM_FILE_OFF_FILE_SIZE, size);
   wr32(p + LOOM_FILE_OFF_CONFIG_HASH, config_hash);
   wr32(p + LOOM_FILE_OFF_ISA_VERSION, LOOM_ISA_VERSION);
-  wr32(p + LOOM_FILE_OFF_SECTION_COUNT, NSEC);
+  wr32(p + LOOM_FILE_OFF_SECTION_COUNT, (uint32_t)nsec);
   wr64(p + LOOM_FILE_OFF_SECTION_TABLE, LOOM_FILE_HEADER_SIZE);
 }
 
 uint8_t *loom_file_builder_finish(struct loom_file_builder *b, size_t *size) {
-  const struct bytes *sec[NSEC] = {&b->strtab, &b->insns, &b->data, &b->buffers,
-                                   &b->tensors, &b->jobs, &b->steps};
-  uint64_t off[NSEC], end = LOOM_FILE_HEADER_SIZE + NSEC * LOOM_FILE_SECTION_ENTRY_SIZE;
+  const struct bytes *sec[NSEC] = {&b->strtab, &b->insns, &b->data,  &b->buffers,
+                                   &b->tensors, &b->jobs,  &b->steps, &b->hostcode};
+  int nsec = b->hostcode.len ? NSEC : LOOM_SEC_STEPS;
+  uint64_t off[NSEC], end = LOOM_FILE_HEADER_SIZE + (uint64_t)nsec * LOOM_FILE_SECTION_ENTRY_SIZE;
   if (b->failed) return NULL;
-  for (int i = 0; i < NSEC; i++) {
+  for (int i = 0; i < nsec; i++) {
     off[i] = (end + 7) & ~(uint64_t)7;
     end = off[i] + sec[i]->len;
   }
   if (end > LOOM_FILE_MAX_SIZE || end > SIZE_MAX) return NULL;
   uint8_t *p = calloc(1, (size_t)end);
   if (!p) return NULL;
-  write_header(p, end, b->config_hash);
-  for (int i = 0; i < NSEC; i++) {
+  write_header(p, end, b->config_hash, nsec);
+  for (int i = 0; i < nsec; i++) {
     uint8_t *e = p + LOOM_FILE_HEADER_SIZE + i * LOOM_FILE_SECTION_ENTRY_SIZE;
     wr32(e, (uint32_t)(LOOM_SEC_STRTAB + i));
     wr64(e + 8, off[i]);

@@ -15,7 +15,8 @@
  *
  * A run executes the STEPS in order: a JOB step runs a job whose segment
  * table maps the model's buffers; a HOST step runs a host op (hostops.c) on
- * tensors in mapped buffers.  Host writes are synced to the device right
+ * tensors in mapped buffers, or the native code the file carries for it
+ * (HOSTCODE, hostcode.c) when that code is for this machine.  Host writes are synced to the device right
  * after they happen and job outputs synced back right after each job, so
  * every step sees the previous one's results on any backend.  Per-job
  * results (error, counters) of the last run are kept; a job that several
@@ -25,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hostcode.h"
 #include "hostops.h"
 #include "loom/isa.h"
 #include "runtime.h"
@@ -44,6 +46,7 @@ struct loom_model {
   struct loom_job_result *results; /* per job, last run */
   struct model_tensor *in, *out;
   int n_in, n_out;
+  struct loom_hostcode *hostcode; /* native host code, NULL when the file has none */
 };
 
 /* ---- validation of what the runtime indexes ---- */
@@ -235,6 +238,7 @@ static loom_status model_new(loom_device *dev, struct loom_file *f, const char *
   snprintf(m->name, sizeof m->name, "%s", name);
   loom_status st = check_config(m, msg);
   if (st == LOOM_OK) st = check_model(m, msg);
+  if (st == LOOM_OK) st = loom_hostcode_open(&m->file, m->name, &m->hostcode, msg);
   if (st == LOOM_OK) st = alloc_tables(m, msg);
   if (st == LOOM_OK) st = load_buffers(m, msg);
   if (st == LOOM_OK) st = load_jobs(m, msg);
@@ -278,6 +282,7 @@ void loom_model_free(loom_model *m) {
   free(m->results);
   free(m->in);
   free(m->out);
+  loom_hostcode_close(m->hostcode); /* before the file its image came from */
   loom_file_free(&m->file);
   free(m);
 }
@@ -434,7 +439,10 @@ static loom_status run_host(loom_model *m, uint32_t i, const struct loom_file_st
   char what[48];
   snprintf(what, sizeof what, "host op %s", loom_hostop_name(s->index));
   host_args(m, s, &a);
-  loom_status st = loom_hostop_run(s->index, &a, why);
+  /* Native code when the file has some for this step and this machine;
+   * loom_hostcode_open already refused code for this machine that fails. */
+  loom_hostcode_fn fn = loom_hostcode_entry(m->hostcode, i);
+  loom_status st = fn ? loom_hostcode_call(fn, &a, why) : loom_hostop_run(s->index, &a, why);
   if (st != LOOM_OK) return step_failed(m, st, i, what, why);
   for (int k = 0; k < 2 && st == LOOM_OK; k++)
     if (s->outputs[k] != LOOM_FILE_NO_BUFFER)

@@ -686,6 +686,119 @@ static void test_bit_flips(void **state) {
   free(p);
 }
 
+/* ---- HOSTCODE (format 1.1) ---- */
+
+/* The sample plus native code for its host step (step 1): a fake image
+ * (an ELF magic and zeros; the parser checks no more of it). */
+static uint8_t *sample_hostcode(size_t *n) {
+  struct loom_file_builder *b = sample_builder();
+  uint8_t image[80] = {0x7f, 'E', 'L', 'F', 2, 1, 1};
+  for (int i = 8; i < 80; i++) image[i] = (uint8_t)i;
+  struct loom_file_hostcode_entry e = {.step = 1, .symbol = loom_fb_string(b, "loom_step_1"), .signature = 0x1234};
+  assert_int_equal(loom_fb_hostcode(b, loom_fb_string(b, "aarch64-unknown-linux-gnu"), loom_fb_string(b, "generic"),
+                                    &e, 1, image, sizeof image), 0);
+  uint8_t *p = loom_file_builder_finish(b, n);
+  assert_non_null(p);
+  loom_file_builder_free(b);
+  return p;
+}
+
+static void test_hostcode_roundtrip(void **state) {
+  size_t n;
+  uint8_t *p = sample_hostcode(&n);
+  struct loom_file f;
+  char msg[LOOM_MSG_MAX];
+  if (loom_file_parse(p, n, "m.loom", &f, msg)) fail_msg("%s", msg);
+  assert_int_equal(f.version_minor, 1);
+  assert_int_equal(rd32(p + 36), 8); /* eight sections */
+  assert_non_null(f.hostcode);
+  assert_string_equal(loom_file_string(&f, f.hostcode->triple), "aarch64-unknown-linux-gnu");
+  assert_string_equal(loom_file_string(&f, f.hostcode->cpu), "generic");
+  assert_int_equal(f.hostcode->abi, LOOM_HOSTCODE_ABI);
+  assert_int_equal(f.hostcode->entry_count, 1);
+  assert_int_equal(f.hostcode->image_offset, 56);
+  assert_int_equal(f.hostcode->image_size, 80);
+  assert_int_equal(f.hostcode_entries[0].step, 1);
+  assert_string_equal(loom_file_string(&f, f.hostcode_entries[0].symbol), "loom_step_1");
+  assert_true(f.hostcode_entries[0].signature == 0x1234);
+  assert_int_equal(f.hostcode_image[8], 8);
+  assert_int_equal(f.hostcode_image[79], 79);
+  assert_int_equal(f.step_count, 2); /* everything else as before */
+  loom_file_free(&f);
+  free(p);
+  /* the sample without HOSTCODE stays a 1.0 file */
+  p = sample(&n);
+  assert_int_equal(p[10], 0);
+  assert_int_equal(rd32(p + 36), 7);
+  free(p);
+}
+
+/* A builder made from a parsed file writes the same bytes; HOSTCODE is
+ * dropped and can be added again. */
+static void test_builder_from(void **state) {
+  size_t n, m, k;
+  uint8_t *p = sample(&n), *h = sample_hostcode(&k);
+  struct loom_file f;
+  char msg[LOOM_MSG_MAX];
+  assert_int_equal(loom_file_parse(p, n, "m.loom", &f, msg), LOOM_OK);
+  struct loom_file_builder *b = loom_file_builder_from(&f);
+  assert_non_null(b);
+  uint8_t *q = loom_file_builder_finish(b, &m);
+  assert_int_equal(m, n);
+  assert_memory_equal(p, q, n);
+  free(q);
+  assert_int_equal(loom_fb_string(b, "weights"), f.buffers[0].name); /* interned again */
+  loom_file_builder_free(b);
+  loom_file_free(&f);
+  assert_int_equal(loom_file_parse(h, k, "m.loom", &f, msg), LOOM_OK);
+  b = loom_file_builder_from(&f);
+  q = loom_file_builder_finish(b, &m);
+  assert_int_equal(q[10], 0); /* back to 1.0 */
+  loom_file_free(&f);
+  assert_int_equal(loom_file_parse(q, m, "m.loom", &f, msg), LOOM_OK);
+  assert_null(f.hostcode);
+  loom_file_free(&f);
+  loom_file_builder_free(b);
+  free(p), free(q), free(h);
+}
+
+static void test_hostcode_refusals(void **state) {
+  size_t n;
+  uint8_t *p = sample_hostcode(&n);
+  size_t hc = sec_off(p, LOOM_SEC_HOSTCODE), e = hc + 32;
+  p[10] = 0;
+  expect_reject(p, n, "section 7: type 8 (HOSTCODE) needs format version 1.1, the file is 1.0");
+  p[10] = 1;
+#define POKE32(off, v, ...)          \
+  do {                               \
+    uint32_t old = rd32(p + (off));  \
+    wr32(p + (off), (v));            \
+    fix_crc(p, n);                   \
+    expect_reject(p, n, __VA_ARGS__); \
+    wr32(p + (off), old);            \
+  } while (0)
+  POKE32(hc, 3, "HOSTCODE: triple 3 is not the start of a non-empty string");
+  POKE32(hc + 8, 2, "HOSTCODE: entry-point ABI 2 is not supported (this reader implements 1)");
+  POKE32(hc + 12, 1000, "HOSTCODE: 1000 entries do not fit the section");
+  POKE32(hc + 12, 2, "HOSTCODE: image_offset 56 is not 80");
+  POKE32(hc + 16, 64, "HOSTCODE: image_offset 64 is not 56");
+  POKE32(hc + 24, 72, "HOSTCODE: image_size 72 does not reach the end of the section");
+  POKE32(hc + 56, 0x464c457e, "HOSTCODE: the image is not an ELF file");
+  POKE32(e, 0, "HOSTCODE entry 0: step 0 is not a host step");
+  POKE32(e, 2, "HOSTCODE entry 0: step 2 is not a host step");
+  POKE32(e + 4, 2, "HOSTCODE entry 0: symbol 2 is not the start of a non-empty string");
+  POKE32(e + 16, 1, "HOSTCODE entry 0: flags are not 0");
+  POKE32(e + 20, 1, "HOSTCODE entry 0: reserved field is not 0");
+  size_t t = entry_of(p, LOOM_SEC_HOSTCODE);
+  uint64_t size = rd64(p + t + 16);
+  wr64(p + t + 16, 16);
+  fix_crc(p, n);
+  expect_reject(p, n, "HOSTCODE: 16 bytes is shorter than its 32-byte header");
+  wr64(p + t + 16, size);
+#undef POKE32
+  free(p);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_roundtrip),
@@ -704,6 +817,9 @@ int main(void) {
       cmocka_unit_test(test_jobs_and_steps),
       cmocka_unit_test(test_check_insns),
       cmocka_unit_test(test_bit_flips),
+      cmocka_unit_test(test_hostcode_roundtrip),
+      cmocka_unit_test(test_builder_from),
+      cmocka_unit_test(test_hostcode_refusals),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

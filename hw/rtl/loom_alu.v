@@ -1,0 +1,166 @@
+// loom_alu - the vector ALU on accumulator rows.
+//
+// One micro-op per cycle (II = 1) with an immediate operand; two cycles
+// with a vector operand, because the ACC buffer has one read port: the
+// source row is read first and parked, then the destination row.  Each
+// lane (loom_alu_lane) has a fixed latency, so a micro-op whose
+// destination row is read in cycle R writes it back, with its OUT mirror,
+// in cycle R + 7.
+//
+// Hazards: a micro-op must see every earlier micro-op's result.  Instead of
+// forwarding seven stages of full rows, the issue stage interlocks: it
+// waits while any micro-op in flight (read issued, write not yet done,
+// including the one writing this cycle, because the RAM reads first) has
+// a destination equal to the row about to be read (d, and s for a vector
+// operand).  Independent micro-ops -- the common case: requantize or ReLU
+// a tile -- stream at one per cycle; a chain on one row waits the latency.
+`include "loom_isa.vh"
+
+module loom_alu #(
+  parameter integer Lanes    = 16,
+  parameter integer AccAddrW = 11,
+  localparam integer AccBits = Lanes * 32,
+  localparam integer OutBits = Lanes * 8
+) (
+  input  wire                clk_i,
+  input  wire                rst_ni,
+  input  wire                abort_i,
+  // instruction (stable while it runs) and QCFG registers
+  input  wire [2:0]          op_i,
+  input  wire                use_imm_i,
+  input  wire [15:0]         imm_i,
+  input  wire [31:0]         q_mult_i,
+  input  wire [5:0]          q_shift_i,
+  input  wire [7:0]          q_zp_i,
+  input  wire [7:0]          q_lo_i,
+  input  wire [7:0]          q_hi_i,
+  input  wire                q_round_even_i,
+  // micro-ops from loom_uop_fe
+  input  wire                issue_valid_i,
+  output wire                issue_ready_o,
+  input  wire [AccAddrW-1:0] d_i,
+  input  wire [AccAddrW-1:0] s_i,
+  // ACC read port
+  output wire                acc_re_o,
+  output wire [AccAddrW-1:0] acc_raddr_o,
+  input  wire [AccBits-1:0]  acc_rdata_i,
+  // ACC and OUT write ports
+  output wire                acc_we_o,
+  output wire [AccAddrW-1:0] acc_waddr_o,
+  output wire [AccBits-1:0]  acc_wdata_o,
+  output wire [OutBits-1:0]  out_wdata_o,
+  output wire                busy_o
+);
+  localparam integer Lat = 7;  // read issue to write cycle
+  localparam integer MW  = 1 + AccAddrW;
+
+  reg                phase_q, phase_d;  // vector operand: source row read
+  reg                cap_q, cap_d;      // acc_rdata_i holds the source row
+  reg [AccBits-1:0]  vrow_q, vrow_d;
+  reg [Lat*MW-1:0]   pipe_q;            // stage k (1..Lat) at [(k-1)*MW +: MW]
+  reg                vec1_q;            // stage 1 op uses vrow_q
+
+  // ---- hazard check against every micro-op in flight
+  reg hazard;
+  integer k;
+  always @* begin
+    hazard = 1'b0;
+    for (k = 0; k < Lat; k = k + 1) begin
+      if (pipe_q[k*MW + AccAddrW] &&
+          (pipe_q[k*MW +: AccAddrW] == d_i ||
+           (!use_imm_i && pipe_q[k*MW +: AccAddrW] == s_i)))
+        hazard = 1'b1;
+    end
+  end
+
+  wire go      = issue_valid_i && !abort_i && (phase_q || !hazard);
+  wire read_s  = go && !use_imm_i && !phase_q;
+  wire accept  = go && (use_imm_i || phase_q);
+
+  assign issue_ready_o = accept;
+  assign acc_re_o      = read_s || accept;
+  assign acc_raddr_o   = read_s ? s_i : d_i;
+
+  always @* begin
+    phase_d = phase_q;
+    if (read_s) phase_d = 1'b1;
+    if (accept) phase_d = 1'b0;
+    if (abort_i) phase_d = 1'b0;
+    cap_d  = read_s;
+    vrow_d = cap_q ? acc_rdata_i : vrow_q;
+  end
+  wire [Lat*MW-1:0] pipe_d = {pipe_q[(Lat-1)*MW-1:0], accept && !abort_i, d_i};
+  wire              vec1_d = !use_imm_i;
+
+  always @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      phase_q <= 1'b0;
+      cap_q   <= 1'b0;
+      pipe_q  <= {Lat*MW{1'b0}};
+    end else begin
+      phase_q <= phase_d;
+      cap_q   <= cap_d;
+      pipe_q  <= pipe_d;
+    end
+  end
+
+  always @(posedge clk_i) begin
+    vrow_q <= vrow_d;
+    vec1_q <= vec1_d;
+  end
+
+  // ---- REQUANT rounding constants, decoded once for all lanes
+  reg [63:0] q_mask_q, q_mask_d, q_half_q, q_half_d;
+  integer b;
+  always @* begin
+    for (b = 0; b < 64; b = b + 1) begin
+      q_mask_d[b] = (b < {26'd0, q_shift_i});
+      q_half_d[b] = (b + 1 == {26'd0, q_shift_i});
+    end
+  end
+  always @(posedge clk_i) begin
+    q_mask_q <= q_mask_d;
+    q_half_q <= q_half_d;
+  end
+
+  // ---- lanes: inputs in stage 1 (the destination row leaves the RAM)
+  wire [31:0]        imm32 = {{16{imm_i[15]}}, imm_i};
+  wire [AccBits-1:0] vsel  = vec1_q ? vrow_q : {Lanes{imm32}};
+  wire [AccBits-1:0] res;
+
+  genvar i;
+  generate
+    for (i = 0; i < Lanes; i = i + 1) begin : g_lane
+      loom_alu_lane u_lane (
+        .clk_i          (clk_i),
+        .op_i           (op_i),
+        .use_imm_i      (use_imm_i),
+        .q_mult_i       (q_mult_i),
+        .q_shift_i      (q_shift_i),
+        .q_mask_i       (q_mask_q),
+        .q_half_i       (q_half_q),
+        .q_zp_i         (q_zp_i),
+        .q_lo_i         (q_lo_i),
+        .q_hi_i         (q_hi_i),
+        .q_round_even_i (q_round_even_i),
+        .a_i            (acc_rdata_i[32*i +: 32]),
+        .v_i            (vsel[32*i +: 32]),
+        .res_o          (res[32*i +: 32])
+      );
+      wire [31:0] r = res[32*i +: 32];
+      assign out_wdata_o[8*i +: 8] = ($signed(r) < -32'sd128) ? 8'h80 :
+                                     ($signed(r) > 32'sd127)  ? 8'h7F : r[7:0];
+    end
+  endgenerate
+
+  assign acc_we_o    = pipe_q[(Lat-1)*MW + AccAddrW] && !abort_i;
+  assign acc_waddr_o = pipe_q[(Lat-1)*MW +: AccAddrW];
+  assign acc_wdata_o = res;
+  reg inflight;
+  integer j;
+  always @* begin
+    inflight = 1'b0;
+    for (j = 0; j < Lat; j = j + 1) inflight = inflight | pipe_q[j*MW + AccAddrW];
+  end
+  assign busy_o = phase_q || inflight;
+endmodule

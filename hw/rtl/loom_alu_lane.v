@@ -1,0 +1,137 @@
+// loom_alu_lane - one int32 lane of the vector ALU, fixed latency 6.
+//
+// a_i is the destination lane, v_i the operand (source lane or the
+// sign-extended immediate), sampled in the cycle they are presented;
+// res_o is op(a, v) six cycles later (docs/isa.md, "ALU").  Registers, and
+// the logic in front of each:
+//   S1  a, v; then ADD/MAX/MIN/MOV, and the multiplier's second operand
+//       (REQUANT with an immediate: the QCFG multiplier, otherwise v)
+//   S2  multiplier inputs (DSP A/B)  S3  product (DSP M)  S4  product (DSP P);
+//       then the rounding shift of the 64-bit value x by s:
+//         x = sext(a), s = v & 31        for SHR
+//         x = a * m,   s = QCFG shift    for REQUANT
+//         r = (x + 2^(s-1)) >>> s (s > 0), computed in 65 bits
+//       and the tie flag (x mod 2^s == 2^(s-1))
+//   S5  r and tie; then for REQUANT: r - 1 if round_even, tie and r odd;
+//       + zero point; clamp to [lo, hi] (hi wins when lo > hi)
+//   S6  the result selected by op
+// MUL is the low word of the same 64-bit product.  The 32 x 32 product
+// maps to DSP48E1 slices (synthesis splits it); nothing else does.
+`include "loom_isa.vh"
+
+module loom_alu_lane (
+  input  wire        clk_i,
+  input  wire [2:0]  op_i,
+  input  wire        use_imm_i,
+  input  wire [31:0] q_mult_i,
+  input  wire [5:0]  q_shift_i,
+  input  wire [63:0] q_mask_i,        // (1 << shift) - 1
+  input  wire [63:0] q_half_i,        // shift ? 1 << (shift - 1) : 0
+  input  wire [7:0]  q_zp_i,
+  input  wire [7:0]  q_lo_i,
+  input  wire [7:0]  q_hi_i,
+  input  wire        q_round_even_i,
+  input  wire [31:0] a_i,
+  input  wire [31:0] v_i,
+  output wire [31:0] res_o
+);
+  // S1
+  reg  [31:0] a1_q, v1_q;
+  // S2
+  reg  signed [31:0] ma2_q, mb2_q;
+  reg  [31:0] simple2_q, a2_q;
+  reg  [4:0]  n2_q;
+  // S3, S4
+  reg  signed [63:0] m3_q, p4_q;
+  reg  [31:0] simple3_q, simple4_q, a3_q, a4_q;
+  reg  [4:0]  n3_q, n4_q;
+  // S5
+  reg  [63:0] r5_q;
+  reg         tie5_q;
+  reg  [31:0] simple5_q, mul5_q;
+  // S6
+  reg  [31:0] res6_q;
+
+  wire is_shr = (op_i == `LOOM_ALU_SHR);
+  wire is_req = (op_i == `LOOM_ALU_REQUANT);
+
+  // ---- S1: simple ops
+  reg [31:0] simple1;
+  always @* begin
+    case (op_i)
+      `LOOM_ALU_ADD: simple1 = a1_q + v1_q;
+      `LOOM_ALU_MAX: simple1 = ($signed(a1_q) > $signed(v1_q)) ? a1_q : v1_q;
+      `LOOM_ALU_MIN: simple1 = ($signed(a1_q) < $signed(v1_q)) ? a1_q : v1_q;
+      `LOOM_ALU_MOV: simple1 = v1_q;
+      default:       simple1 = v1_q;
+    endcase
+  end
+  wire [31:0] mb1 = (is_req && use_imm_i) ? q_mult_i : v1_q;
+
+  wire signed [63:0] m3_d = ma2_q * mb2_q;
+
+  // ---- S4: rounding shift
+  // The REQUANT mask and half come decoded from loom_alu (QCFG is shared by
+  // all lanes); SHR's half is decoded here from the lane's own shift.
+  reg [31:0] half_shr;
+  integer hb;
+  always @* begin
+    for (hb = 0; hb < 32; hb = hb + 1) half_shr[hb] = ({27'd0, n4_q} == hb + 1);
+  end
+  wire [63:0] x4    = is_shr ? {{32{a4_q[31]}}, a4_q} : p4_q;
+  wire [5:0]  s4    = is_shr ? {1'b0, n4_q} : q_shift_i;
+  wire [63:0] half4 = is_shr ? {32'd0, half_shr} : q_half_i;
+  wire [64:0] sum4  = {x4[63], x4} + {1'b0, half4};
+  wire [64:0] r4    = $signed(sum4) >>> s4;
+  wire        tie4  = (q_shift_i != 6'd0) && ((p4_q & q_mask_i) == q_half_i);
+  wire        unused_r4_msb = r4[64];
+
+  // ---- S5: round to even, zero point, clamp
+  // The clamp bounds are int8, so r only matters within [-2048, 2047]:
+  // outside, r - 1 + zp is beyond every bound on the same side, and the
+  // clamp gives the same result for r saturated to 12 bits.  That keeps
+  // the adds and compares 14 bits wide instead of 64.
+  wire        r5_fits = (r5_q[63:11] == {53{r5_q[63]}});
+  wire [11:0] r5_sat  = r5_fits ? r5_q[11:0] : (r5_q[63] ? 12'h800 : 12'h7FF);
+  wire        odd_fix = q_round_even_i && tie5_q && r5_q[0];
+  wire [13:0] y5   = {{2{r5_sat[11]}}, r5_sat} - {13'd0, odd_fix} + {{6{q_zp_i[7]}}, q_zp_i};
+  wire [13:0] lo14 = {{6{q_lo_i[7]}}, q_lo_i};
+  wire [13:0] hi14 = {{6{q_hi_i[7]}}, q_hi_i};
+  wire [13:0] y5a  = ($signed(y5) < $signed(lo14)) ? lo14 : y5;
+  wire [13:0] y5b  = ($signed(y5a) > $signed(hi14)) ? hi14 : y5a;
+  wire [5:0]  unused_y5b = y5b[13:8];  // within [lo, hi], an int8
+  reg  [31:0] res5;
+  always @* begin
+    case (op_i)
+      `LOOM_ALU_MUL:     res5 = mul5_q;
+      `LOOM_ALU_SHR:     res5 = r5_q[31:0];
+      `LOOM_ALU_REQUANT: res5 = {{24{y5b[7]}}, y5b[7:0]};
+      default:           res5 = simple5_q;
+    endcase
+  end
+
+  always @(posedge clk_i) begin
+    a1_q      <= a_i;
+    v1_q      <= v_i;
+    ma2_q     <= a1_q;
+    mb2_q     <= mb1;
+    simple2_q <= simple1;
+    a2_q      <= a1_q;
+    n2_q      <= v1_q[4:0];
+    m3_q      <= m3_d;
+    simple3_q <= simple2_q;
+    a3_q      <= a2_q;
+    n3_q      <= n2_q;
+    p4_q      <= m3_q;
+    simple4_q <= simple3_q;
+    a4_q      <= a3_q;
+    n4_q      <= n3_q;
+    r5_q      <= r4[63:0];
+    tie5_q    <= tie4;
+    simple5_q <= simple4_q;
+    mul5_q    <= p4_q[31:0];
+    res6_q    <= res5;
+  end
+
+  assign res_o = res6_q;
+endmodule

@@ -1,0 +1,205 @@
+// loom_uop_fe - micro-op front end of GEMM and ALU instructions.
+//
+// Walks the two-level loop of docs/isa.md,
+//   for i < iter_out, j < iter_in, u in [uop_begin, uop_end)
+// and issues one micro-op per cycle with its three row indices
+//   a = UOP[u].acc + i * fa_out + j * fa_in    (ACC row; ALU: destination)
+//   b = UOP[u].inp + i * fb_out + j * fb_in    (INP row; ALU: source ACC row)
+//   c = UOP[u].wgt + i * fc_out + j * fc_in    (WGT row; ALU: unused)
+// The products are kept as running sums (no multipliers).  Stages:
+//   F0  loop counters; UOP[u] read issued (registered block RAM read)
+//   F1  UOP[u] arrives
+//   F2  indices formed and checked, exactly and unwrapped:
+//       u >= uop rows, a >= ACC rows, b >= lim_b (if chk_b), c >= lim_c (if
+//       chk_c).  A bad micro-op is never issued: F2 holds it, err_o rises
+//       and the younger micro-ops are dropped; the older ones have all been
+//       issued, so the rows they update keep their values (docs/isa.md).
+// ready_i back-pressures the whole front end (the ALU's interlock and its
+// two-cycle vector operands); the block RAM output holds while F1 stalls.
+`include "loom_isa.vh"
+
+module loom_uop_fe #(
+  parameter integer UopAddrW = 13,
+  parameter integer AccAddrW = 11,
+  parameter integer BAddrW   = 11,
+  parameter integer CAddrW   = 10
+) (
+  input  wire                clk_i,
+  input  wire                rst_ni,
+  input  wire                start_i,
+  input  wire                abort_i,
+  input  wire [12:0]         uop_begin_i,
+  input  wire [13:0]         uop_end_i,
+  input  wire [13:0]         iter_out_i,
+  input  wire [13:0]         iter_in_i,
+  input  wire [10:0]         fa_out_i,
+  input  wire [10:0]         fa_in_i,
+  input  wire [10:0]         fb_out_i,
+  input  wire [10:0]         fb_in_i,
+  input  wire [9:0]          fc_out_i,
+  input  wire [9:0]          fc_in_i,
+  input  wire                chk_b_i,
+  input  wire [16:0]         lim_b_i,
+  input  wire                chk_c_i,
+  input  wire [16:0]         lim_c_i,
+  // UOP buffer read port
+  output wire                uop_re_o,
+  output wire [UopAddrW-1:0] uop_raddr_o,
+  input  wire [31:0]         uop_rdata_i,
+  // issue
+  output wire                valid_o,
+  input  wire                ready_i,
+  output wire [AccAddrW-1:0] a_o,
+  output wire [BAddrW-1:0]   b_o,
+  output wire [CAddrW-1:0]   c_o,
+  output wire                err_o,
+  output wire                done_o
+);
+  localparam integer UopRows = 1 << UopAddrW;
+  localparam integer AccRows = 1 << AccAddrW;
+
+  // F0
+  reg        active_q, active_d;
+  reg [13:0] u_q, u_d, j_q, j_d, i_q, i_d;
+  reg [26:0] oa_i_q, oa_i_d, oa_q, oa_d;
+  reg [26:0] ob_i_q, ob_i_d, ob_q, ob_d;
+  reg [26:0] oc_i_q, oc_i_d, oc_q, oc_d;
+  // F1
+  reg        v1_q, v1_d, badu1_q, badu1_d;
+  reg [26:0] oa1_q, oa1_d, ob1_q, ob1_d, oc1_q, oc1_d;
+  // F2
+  reg        v2_q, v2_d, bad2_q, bad2_d;
+  reg [26:0] a2_q, a2_d, b2_q, b2_d, c2_q, c2_d;
+
+  wire adv2 = !v2_q || (ready_i && !bad2_q);
+  wire adv1 = !v1_q || adv2;
+  wire move0 = active_q && adv1 && !abort_i;
+  wire move1 = v1_q && adv2 && !abort_i;
+
+  wire [10:0] uop_acc = uop_rdata_i[`LOOM_UOP_ACC_LSB +: `LOOM_UOP_ACC_W];
+  wire [10:0] uop_inp = uop_rdata_i[`LOOM_UOP_INP_LSB +: `LOOM_UOP_INP_W];
+  wire [9:0]  uop_wgt = uop_rdata_i[`LOOM_UOP_WGT_LSB +: `LOOM_UOP_WGT_W];
+
+  wire [26:0] a1 = oa1_q + {16'd0, uop_acc};
+  wire [26:0] b1 = ob1_q + {16'd0, uop_inp};
+  wire [26:0] c1 = oc1_q + {17'd0, uop_wgt};
+  wire        bad1 = badu1_q || (a1 >= AccRows[26:0]) ||
+                     (chk_b_i && b1 >= {10'd0, lim_b_i}) || (chk_c_i && c1 >= {10'd0, lim_c_i});
+
+  assign uop_re_o    = move0;
+  assign uop_raddr_o = u_q[UopAddrW-1:0];
+  assign valid_o     = v2_q && !bad2_q;
+  assign a_o         = a2_q[AccAddrW-1:0];
+  assign b_o         = b2_q[BAddrW-1:0];
+  assign c_o         = c2_q[CAddrW-1:0];
+  assign err_o       = v2_q && bad2_q;
+  assign done_o      = !active_q && !v1_q && !v2_q;
+
+  wire [26-AccAddrW:0] unused_a = a2_q[26:AccAddrW];
+  wire [26-BAddrW:0]   unused_b = b2_q[26:BAddrW];
+  wire [26-CAddrW:0]   unused_c = c2_q[26:CAddrW];
+  wire [13-UopAddrW:0] unused_u = u_q[13:UopAddrW];
+
+  always @* begin
+    active_d = active_q;
+    u_d = u_q; j_d = j_q; i_d = i_q;
+    oa_i_d = oa_i_q; oa_d = oa_q;
+    ob_i_d = ob_i_q; ob_d = ob_q;
+    oc_i_d = oc_i_q; oc_d = oc_q;
+    v1_d = v1_q; badu1_d = badu1_q;
+    oa1_d = oa1_q; ob1_d = ob1_q; oc1_d = oc1_q;
+    v2_d = v2_q; bad2_d = bad2_q;
+    a2_d = a2_q; b2_d = b2_q; c2_d = c2_q;
+
+    // F2
+    if (adv2) v2_d = 1'b0;
+    if (move1) begin
+      v2_d   = 1'b1;
+      bad2_d = bad1;
+      a2_d   = a1;
+      b2_d   = b1;
+      c2_d   = c1;
+    end
+    // F1
+    if (adv1) v1_d = 1'b0;
+    if (move0) begin
+      v1_d    = 1'b1;
+      badu1_d = ({1'b0, u_q} >= UopRows[14:0]);
+      oa1_d   = oa_q;
+      ob1_d   = ob_q;
+      oc1_d   = oc_q;
+    end
+    // F0: the loop
+    if (move0) begin
+      if (u_q + 14'd1 < uop_end_i) begin
+        u_d = u_q + 14'd1;
+      end else begin
+        u_d = {1'b0, uop_begin_i};
+        if (j_q + 14'd1 < iter_in_i) begin
+          j_d  = j_q + 14'd1;
+          oa_d = oa_q + {16'd0, fa_in_i};
+          ob_d = ob_q + {16'd0, fb_in_i};
+          oc_d = oc_q + {17'd0, fc_in_i};
+        end else begin
+          j_d = 14'd0;
+          if (i_q + 14'd1 < iter_out_i) begin
+            i_d    = i_q + 14'd1;
+            oa_i_d = oa_i_q + {16'd0, fa_out_i};
+            ob_i_d = ob_i_q + {16'd0, fb_out_i};
+            oc_i_d = oc_i_q + {17'd0, fc_out_i};
+            oa_d   = oa_i_q + {16'd0, fa_out_i};
+            ob_d   = ob_i_q + {16'd0, fb_out_i};
+            oc_d   = oc_i_q + {17'd0, fc_out_i};
+          end else begin
+            active_d = 1'b0;
+          end
+        end
+      end
+    end
+    // A bad micro-op in F2 stops the loop and drops the younger ones.
+    if (v2_q && bad2_q) begin
+      active_d = 1'b0;
+      v1_d     = 1'b0;
+    end
+    if (start_i) begin
+      active_d = (iter_out_i != 14'd0) && (iter_in_i != 14'd0) &&
+                 ({1'b0, uop_begin_i} < uop_end_i);
+      u_d = {1'b0, uop_begin_i};
+      j_d = 14'd0;
+      i_d = 14'd0;
+      oa_i_d = 27'd0; oa_d = 27'd0;
+      ob_i_d = 27'd0; ob_d = 27'd0;
+      oc_i_d = 27'd0; oc_d = 27'd0;
+      v1_d = 1'b0;
+      v2_d = 1'b0;
+    end
+    if (abort_i) begin
+      active_d = 1'b0;
+      v1_d     = 1'b0;
+      v2_d     = 1'b0;
+    end
+  end
+
+  always @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      active_q <= 1'b0;
+      v1_q     <= 1'b0;
+      v2_q     <= 1'b0;
+    end else begin
+      active_q <= active_d;
+      v1_q     <= v1_d;
+      v2_q     <= v2_d;
+    end
+  end
+
+  always @(posedge clk_i) begin
+    u_q <= u_d; j_q <= j_d; i_q <= i_d;
+    oa_i_q <= oa_i_d; oa_q <= oa_d;
+    ob_i_q <= ob_i_d; ob_q <= ob_d;
+    oc_i_q <= oc_i_d; oc_q <= oc_d;
+    badu1_q <= badu1_d;
+    oa1_q <= oa1_d; ob1_q <= ob1_d; oc1_q <= oc1_d;
+    bad2_q <= bad2_d;
+    a2_q <= a2_d; b2_q <= b2_d; c2_q <= c2_d;
+  end
+endmodule

@@ -1,10 +1,12 @@
 /*
  * compiler.h - a map of the Loom compiler.
  *
- *   model.onnx --onnx_import--> IR --passes--> IR --(lowering: later)--> .loom
+ *   model.onnx --onnx_import--> IR --passes--> IR --calib, quantize, fuse,
+ *   partition--> fused int8 IR --lowering (lower.h)--> .loom (compile.h)
  *
- * The IR data structure and its builder are in ir.h.  Below, one banner per
- * file, in the order a model flows through them.  Every function that can
+ * The IR data structure and its builder are in ir.h; the driver that runs
+ * everything and writes the .loom is compile.h, the lowering lower.h.
+ * Below, one banner per file, in the order a model flows through them.  Every function that can
  * fail on user input returns 0 (or a pointer) on success and -1 (or NULL)
  * on failure, with an "file: where: what is wrong" message in *err.
  */
@@ -60,7 +62,7 @@ const char *ir_attr_missing(const struct ir_node *n);
  * onnx_import.c
  */
 
-#define ONNX_MIN_OPSET 11
+#define ONNX_MIN_OPSET 10 /* QLinearConv, QLinearMatMul and the Integer ops arrived in 10 */
 #define ONNX_MAX_OPSET 17
 #define ONNX_MAX_FILE_BYTES (INT64_C(1) << 31)
 
@@ -122,5 +124,104 @@ int ir_eval_ref(const struct ir_graph *g, const void *const *inputs, void **outp
  * (in[k] NULL for an absent optional operand). */
 int ir_eval_node(const struct ir_graph *g, int node, const void *const *in, void *const *out,
                  struct ir_error *err);
+
+/*
+ * calib.c
+ */
+
+/* The range of values one float tensor took over the calibration set. */
+struct calib_range {
+  float lo, hi;             /* observed */
+  float clip_lo, clip_hi;   /* minimizing the int8 quantization error */
+  int seen;                 /* the tensor was computed (it is a float activation) */
+  float *sample;            /* subsample of its values (owned) */
+  int n_sample, cap_sample;
+  double *ch_sum;           /* per channel (axis 1): sum of values (owned) */
+  float *ch_lo, *ch_hi;     /* per channel: observed range (owned) */
+  int64_t ch_count;         /* values summed per channel */
+  int channels;
+};
+
+/* Runs the float graph on every sample under `path` (a directory of .npy
+ * files, or one .npy file; an array with a leading dimension that is a
+ * multiple of the input's is split into samples) and records, in ranges[t]
+ * for every tensor t (g->n_tensors entries), the min and max of its float
+ * values.  *samples gets the number of samples run. */
+int calib_collect(const struct ir_graph *g, const char *path, struct calib_range *ranges,
+                  int *samples, struct ir_error *err);
+/* Fills clip_lo / clip_hi of n ranges (the MSE search: costly, so only
+ * when asked for). */
+void calib_choose_clip(struct calib_range *ranges, int n);
+/* Frees the subsamples of n ranges. */
+void calib_ranges_free(struct calib_range *ranges, int n);
+/* Mean of channel c (axis 1) over the calibration set; 0 when unknown. */
+double calib_channel_mean(const struct calib_range *r, int c);
+
+/*
+ * pass_quantize.c
+ */
+
+/* Asymmetric int8 parameters covering [lo, hi] (widened to include 0):
+ * real = scale * (q - zp), q in -128..127. */
+void quant_choose_params(float lo, float hi, float *scale, int32_t *zp);
+/* int8 value of real `v` under (scale, zp), saturating. */
+int32_t quant_value(double v, float scale, int32_t zp);
+/* Fixed-point multipliers for per-channel real factors real[0..n) that
+ * share one shift (the ISA's vector REQUANT): the largest gets m in
+ * [2^30, 2^31), the others m = round(real * 2^shift).  -1 when a factor is
+ * negative, not finite, or too large or small for shifts 0..63. */
+int quant_multipliers(const double *real, int n, int32_t *mult, uint32_t *shift);
+
+/* Turns a float graph into QDQ form from calibration ranges (ranges[t] as
+ * calib_collect fills them): weights of Conv / Gemm / MatMul become int8
+ * per output channel (symmetric), biases int32 at scale s_in * s_w, and
+ * every activation an accelerator op reads or writes gets a
+ * QuantizeLinear -> DequantizeLinear pair with asymmetric per-tensor int8
+ * parameters.  pass_fuse.c then folds the pairs into fused ops. */
+#define QUANT_CLIP_MSE 1u /* clip activation ranges to the MSE-optimal range (calib.c) */
+int ir_pass_quantize(struct ir_graph *g, const struct calib_range *ranges, int n_ranges, unsigned flags,
+                     struct ir_error *err);
+/* Whether the graph already carries quantization (Q/DQ nodes, QLinear or
+ * Integer ops): then its scales are used as given. */
+int ir_graph_is_quantized(const struct ir_graph *g);
+
+/*
+ * pass_fuse.c
+ */
+
+/* Folds QDQ patterns, QLinearConv and QLinearMatMul into the fused int8 ops
+ * (loom.QConv, QGemm, QAdd, QPool): conv / matmul + bias + requantization +
+ * ReLU / ReLU6, residual adds, pools; uint8 tensors become int8 with the
+ * zero point moved by 128; int8 Reshape-like ops replace their QDQ
+ * sandwiches; Q(DQ(x)) with equal parameters cancels; a residual QAdd
+ * joins the QConv that feeds it.  Every int8 activation gets its
+ * quantization in tensor->quant. */
+#define FUSE_NO_RESIDUAL 1u /* keep residual Adds as jobs of their own */
+int ir_pass_fuse(struct ir_graph *g, unsigned flags, struct ir_error *err);
+/* MatMul of a matrix by a constant (or DQ'd constant) matrix, with the
+ * bias Add that may follow, as a Gemm: the form both the quantizer and the
+ * fusion patterns know.  Part of ir_pass_fuse; run it alone before
+ * calibration. */
+int ir_pass_fuse_matmul_bias(struct ir_graph *g, struct ir_error *err);
+
+/*
+ * pass_partition.c
+ */
+
+enum part_target {
+  PART_NONE = 0, /* no run-time work (constants) */
+  PART_ACCEL,    /* one accelerator job */
+  PART_HOST,     /* host op(s) on the CPU */
+  PART_ALIAS,    /* a view: the result shares its operand's bytes */
+  PART_COUNT
+};
+extern const char *const part_target_names[PART_COUNT];
+
+/* Decides where each node runs (targets[i] for node i) and the stored
+ * layout of every tensor (tensor->layout NCHWc with `block` for those the
+ * accelerator touches, plain otherwise).  Fails, naming the node, for an op
+ * that neither the accelerator nor the host runtime can execute. */
+int ir_pass_partition(struct ir_graph *g, int block, enum part_target *targets,
+                      struct ir_error *err);
 
 #endif

@@ -123,6 +123,8 @@ const struct ir_op_info ir_op_infos[] = {
     {"Squeeze", 1, 1, 1, F},
     {"loom.QConv", 1, 1, 1, V},
     {"loom.QGemm", 1, 1, 1, V},
+    {"loom.QAdd", 2, 2, 1, 0},
+    {"loom.QPool", 1, 1, 1, 0},
 };
 #undef F
 #undef V

@@ -130,10 +130,27 @@ enum ir_op_kind {
   IR_OP_GATHER,             /* data, indices along `axis` */
   IR_OP_UNSQUEEZE,          /* insert size-1 `axes` */
   IR_OP_SQUEEZE,            /* drop size-1 `axes` (all if absent) */
-  /* Fused / lowered ops.  The lowering session defines their exact operands
-   * and semantics; they are reserved here so the tables stay complete. */
-  IR_OP_QCONV,              /* int8 conv + bias + requant + act (+ residual) */
-  IR_OP_QGEMM,              /* int8 GEMM + bias + requant + act */
+  /* Fused int8 ops: what pass_fuse.c builds and the lowering runs, one
+   * accelerator job each.  All operands are present (no optional ones);
+   * activations are int8, quantization parameters are attributes (ints):
+   * in_zp, out_zp, lo, hi (the clamp: ReLU / ReLU6 / saturation), shift
+   * (0..63), round_even.  REQ(v, m) = clamp(rshift(v * m, shift) + out_zp,
+   * lo, hi) with rshift exactly the ALU's REQUANT (docs/isa.md).  The
+   * reference interpreter evaluates them with these integer semantics, so
+   * it predicts the accelerator bit for bit (docs/quantization.md). */
+  IR_OP_QCONV,              /* x, w i8 [O][C/g][kh][kw], bias i32 [O], mult i32 [O] (, r);
+                             * Conv attrs; y[o] = REQ(bias[o] + sum w * (x - in_zp), mult[o]),
+                             * padding reads in_zp.  With a residual r (a fused QAdd): y is
+                             * QAdd of that result (a_zp = out_zp) and r, attrs res_a_weight,
+                             * res_b_weight, res_b_zp, res_multiplier, res_shift, res_out_zp,
+                             * res_lo, res_hi */
+  IR_OP_QGEMM,              /* x [N,K], w i8 [O,K], bias i32 [O], mult i32 [O];
+                             * y[n][o] = REQ(bias[o] + sum_k w[o][k] * (x[n][k] - in_zp), mult[o]) */
+  IR_OP_QADD,               /* a, b (same shape); attrs a_zp, b_zp, a_weight, b_weight,
+                             * multiplier: y = REQ(a_weight * (a - a_zp) + b_weight * (b - b_zp), multiplier) */
+  IR_OP_QPOOL,              /* x; attrs avg (0: max, 1: average), kernel_shape, strides, pads,
+                             * multiplier; max: y = max over the window (padding ignored);
+                             * avg: y = REQ(sum (x - in_zp), multiplier), padding reads in_zp */
   IR_OP_COUNT
 };
 

@@ -71,7 +71,7 @@ static const struct ir_attr_spec attr_specs[] = {
 };
 
 static int free_form_attrs(enum ir_op_kind op) {
-  return op == IR_OP_QCONV || op == IR_OP_QGEMM;
+  return op == IR_OP_QCONV || op == IR_OP_QGEMM || op == IR_OP_QADD || op == IR_OP_QPOOL;
 }
 
 const struct ir_attr_spec *ir_attr_spec_find(enum ir_op_kind op, const char *name) {

@@ -127,14 +127,22 @@ static int add_tensor(struct imp *im, const Onnx__TensorProto *t, const char *na
   if (t->segment) return fail(im, "%s: segmented tensors are not supported", what);
   if (check_dims(im, what, t->n_dims, t->dims)) return -1;
   if (ir_tensor_find(im->g, name) >= 0) return fail(im, "%s is defined twice", what);
+  /* Sizes are checked against the data the file holds before ir_const_add
+   * allocates: a tiny model must not make the importer allocate gigabytes
+   * (or trip ir_const_add's assert with a shape past the byte cap). */
+  int64_t n = ir_numel_checked((int)t->n_dims, t->dims), bytes;
+  if (n < 0 || __builtin_mul_overflow(n, (int64_t)ir_dtype_size(dt), &bytes) ||
+      bytes > IR_MAX_TENSOR_BYTES)
+    return fail(im, "%s is larger than the limit", what);
+  if (t->has_raw_data && (uint64_t)t->raw_data.len != (uint64_t)bytes)
+    return fail(im, "%s: raw_data has %zu bytes, its shape needs %zu", what, t->raw_data.len, (size_t)bytes);
+  size_t have = dt == IR_DT_F32 ? t->n_float_data : dt == IR_DT_I64 ? t->n_int64_data : t->n_int32_data;
+  if (!t->has_raw_data && (int64_t)have != n)
+    return fail(im, "%s holds %zu values, its shape needs %lld", what, have, (long long)n);
   int id = ir_const_add(im->g, name, dt, (int)t->n_dims, t->dims, NULL);
   if (id < 0) return fail(im, "%s: bad name", what);
   struct ir_tensor *x = &im->g->tensors[id];
-  int64_t n = ir_tensor_numel(x);
-  if (ir_tensor_bytes(x) < 0) return fail(im, "%s is larger than the limit", what);
   if (t->has_raw_data) {
-    if (t->raw_data.len != x->nbytes)
-      return fail(im, "%s: raw_data has %zu bytes, its shape needs %zu", what, t->raw_data.len, x->nbytes);
     if (x->nbytes) memcpy(x->data, t->raw_data.data, x->nbytes);
     swap_to_host(x->data, (size_t)n, ir_dtype_size(dt));
     return id;
@@ -248,9 +256,10 @@ static int ir_kind_of(int type) {
   }
 }
 
-/* A string attribute as C string; embedded NULs are refused. */
+/* A string attribute as C string; embedded NULs are refused.  An empty
+ * string may come with data == NULL (protobuf-c), which memchr must not see. */
 static char *attr_string(struct imp *im, const Onnx__AttributeProto *a) {
-  if (memchr(a->s.data, 0, a->s.len)) {
+  if (a->s.len && memchr(a->s.data, 0, a->s.len)) {
     fail(im, "attribute '%s' contains a NUL byte", S(a->name));
     return NULL;
   }
@@ -416,7 +425,7 @@ static int ir_op_of(struct imp *im) {
   const char *d = S(im->np->domain);
   if (strcmp(d, "") && strcmp(d, "ai.onnx")) return -1;
   int op = ir_op_from_name(S(im->np->op_type));
-  return op == IR_OP_QCONV || op == IR_OP_QGEMM ? -1 : op;
+  return op >= IR_OP_QCONV ? -1 : op; /* the fused ops are Loom's own */
 }
 
 static int node_inputs(struct imp *im, int *in, int max) {

@@ -528,7 +528,8 @@ static int infer_node(struct sctx *c) {
   case IR_OP_GATHER: return infer_gather(c);
   case IR_OP_UNSQUEEZE: return infer_unsqueeze(c);
   case IR_OP_SQUEEZE: return infer_squeeze(c);
-  case IR_OP_QCONV: case IR_OP_QGEMM: return 0; /* the lowering types these */
+  case IR_OP_QCONV: case IR_OP_QGEMM: case IR_OP_QADD: case IR_OP_QPOOL:
+    return 0; /* pass_fuse.c types these when it builds them */
   case IR_OP_COUNT: break;
   }
   IR_ASSERT(0);

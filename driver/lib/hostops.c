@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "hostops.h"
+#include "hostops_nn.h"
 #include "runtime.h"
 
 const char *const loom_hostop_names[] = {
@@ -21,6 +22,7 @@ const char *const loom_hostop_names[] = {
     [LOOM_HOSTOP_QUANTIZE] = "QUANTIZE",
     [LOOM_HOSTOP_DEQUANTIZE] = "DEQUANTIZE",
     [LOOM_HOSTOP_SOFTMAX] = "SOFTMAX",
+    [LOOM_HOSTOP_IM2COL] = "IM2COL",
     [LOOM_HOSTOP_NATIVE] = "NATIVE",
 };
 _Static_assert(sizeof loom_hostop_names / sizeof loom_hostop_names[0] == LOOM_HOSTOP_COUNT,
@@ -145,6 +147,7 @@ loom_status loom_hostop_run(uint32_t kind, const struct loom_hostop_args *a,
   case LOOM_HOSTOP_QUANTIZE: return run_quantize(a, msg);
   case LOOM_HOSTOP_DEQUANTIZE: return run_dequantize(a, msg);
   case LOOM_HOSTOP_SOFTMAX: return run_softmax(a, msg);
+  case LOOM_HOSTOP_IM2COL: return loom_hostop_im2col(a, msg);
   case LOOM_HOSTOP_NATIVE: /* model loading refuses such a step without usable native code */
     return loom_fail(msg, LOOM_E_UNSUPPORTED, "this step exists only as native code (HOSTCODE)");
   case LOOM_HOSTOP_COUNT: break;

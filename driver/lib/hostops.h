@@ -22,10 +22,12 @@ enum loom_hostop_kind {
   LOOM_HOSTOP_QUANTIZE,   /* out (int8/uint8, scale != 0) = quantize(in f32), out's scale/zp */
   LOOM_HOSTOP_DEQUANTIZE, /* out (f32) = dequantize(in), in's scale/zp */
   LOOM_HOSTOP_SOFTMAX,    /* f32 softmax; params: optional int32 axis (default -1, the last) */
+  LOOM_HOSTOP_IM2COL,     /* int8 [N,C,H,W] -> [N,C*kh*kw,OH,OW] (hostops_nn.c); params: 11 int32 */
   LOOM_HOSTOP_NATIVE,     /* only native code (HOSTCODE, hostcode.h), e.g. a whole float graph
                            * of `loom compile --target cpu`; no portable form */
   LOOM_HOSTOP_COUNT
 };
+#define LOOM_HOSTOP_HAVE_IM2COL 1
 
 extern const char *const loom_hostop_names[LOOM_HOSTOP_COUNT];
 

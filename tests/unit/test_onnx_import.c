@@ -485,7 +485,7 @@ static void simple_model(struct mb *b, int opset) {
 static void test_bad_opset(void **state) {
   struct mb b;
   simple_model(&b, 9);
-  import_fails(&b, "model.onnx: opset 9 is not supported (supported: 11 to 17)");
+  import_fails(&b, "model.onnx: opset 9 is not supported (supported: 10 to 17)");
   b.opset.version = 18;
   import_fails(&b, "opset 18 is not supported");
   b.opset.domain = "ai.onnx.ml";

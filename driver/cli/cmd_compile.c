@@ -1,0 +1,147 @@
+/*
+ * cmd_compile.c - `loom compile MODEL.onnx [-o OUT.loom]`: quantize (when
+ * the model is float), fuse, partition and lower an ONNX model for a
+ * hardware configuration, write the .loom file and print the per-layer
+ * table.
+ *
+ * The compiler (sw_compiler/compile.h) does the work and reports
+ * "file: where: what is wrong"; this file parses options, writes the file
+ * and prints the report.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "sw_compiler/compile.h"
+
+/* Belongs in cli.h with the other subcommands (a repeated extern is
+ * harmless once it is there). */
+extern const struct cli_cmd cli_cmd_compile;
+
+struct compile_args {
+  const char *model, *out, *config, *calib, *trace;
+  int quiet, no_im2col;
+};
+
+/* "dir/net.onnx" -> "dir/net.loom" (malloc'd). */
+static char *default_output(const char *src) {
+  size_t n = strlen(src);
+  const char *dot = strrchr(src, '.'), *slash = strrchr(src, '/');
+  if (dot && (!slash || dot > slash)) n = (size_t)(dot - src);
+  char *out = malloc(n + 6);
+  if (out) {
+    memcpy(out, src, n);
+    strcpy(out + n, ".loom");
+  }
+  return out;
+}
+
+/* One option at argv[*i]: 1 handled, 0 not an option, -1 error. */
+static int parse_option(struct compile_args *a, int argc, char **argv, int *i) {
+  const struct cli_cmd *c = &cli_cmd_compile;
+  int r;
+  if ((r = cli_option_value(c, argc, argv, i, "--output", "-o", &a->out))) return r;
+  if ((r = cli_option_value(c, argc, argv, i, "--config", "-c", &a->config))) return r;
+  if ((r = cli_option_value(c, argc, argv, i, "--calib", NULL, &a->calib))) return r;
+  if ((r = cli_option_value(c, argc, argv, i, "--trace", NULL, &a->trace))) return r;
+  if (!strcmp(argv[*i], "--quiet") || !strcmp(argv[*i], "-q")) return a->quiet = 1;
+  if (!strcmp(argv[*i], "--no-im2col")) return a->no_im2col = 1;
+  return 0;
+}
+
+/* Returns -1 to go on, else the exit status. */
+static int parse_args(struct compile_args *a, int argc, char **argv) {
+  for (int i = 1; i < argc; i++) {
+    if (cli_is_help(argv[i])) {
+      cli_print_help(&cli_cmd_compile, stdout);
+      return CLI_OK;
+    }
+    int r = parse_option(a, argc, argv, &i);
+    if (r < 0) return CLI_USER;
+    if (r > 0) continue;
+    if (argv[i][0] == '-' && argv[i][1])
+      return cli_usage_error(&cli_cmd_compile, "unknown option '%s'", argv[i]);
+    if (a->model) return cli_usage_error(&cli_cmd_compile, "unexpected argument '%s'", argv[i]);
+    a->model = argv[i];
+  }
+  if (!a->model) return cli_usage_error(&cli_cmd_compile, "no model file given");
+  return -1;
+}
+
+static int write_file(const char *path, const uint8_t *bytes, size_t size) {
+  FILE *f = fopen(path, "wb");
+  if (!f) return cli_error("%s: cannot create: %s", path, strerror(errno));
+  int ok = fwrite(bytes, 1, size, f) == size;
+  ok = fclose(f) == 0 && ok;
+  return ok ? CLI_OK : cli_error("%s: write failed: %s", path, strerror(errno));
+}
+
+static int compile(const struct compile_args *a, const char *out) {
+  struct compile_options o = {.config = a->config, .calib = a->calib,
+                              .flags = a->no_im2col ? 0 : COMPILE_IM2COL};
+  struct compile_result r;
+  struct ir_error err = {{0}};
+  FILE *trace = NULL;
+  if (a->trace && !(trace = strcmp(a->trace, "-") ? fopen(a->trace, "w") : stderr))
+    return cli_error("%s: cannot create: %s", a->trace, strerror(errno));
+  o.trace = trace;
+  int rc = compile_onnx(a->model, &o, &r, &err);
+  if (trace && trace != stderr) fclose(trace);
+  if (rc) {
+    compile_result_free(&r);
+    return cli_error("%s", err.msg);
+  }
+  rc = write_file(out, r.bytes, r.size);
+  if (rc == CLI_OK && !a->quiet) {
+    compile_report_print(stdout, &r);
+    printf("wrote %s (%zu bytes, config %s%s)\n", out, r.size, r.cfg->name,
+           r.calib_samples ? ", calibrated" : "");
+  }
+  compile_result_free(&r);
+  return rc;
+}
+
+static int run_compile(int argc, char **argv) {
+  struct compile_args a = {0};
+  int r = parse_args(&a, argc, argv);
+  if (r >= 0) return r;
+  char *dflt = a.out ? NULL : default_output(a.model);
+  if (!a.out && !dflt) return cli_error("out of memory");
+  r = compile(&a, a.out ? a.out : dflt);
+  free(dflt);
+  return r;
+}
+
+const struct cli_cmd cli_cmd_compile = {
+    .name = "compile",
+    .summary = "compile an ONNX model into a .loom file",
+    .help = "usage: loom compile MODEL.onnx [-o OUT.loom] [--config NAME] [--calib DIR]\n"
+            "\n"
+            "Compiles an ONNX model for a hardware configuration: a float model is\n"
+            "quantized to int8 from calibration inputs (--calib), a quantized model\n"
+            "(QuantizeLinear/DequantizeLinear, QLinearConv, QLinearMatMul) keeps its\n"
+            "scales.  Convolutions, fully connected layers, pools and residual adds run\n"
+            "on the accelerator; the rest (quantization at the edges, Softmax, layout\n"
+            "changes) runs on the host.  Prints one row per layer: op, shape, MACs,\n"
+            "tiling, DMA bytes, estimated cycles, compute- or memory-bound, utilization.\n"
+            "\n"
+            "options:\n"
+            "  -o, --output FILE   output file (default: MODEL.loom next to the model)\n"
+            "  -c, --config NAME   hardware configuration (default: default; see\n"
+            "                      docs/configs.md)\n"
+            "  --calib PATH        calibration inputs for a float model: a directory of\n"
+            "                      .npy files (or one .npy), each one input or a batch\n"
+            "  --no-im2col         never fold small-channel stem convolutions with a\n"
+            "                      host-side im2col (folding needs the runtime's IM2COL\n"
+            "                      host op)\n"
+            "  --trace FILE        print the IR after each stage to FILE ('-': stderr)\n"
+            "  -q, --quiet         do not print the per-layer table\n"
+            "  -h, --help          show this help\n"
+            "\n"
+            "example:\n"
+            "  loom compile build/models/digits_cnn.onnx --calib build/models/calib_digits_cnn \\\n"
+            "      -o digits_cnn.loom\n"
+            "  loom run digits_cnn.loom -i digits_cnn_in0.npy -o out.npy\n",
+    .run = run_compile,
+};

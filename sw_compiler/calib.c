@@ -1,0 +1,302 @@
+/*
+ * calib.c - calibration: run the float graph on sample inputs and record
+ * the range of every float tensor.
+ *
+ * Post-training quantization needs, for each activation, the interval its
+ * values fall in on typical inputs; pass_quantize.c turns the intervals into
+ * int8 scales and zero points.  The samples are NumPy files: `path` is one
+ * .npy or a directory whose *.npy files are read in name order.  An array
+ * whose shape equals the model input's is one sample; one whose leading
+ * dimension is a multiple of the input's (and the rest equal) is a batch
+ * that is split into samples, so a test set saved as [360,1,8,8] calibrates
+ * a [1,1,8,8] model directly.
+ *
+ * The graph runs node by node on the reference interpreter (ir_eval_node),
+ * so every intermediate is visible, and each buffer is freed after its last
+ * use: ResNet-18 needs a few of its activations at a time, not all of them.
+ * Two ranges are kept per tensor: the observed min / max over all samples
+ * (non-finite values skipped: they would make every scale infinite), and a
+ * clipping range that minimizes the mean squared int8 quantization error
+ * on a subsample of the values (every k-th value of each sample, about
+ * 4096 per sample).  Clipping a long tail trades a few saturated values
+ * for a finer step on all others; for ReLU outputs of ResNet-18 it roughly
+ * halves the error (docs/quantization.md).  pass_quantize.c decides which
+ * range each tensor uses.  Only single-input
+ * models are calibrated: which file feeds which input of a multi-input
+ * model has no convention worth inventing before a model needs it.
+ */
+#include "sw_compiler/compiler.h"
+
+#include <dirent.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "driver/lib/npy.h"
+
+#define CALIB_MAX_FILES 100000
+#define CALIB_SAMPLE_VALUES 4096 /* values kept per tensor and sample */
+#define CALIB_MIN_CLIP 0.2f      /* the search never clips below 20% of the range */
+#define CALIB_CLIP_STEP 0.02f
+
+/* The samples of one file, checked against the model input. */
+struct sample_file {
+  struct loom_npy npy;
+  int64_t count;        /* samples in the file */
+  size_t sample_bytes;  /* bytes of one sample */
+};
+
+static int cmp_str(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int has_npy_suffix(const char *s) {
+  size_t n = strlen(s);
+  return n > 4 && !strcmp(s + n - 4, ".npy");
+}
+
+/* The .npy files of a directory, sorted, or `path` itself. */
+static char **list_files(const char *path, int *n, struct ir_error *err) {
+  struct stat st;
+  *n = 0;
+  if (stat(path, &st)) return ir_errorf(err, "%s: cannot read the calibration data", path), NULL;
+  if (!S_ISDIR(st.st_mode)) {
+    char **one = ir_xmalloc(sizeof *one);
+    one[0] = ir_xstrdup(path);
+    *n = 1;
+    return one;
+  }
+  DIR *d = opendir(path);
+  if (!d) return ir_errorf(err, "%s: cannot open the calibration directory", path), NULL;
+  char **names = NULL;
+  int cap = 0;
+  for (struct dirent *e; (e = readdir(d)) && *n < CALIB_MAX_FILES;) {
+    if (!has_npy_suffix(e->d_name)) continue;
+    if (*n == cap) names = ir_xrealloc(names, (size_t)(cap = cap ? 2 * cap : 64) * sizeof *names);
+    size_t len = strlen(path) + strlen(e->d_name) + 2;
+    names[*n] = ir_xmalloc(len);
+    snprintf(names[(*n)++], len, "%s/%s", path, e->d_name);
+  }
+  closedir(d);
+  if (!*n) {
+    free(names);
+    return ir_errorf(err, "%s: no .npy files in the calibration directory", path), NULL;
+  }
+  qsort(names, (size_t)*n, sizeof *names, cmp_str);
+  return names;
+}
+
+static void free_files(char **names, int n) {
+  for (int i = 0; i < n; i++) free(names[i]);
+  free(names);
+}
+
+/* Reads a file and checks it holds whole samples of input tensor x. */
+static int read_samples(const char *file, const struct ir_tensor *x, struct sample_file *sf,
+                        struct ir_error *err) {
+  char msg[LOOM_MSG_MAX];
+  if (loom_npy_read(file, &sf->npy, msg) != LOOM_OK) return ir_errorf(err, "%s", msg), -1;
+  const struct loom_npy *a = &sf->npy;
+  int ok = a->dtype == LOOM_DT_F32 && a->rank == x->rank && x->rank > 0;
+  for (int i = 1; ok && i < x->rank; i++) ok = a->dims[i] == x->dims[i];
+  ok = ok && x->dims[0] > 0 && a->dims[0] > 0 && a->dims[0] % x->dims[0] == 0;
+  if (!ok) {
+    loom_npy_free(&sf->npy);
+    return ir_errorf(err, "%s: calibration data must be float32 of the input's shape (or a batch of it) for input '%s'",
+                     file, x->name), -1;
+  }
+  sf->count = a->dims[0] / x->dims[0];
+  sf->sample_bytes = (size_t)ir_tensor_bytes(x);
+  return 0;
+}
+
+/* Keeps every k-th value of a sample (k spreading CALIB_SAMPLE_VALUES over
+ * it): a deterministic, position-independent subsample for the MSE search. */
+static void keep_sample(struct calib_range *r, const float *v, int64_t n) {
+  int64_t step = n > CALIB_SAMPLE_VALUES ? n / CALIB_SAMPLE_VALUES : 1, want = (n + step - 1) / step;
+  if (r->n_sample + want > r->cap_sample) {
+    while (r->n_sample + want > r->cap_sample) r->cap_sample = r->cap_sample ? 2 * r->cap_sample : 4096;
+    r->sample = ir_xrealloc(r->sample, (size_t)r->cap_sample * sizeof *r->sample);
+  }
+  for (int64_t i = 0; i < n; i += step)
+    if (isfinite(v[i])) r->sample[r->n_sample++] = v[i];
+}
+
+static void widen(struct calib_range *r, const float *v, int64_t n) {
+  for (int64_t i = 0; i < n; i++) {
+    if (!isfinite(v[i])) continue;
+    if (!r->seen || v[i] < r->lo) r->lo = v[i];
+    if (!r->seen || v[i] > r->hi) r->hi = v[i];
+    r->seen = 1;
+  }
+  keep_sample(r, v, n);
+}
+
+/* ---- the clipping range ---- */
+
+/* Mean squared error of int8 quantization over [lo, hi] on the sample. */
+static double quant_mse(const struct calib_range *r, float lo, float hi) {
+  float scale;
+  int32_t zp;
+  quant_choose_params(lo, hi, &scale, &zp);
+  double e = 0;
+  for (int i = 0; i < r->n_sample; i++) {
+    double v = r->sample[i], d = v - scale * (double)(quant_value(v, scale, zp) - zp);
+    e += d * d;
+  }
+  return e;
+}
+
+/* Best factor a (1 down to CALIB_MIN_CLIP) for one end of the range,
+ * the other end fixed. */
+static float best_factor(const struct calib_range *r, int upper, float other) {
+  float best = 1.0f;
+  double best_e = INFINITY;
+  for (float a = 1.0f; a >= CALIB_MIN_CLIP - 1e-6f; a -= CALIB_CLIP_STEP) {
+    double e = upper ? quant_mse(r, other, r->hi * a) : quant_mse(r, r->lo * a, other);
+    if (e < best_e) best_e = e, best = a;
+  }
+  return best;
+}
+
+/* The range minimizing the quantization error on the sample: each end
+ * searched in turn (twice), starting from the observed range. */
+static void choose_clip(struct calib_range *r) {
+  r->clip_lo = r->lo, r->clip_hi = r->hi;
+  if (!r->seen || !r->n_sample) return;
+  for (int round = 0; round < 2; round++) {
+    if (r->hi > 0) r->clip_hi = r->hi * best_factor(r, 1, r->clip_lo);
+    if (r->lo < 0) r->clip_lo = r->lo * best_factor(r, 0, r->clip_hi);
+  }
+}
+
+void calib_choose_clip(struct calib_range *ranges, int n) {
+  for (int t = 0; t < n; t++) choose_clip(&ranges[t]);
+}
+
+void calib_ranges_free(struct calib_range *ranges, int n) {
+  for (int i = 0; ranges && i < n; i++) {
+    free(ranges[i].sample);
+    free(ranges[i].ch_sum);
+    free(ranges[i].ch_lo);
+    free(ranges[i].ch_hi);
+  }
+}
+
+double calib_channel_mean(const struct calib_range *r, int c) {
+  return r->ch_sum && c < r->channels && r->ch_count ? r->ch_sum[c] / (double)r->ch_count : 0.0;
+}
+
+/* Sums per channel (axis 1): the means pass_quantize.c corrects biases with. */
+static void channel_sums(struct calib_range *r, const struct ir_tensor *x, const float *v) {
+  if (x->rank < 2) return;
+  int64_t outer = x->dims[0], ch = x->dims[1], inner = outer > 0 && ch > 0 ? ir_tensor_numel(x) / (outer * ch) : 0;
+  if (!r->ch_sum) {
+    r->ch_sum = ir_xcalloc((size_t)ch + 1, sizeof *r->ch_sum);
+    r->ch_lo = ir_xcalloc((size_t)ch + 1, sizeof *r->ch_lo);
+    r->ch_hi = ir_xcalloc((size_t)ch + 1, sizeof *r->ch_hi);
+    r->channels = (int)ch;
+  }
+  for (int64_t o = 0; o < outer; o++)
+    for (int64_t c = 0; c < ch; c++) {
+      double s = 0;
+      for (int64_t i = 0; i < inner; i++) {
+        float x = v[(o * ch + c) * inner + i];
+        if (!isfinite(x)) continue;
+        s += x;
+        r->ch_lo[c] = fminf(r->ch_lo[c], x), r->ch_hi[c] = fmaxf(r->ch_hi[c], x);
+      }
+      r->ch_sum[c] += s;
+    }
+  r->ch_count += outer * inner;
+}
+
+static void note_tensor(const struct ir_graph *g, int t, const void *buf, struct calib_range *ranges) {
+  const struct ir_tensor *x = &g->tensors[t];
+  if (x->dtype != IR_DT_F32 || x->data || !buf) return;
+  widen(&ranges[t], buf, ir_tensor_numel(x));
+  channel_sums(&ranges[t], x, buf);
+}
+
+/* last[t] = index of the last node reading t (n_nodes for graph outputs). */
+static int *last_uses(const struct ir_graph *g) {
+  int *last = ir_xmalloc(((size_t)g->n_tensors + 1) * sizeof *last);
+  for (int t = 0; t < g->n_tensors; t++) last[t] = -1;
+  for (int i = 0; i < g->n_nodes; i++)
+    for (int k = 0; k < g->nodes[i].n_in; k++)
+      if (g->nodes[i].in[k] >= 0) last[g->nodes[i].in[k]] = i;
+  for (int i = 0; i < g->n_outputs; i++) last[g->outputs[i]] = g->n_nodes;
+  return last;
+}
+
+/* Runs node i, recording its results' ranges; frees operands it used last. */
+static int run_node(const struct ir_graph *g, int i, void **vals, const int *last,
+                    struct calib_range *ranges, struct ir_error *err) {
+  const struct ir_node *n = &g->nodes[i];
+  const void **in = ir_xcalloc((size_t)n->n_in + 1, sizeof *in);
+  void **out = ir_xcalloc((size_t)n->n_out + 1, sizeof *out);
+  for (int k = 0; k < n->n_in; k++) in[k] = n->in[k] >= 0 ? vals[n->in[k]] : NULL;
+  for (int k = 0; k < n->n_out; k++) {
+    int64_t bytes = ir_tensor_bytes(&g->tensors[n->out[k]]);
+    IR_ASSERT(bytes >= 0); /* shape inference ran: the compiler checked it */
+    out[k] = vals[n->out[k]] = ir_xcalloc(1, (size_t)bytes + 1);
+  }
+  int rc = ir_eval_node(g, i, in, out, err);
+  for (int k = 0; k < n->n_out && !rc; k++) note_tensor(g, n->out[k], out[k], ranges);
+  for (int k = 0; k < n->n_in; k++) {
+    int t = n->in[k];
+    if (t >= 0 && last[t] == i && !g->tensors[t].data && !g->tensors[t].is_input) {
+      free(vals[t]);
+      vals[t] = NULL;
+    }
+  }
+  free(in);
+  free(out);
+  return rc;
+}
+
+static int run_sample(const struct ir_graph *g, const void *input, const int *last,
+                      struct calib_range *ranges, struct ir_error *err) {
+  void **vals = ir_xcalloc((size_t)g->n_tensors + 1, sizeof *vals);
+  int rc = 0;
+  for (int t = 0; t < g->n_tensors; t++) vals[t] = g->tensors[t].data;
+  vals[g->inputs[0]] = (void *)input;
+  note_tensor(g, g->inputs[0], input, ranges);
+  for (int i = 0; i < g->n_nodes && !rc; i++)
+    if (!g->nodes[i].dead) rc = run_node(g, i, vals, last, ranges, err);
+  for (int t = 0; t < g->n_tensors; t++)
+    if (!g->tensors[t].data && !g->tensors[t].is_input) free(vals[t]);
+  free(vals);
+  return rc;
+}
+
+static int run_file(const struct ir_graph *g, const char *file, const int *last,
+                    struct calib_range *ranges, int *samples, struct ir_error *err) {
+  struct sample_file sf;
+  if (read_samples(file, &g->tensors[g->inputs[0]], &sf, err)) return -1;
+  int rc = 0;
+  for (int64_t s = 0; s < sf.count && !rc; s++, (*samples)++)
+    rc = run_sample(g, (const uint8_t *)sf.npy.data + s * sf.sample_bytes, last, ranges, err);
+  loom_npy_free(&sf.npy);
+  return rc;
+}
+
+int calib_collect(const struct ir_graph *g, const char *path, struct calib_range *ranges,
+                  int *samples, struct ir_error *err) {
+  *samples = 0;
+  memset(ranges, 0, (size_t)g->n_tensors * sizeof *ranges);
+  if (g->n_inputs != 1)
+    return ir_errorf(err, "%s: calibration supports models with one input; this one has %d",
+                     g->source, g->n_inputs), -1;
+  if (g->tensors[g->inputs[0]].dtype != IR_DT_F32 || !ir_shape_known(&g->tensors[g->inputs[0]]))
+    return ir_errorf(err, "%s: calibration needs a float32 input of known shape", g->source), -1;
+  int n;
+  char **files = list_files(path, &n, err);
+  if (!files) return -1;
+  int *last = last_uses(g), rc = 0;
+  for (int i = 0; i < n && !rc; i++) rc = run_file(g, files[i], last, ranges, samples, err);
+  free(last);
+  free_files(files, n);
+  return rc;
+}

@@ -1,0 +1,109 @@
+/*
+ * compile.c - the compiler driver: the passes in order, then the .loom.
+ *
+ *   import -> default passes (shape inference, folding, BN folding, DCE)
+ *          -> float model: MatMul+Add as Gemm, calibration, quantization to QDQ
+ *             (a model that already has Q/DQ or QLinear ops keeps its scales)
+ *          -> fusion into the int8 ops -> partition -> .loom (compile_loom.c)
+ *
+ * Each stage leaves a verified graph, and with options->trace set the IR
+ * is printed after each one, which is how a surprising result is debugged:
+ * the fused graph is the exact int8 model (the reference interpreter runs
+ * it with the accelerator's integer semantics), so an accuracy problem
+ * shows there before any lowering is involved.  The fused graph is kept in
+ * the result for that purpose.
+ */
+#include "sw_compiler/compile.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void trace(const struct compile_options *o, const struct ir_graph *g, const char *stage) {
+  if (!o->trace) return;
+  fprintf(o->trace, "# ---- %s ----\n", stage);
+  ir_print(g, o->trace, IR_PRINT_ELIDE);
+}
+
+static const struct loom_hw_config *pick_config(const char *name, struct ir_error *err) {
+  const struct loom_hw_config *cfg = loom_hw_config_by_name(name ? name : "default");
+  if (cfg) return cfg;
+  char known[256] = "";
+  size_t n = 0;
+  for (int i = 0; i < LOOM_CONFIG_COUNT && n < sizeof known; i++)
+    n += (size_t)snprintf(known + n, sizeof known - n, "%s%s", i ? ", " : "", loom_hw_configs[i].name);
+  ir_errorf(err, "--config: unknown hardware configuration '%s' (known: %s)", name, known);
+  return NULL;
+}
+
+/* Calibrates on o->calib and rewrites the float graph in QDQ form. */
+static int quantize(struct ir_graph *g, const struct compile_options *o, struct compile_result *r,
+                    struct ir_error *err) {
+  if (!o->calib)
+    return ir_errorf(err, "%s: the model is float32: quantizing it needs calibration inputs (--calib DIR "
+                     "of .npy files)", g->source), -1;
+  if (ir_pass_fuse_matmul_bias(g, err)) return -1;
+  int n = g->n_tensors;
+  struct calib_range *ranges = ir_xcalloc((size_t)n + 1, sizeof *ranges);
+  int rc = calib_collect(g, o->calib, ranges, &r->calib_samples, err);
+  if (!rc && (o->flags & COMPILE_CLIP_MSE)) calib_choose_clip(ranges, n);
+  rc = rc ||
+           ir_pass_quantize(g, ranges, n, o->flags & COMPILE_CLIP_MSE ? QUANT_CLIP_MSE : 0, err);
+  calib_ranges_free(ranges, n);
+  free(ranges);
+  return rc ? -1 : 0;
+}
+
+static char **output_names(const struct ir_graph *g) {
+  char **names = ir_xcalloc((size_t)g->n_outputs + 1, sizeof *names);
+  for (int i = 0; i < g->n_outputs; i++) names[i] = ir_xstrdup(g->tensors[g->outputs[i]].name);
+  return names;
+}
+
+static void free_names(char **names, int n) {
+  for (int i = 0; i < n; i++) free(names[i]);
+  free(names);
+}
+
+static int run_pipeline(struct ir_graph *g, const struct compile_options *o, struct compile_result *r,
+                        char **out_names, struct ir_error *err) {
+  if (ir_run_default_passes(g, err)) return -1;
+  trace(o, g, "imported");
+  if (!ir_graph_is_quantized(g)) {
+    if (quantize(g, o, r, err)) return -1;
+    trace(o, g, "quantized (QDQ)");
+  }
+  if (ir_pass_fuse(g, o->flags & COMPILE_NO_RESIDUAL ? FUSE_NO_RESIDUAL : 0, err)) return -1;
+  trace(o, g, "fused");
+  enum part_target *targets = ir_xcalloc((size_t)g->n_nodes + 1, sizeof *targets);
+  int rc = ir_pass_partition(g, r->cfg->block_in, targets, err) ||
+           compile_loom(g, targets, out_names, r->cfg, o->flags, r, err);
+  free(targets);
+  return rc ? -1 : 0;
+}
+
+int compile_graph(struct ir_graph *g, const struct compile_options *o, struct compile_result *r,
+                  struct ir_error *err) {
+  memset(r, 0, sizeof *r);
+  r->graph = g;
+  r->cfg = pick_config(o->config, err);
+  if (!r->cfg) return -1;
+  int n_out = g->n_outputs;
+  char **names = output_names(g);
+  int rc = run_pipeline(g, o, r, names, err);
+  free_names(names, n_out);
+  return rc;
+}
+
+int compile_onnx(const char *path, const struct compile_options *o, struct compile_result *r,
+                 struct ir_error *err) {
+  memset(r, 0, sizeof *r);
+  struct ir_graph *g = onnx_import_file(path, err);
+  return g ? compile_graph(g, o, r, err) : -1;
+}
+
+void compile_result_free(struct compile_result *r) {
+  free(r->bytes);
+  ir_graph_free(r->graph);
+  free(r->layers);
+  memset(r, 0, sizeof *r);
+}

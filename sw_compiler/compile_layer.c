@@ -1,0 +1,168 @@
+/*
+ * compile_layer.c - one fused IR node to one accelerator job.
+ *
+ * The lowering (lower.h) knows nothing of the IR: it takes plain layer
+ * structs.  This file is the glue: it reads a fused node's operands and
+ * attributes (their meaning is fixed in ir.h), fills struct lower_qconv,
+ * lower_qfc, lower_qpool or lower_qadd, and calls the lowering, which
+ * checks the layer against the hardware and returns the program with its
+ * report.  A layer the hardware cannot run is a user error that names the
+ * node ("model.onnx: node 7 'conv3' (loom.QConv): ...").
+ *
+ * Stems: with COMPILE_IM2COL, and a runtime that has the IM2COL host op
+ * (hostops.h defines LOOM_HOSTOP_HAVE_IM2COL), a convolution with few input
+ * channels may be folded by a host-side im2col (LOWER_CONV_ALLOW_IM2COL);
+ * the lowering decides whether that pays off and says so in the program's
+ * input layout.
+ */
+#include "sw_compiler/compile.h"
+
+#include <string.h>
+
+#include "driver/lib/hostops_nn.h"
+
+int compile_have_im2col(void) {
+#ifdef LOOM_HOSTOP_HAVE_IM2COL
+  return 1;
+#else
+  return 0;
+#endif
+}
+
+void compile_shape_text(const struct ir_tensor *t, char *buf, size_t len) {
+  size_t n = 0;
+  buf[0] = '\0';
+  for (int i = 0; i < t->rank && n < len; i++)
+    n += (size_t)snprintf(buf + n, len - n, "%s%lld", i ? "x" : "", (long long)t->dims[i]);
+}
+
+static int32_t attr_at(const struct ir_node *n, const char *name, int i, int32_t dflt) {
+  const struct ir_attr *a = ir_attr_find(n, name);
+  return a && a->kind == IR_ATTR_INTS && i < a->n ? (int32_t)a->ints[i] : dflt;
+}
+
+static int32_t attr(const struct ir_node *n, const char *name, int64_t dflt) {
+  return (int32_t)ir_attr_int(n, name, dflt);
+}
+
+static const struct ir_tensor *opnd(const struct ir_graph *g, const struct ir_node *n, int k) {
+  return &g->tensors[n->in[k]];
+}
+
+/* The residual attributes of a QConv (ir.h) as the lowering's struct. */
+static struct lower_qresidual residual_of(const struct ir_node *n) {
+  return (struct lower_qresidual){
+      .a_weight = attr(n, "res_a_weight", 1), .b_weight = attr(n, "res_b_weight", 1),
+      .b_zero_point = attr(n, "res_b_zp", 0), .multiplier = attr(n, "res_multiplier", 1),
+      .shift = (uint32_t)attr(n, "res_shift", 0), .out_zero_point = attr(n, "res_out_zp", 0),
+      .clamp_lo = attr(n, "res_lo", -128), .clamp_hi = attr(n, "res_hi", 127),
+      .round_even = (uint32_t)attr(n, "round_even", 0),
+  };
+}
+
+static int conv_layer(const struct ir_graph *g, const struct ir_node *n, const struct loom_hw_config *cfg,
+                      unsigned flags, const char *where, struct lower_program *p, char *msg) {
+  const struct ir_tensor *x = opnd(g, n, 0), *w = opnd(g, n, 1);
+  struct lower_qresidual res = residual_of(n);
+  if (x->rank != 4 || w->rank != 4) return lower_fail(msg, where, "only 2-D convolutions run on the accelerator");
+  struct lower_qconv l = {
+      .n = (int32_t)x->dims[0], .in_c = (int32_t)x->dims[1], .in_h = (int32_t)x->dims[2],
+      .in_w = (int32_t)x->dims[3], .out_c = (int32_t)w->dims[0], .k_h = (int32_t)w->dims[2],
+      .k_w = (int32_t)w->dims[3], .stride_h = attr_at(n, "strides", 0, 1),
+      .stride_w = attr_at(n, "strides", 1, 1), .pad_t = attr_at(n, "pads", 0, 0),
+      .pad_l = attr_at(n, "pads", 1, 0), .pad_b = attr_at(n, "pads", 2, 0),
+      .pad_r = attr_at(n, "pads", 3, 0), .dil_h = attr_at(n, "dilations", 0, 1),
+      .dil_w = attr_at(n, "dilations", 1, 1), .groups = attr(n, "group", 1),
+      .weights = w->data, .bias = opnd(g, n, 2)->data, .multiplier = opnd(g, n, 3)->data,
+      .shift = (uint32_t)attr(n, "shift", 0), .in_zero_point = attr(n, "in_zp", 0),
+      .out_zero_point = attr(n, "out_zp", 0), .clamp_lo = attr(n, "lo", -128),
+      .clamp_hi = attr(n, "hi", 127), .round_even = (uint32_t)attr(n, "round_even", 0),
+      .flags = flags & COMPILE_IM2COL && compile_have_im2col() ? LOWER_CONV_ALLOW_IM2COL : 0,
+      .residual = n->n_in > 4 ? &res : NULL,
+  };
+  return lower_conv(cfg, &l, where, p, msg);
+}
+
+static int fc_layer(const struct ir_graph *g, const struct ir_node *n, const struct loom_hw_config *cfg,
+                    const char *where, struct lower_program *p, char *msg) {
+  const struct ir_tensor *x = opnd(g, n, 0), *w = opnd(g, n, 1);
+  struct lower_qfc l = {
+      .n = (int32_t)x->dims[0], .in_features = (int32_t)x->dims[1], .out_features = (int32_t)w->dims[0],
+      .weights = w->data, .bias = opnd(g, n, 2)->data, .multiplier = opnd(g, n, 3)->data,
+      .shift = (uint32_t)attr(n, "shift", 0), .in_zero_point = attr(n, "in_zp", 0),
+      .out_zero_point = attr(n, "out_zp", 0), .clamp_lo = attr(n, "lo", -128),
+      .clamp_hi = attr(n, "hi", 127), .round_even = (uint32_t)attr(n, "round_even", 0),
+  };
+  return lower_fc(cfg, &l, where, p, msg);
+}
+
+static int pool_layer(const struct ir_graph *g, const struct ir_node *n, const struct loom_hw_config *cfg,
+                      const char *where, struct lower_program *p, char *msg) {
+  const struct ir_tensor *x = opnd(g, n, 0);
+  struct lower_qpool l = {
+      .kind = attr(n, "avg", 0) ? LOWER_POOL_AVG : LOWER_POOL_MAX,
+      .n = (int32_t)x->dims[0], .c = (int32_t)x->dims[1], .in_h = (int32_t)x->dims[2],
+      .in_w = (int32_t)x->dims[3], .k_h = attr_at(n, "kernel_shape", 0, 1),
+      .k_w = attr_at(n, "kernel_shape", 1, 1), .stride_h = attr_at(n, "strides", 0, 1),
+      .stride_w = attr_at(n, "strides", 1, 1), .pad_t = attr_at(n, "pads", 0, 0),
+      .pad_l = attr_at(n, "pads", 1, 0), .pad_b = attr_at(n, "pads", 2, 0),
+      .pad_r = attr_at(n, "pads", 3, 0), .multiplier = attr(n, "multiplier", 1),
+      .shift = (uint32_t)attr(n, "shift", 0), .in_zero_point = attr(n, "in_zp", 0),
+      .out_zero_point = attr(n, "out_zp", 0), .clamp_lo = attr(n, "lo", -128),
+      .clamp_hi = attr(n, "hi", 127), .round_even = (uint32_t)attr(n, "round_even", 0),
+  };
+  return lower_pool(cfg, &l, where, p, msg);
+}
+
+static int add_layer(const struct ir_graph *g, const struct ir_node *n, const struct loom_hw_config *cfg,
+                     const char *where, struct lower_program *p, char *msg) {
+  const struct ir_tensor *x = opnd(g, n, 0);
+  int four = x->rank == 4;
+  struct lower_qadd l = {
+      .n = (int32_t)x->dims[0], .c = (int32_t)x->dims[1], .h = four ? (int32_t)x->dims[2] : 1,
+      .w = four ? (int32_t)x->dims[3] : 1, .a_zero_point = attr(n, "a_zp", 0),
+      .b_zero_point = attr(n, "b_zp", 0), .a_weight = attr(n, "a_weight", 1),
+      .b_weight = attr(n, "b_weight", 1), .multiplier = attr(n, "multiplier", 1),
+      .shift = (uint32_t)attr(n, "shift", 0), .out_zero_point = attr(n, "out_zp", 0),
+      .clamp_lo = attr(n, "lo", -128), .clamp_hi = attr(n, "hi", 127),
+      .round_even = (uint32_t)attr(n, "round_even", 0),
+  };
+  if (x->rank != 4 && x->rank != 2)
+    return lower_fail(msg, where, "only rank-2 and rank-4 adds run on the accelerator");
+  return lower_add(cfg, &l, where, p, msg);
+}
+
+/* "conv 3x3/2", "dwconv 3x3/1", "fc", "maxpool 3x3/2", "add". */
+static void op_text(const struct ir_node *n, const struct lower_report *r, char *buf, size_t len) {
+  const char *kind = lower_kind_names[r->kind];
+  if (n->op == IR_OP_QGEMM || n->op == IR_OP_QADD) {
+    snprintf(buf, len, "%s", kind);
+    return;
+  }
+  snprintf(buf, len, "%s %dx%d/%d%s", kind, attr_at(n, "kernel_shape", 0, 1), attr_at(n, "kernel_shape", 1, 1),
+           attr_at(n, "strides", 0, 1), n->op == IR_OP_QCONV && n->n_in > 4 ? "+add" : "");
+}
+
+int compile_layer(const struct ir_graph *g, int node, const struct loom_hw_config *cfg, unsigned flags,
+                  struct lower_program *prog, struct compile_layer *row, struct ir_error *err) {
+  const struct ir_node *n = &g->nodes[node];
+  char where[512], nw[256], msg[LOWER_MSG_MAX];
+  snprintf(where, sizeof where, "%s: %s", g->source, ir_node_where(g, node, nw, sizeof nw));
+  memset(prog, 0, sizeof *prog);
+  int rc;
+  switch (n->op) {
+  case IR_OP_QCONV: rc = conv_layer(g, n, cfg, flags, where, prog, msg); break;
+  case IR_OP_QGEMM: rc = fc_layer(g, n, cfg, where, prog, msg); break;
+  case IR_OP_QPOOL: rc = pool_layer(g, n, cfg, where, prog, msg); break;
+  case IR_OP_QADD: rc = add_layer(g, n, cfg, where, prog, msg); break;
+  default: IR_ASSERT(0); return -1;
+  }
+  if (rc) return ir_errorf(err, "%s", msg), -1;
+  memset(row, 0, sizeof *row);
+  snprintf(row->name, sizeof row->name, "%s", n->name ? n->name : g->tensors[n->out[0]].name);
+  op_text(n, &prog->report, row->op, sizeof row->op);
+  compile_shape_text(&g->tensors[n->out[0]], row->shape, sizeof row->shape);
+  row->is_job = 1;
+  row->report = prog->report;
+  return 0;
+}

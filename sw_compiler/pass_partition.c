@@ -1,0 +1,184 @@
+/*
+ * pass_partition.c - who runs each node (accelerator, host CPU, nobody) and
+ * how each tensor lies in memory.
+ *
+ * After fusion the graph holds three kinds of work:
+ *   - the fused int8 ops (loom.QConv, QGemm, QAdd, QPool): one accelerator
+ *     job each;
+ *   - host work the runtime's host ops cover (driver/lib/hostops.h):
+ *     QuantizeLinear and DequantizeLinear with per-tensor parameters,
+ *     Softmax on floats, Concat (copies into slices of the result) and
+ *     Reshape-like ops whose result cannot share its operand's bytes
+ *     (a layout repack: copies);
+ *   - views: Reshape-like ops whose result is the same bytes as their
+ *     operand, which cost nothing at run time.
+ * Anything else (a float Conv left unquantized, a requantizing MaxPool, an
+ * int32 ConvInteger result) has no executor, and the pass says so, naming
+ * the node: the compiler never emits a model the runtime cannot run.
+ *
+ * Layouts: every tensor an accelerator op reads or writes is blocked by
+ * channels, NCHWc with c = the configuration's block (a rank-2 [N, C]
+ * tensor is the same thing with H = W = 1: the runtime's NC layout); all
+ * others are plain C order.  Host ops read and write either layout (the
+ * runtime converts through model_io.c), so the model's inputs and outputs
+ * need no explicit packing step.  A view keeps its operand's layout when
+ * the two have the same blocked form (same N, C and spatial size, as for
+ * [1,C,1,1] -> [1,C] before a classifier); otherwise it becomes a host
+ * repack.
+ */
+#include "sw_compiler/compiler.h"
+
+#include <stdarg.h>
+#include <string.h>
+
+const char *const part_target_names[] = {
+    [PART_NONE] = "none",
+    [PART_ACCEL] = "accel",
+    [PART_HOST] = "host",
+    [PART_ALIAS] = "view",
+};
+_Static_assert(sizeof part_target_names / sizeof part_target_names[0] == PART_COUNT,
+               "every partition target needs a name");
+
+struct pctx {
+  struct ir_graph *g;
+  int block;
+  enum part_target *targets;
+  struct ir_error *err;
+};
+
+static int fail(struct pctx *p, int node, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static int fail(struct pctx *p, int node, const char *fmt, ...) {
+  char what[600], where[256];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof what, fmt, ap);
+  va_end(ap);
+  ir_errorf(p->err, "%s: %s: %s", p->g->source, ir_node_where(p->g, node, where, sizeof where), what);
+  return -1;
+}
+
+static int is_fused(enum ir_op_kind op) {
+  return op == IR_OP_QCONV || op == IR_OP_QGEMM || op == IR_OP_QADD || op == IR_OP_QPOOL;
+}
+
+static int is_view(enum ir_op_kind op) {
+  return op == IR_OP_FLATTEN || op == IR_OP_RESHAPE || op == IR_OP_SQUEEZE || op == IR_OP_UNSQUEEZE ||
+         op == IR_OP_IDENTITY;
+}
+
+static void set_blocked(struct pctx *p, int t) {
+  p->g->tensors[t].layout = IR_LAYOUT_NCHWC;
+  p->g->tensors[t].layout_block = p->block;
+}
+
+static int blocked(const struct ir_tensor *t) { return t->layout == IR_LAYOUT_NCHWC; }
+
+/* N, C and the spatial size of a blocked view of t (rank >= 2). */
+static void nc_inner(const struct ir_tensor *t, int64_t v[3]) {
+  v[0] = t->dims[0], v[1] = t->dims[1], v[2] = 1;
+  for (int i = 2; i < t->rank; i++) v[2] *= t->dims[i];
+}
+
+/* Whether a and b, both blocked, are the same bytes. */
+static int same_blocked_bytes(const struct ir_tensor *a, const struct ir_tensor *b) {
+  int64_t x[3], y[3];
+  if (a->rank < 2 || b->rank < 2) return 0;
+  nc_inner(a, x);
+  nc_inner(b, y);
+  return !memcmp(x, y, sizeof x);
+}
+
+static void mark_accel_layouts(struct pctx *p) {
+  const struct ir_graph *g = p->g;
+  for (int i = 0; i < g->n_nodes; i++) {
+    const struct ir_node *n = &g->nodes[i];
+    if (!is_fused(n->op)) continue;
+    p->targets[i] = PART_ACCEL;
+    set_blocked(p, n->out[0]);
+    set_blocked(p, n->in[0]);
+    if (n->op == IR_OP_QADD) set_blocked(p, n->in[1]);
+    if (n->op == IR_OP_QCONV && n->n_in > 4) set_blocked(p, n->in[4]); /* the residual */
+  }
+}
+
+/* A view is free when its result can be (or already is) the same bytes. */
+static void place_view(struct pctx *p, int i) {
+  const struct ir_node *n = &p->g->nodes[i];
+  struct ir_tensor *x = &p->g->tensors[n->in[0]], *y = &p->g->tensors[n->out[0]];
+  if (!blocked(x) && !blocked(y)) {
+    p->targets[i] = PART_ALIAS;
+  } else if (blocked(x) && same_blocked_bytes(x, y)) {
+    set_blocked(p, n->out[0]);
+    p->targets[i] = PART_ALIAS;
+  } else {
+    p->targets[i] = PART_HOST; /* repack through a plain copy */
+  }
+}
+
+/* Concat is a copy of each operand into a slice of the result: the slices
+ * must be contiguous (everything before the axis has size 1) and, when
+ * the result is blocked, start on a channel block. */
+static int check_concat(struct pctx *p, int i) {
+  const struct ir_node *n = &p->g->nodes[i];
+  const struct ir_tensor *y = &p->g->tensors[n->out[0]];
+  int64_t axis = ir_attr_int(n, "axis", 0);
+  if (axis < 0) axis += y->rank;
+  for (int d = 0; d < axis; d++)
+    if (y->dims[d] != 1) return fail(p, i, "Concat runs on the host only when the dimensions before the axis are 1");
+  if (!blocked(y)) return 0;
+  if (axis != 1) return fail(p, i, "Concat of channel-blocked tensors must be along the channels");
+  for (int k = 0; k + 1 < n->n_in; k++)
+    if (p->g->tensors[n->in[k]].dims[1] % p->block)
+      return fail(p, i, "Concat operand %d has %lld channels, not a multiple of the block %d", k,
+                  (long long)p->g->tensors[n->in[k]].dims[1], p->block);
+  return 0;
+}
+
+static int per_tensor(const struct ir_graph *g, const struct ir_node *n) {
+  return ir_tensor_numel(&g->tensors[n->in[1]]) == 1 &&
+         (n->n_in < 3 || n->in[2] < 0 || ir_tensor_numel(&g->tensors[n->in[2]]) == 1);
+}
+
+static int place_host(struct pctx *p, int i) {
+  const struct ir_graph *g = p->g;
+  const struct ir_node *n = &g->nodes[i];
+  enum ir_dtype in_dt = n->n_in ? g->tensors[n->in[0]].dtype : IR_DT_UNDEF;
+  switch (n->op) {
+  case IR_OP_QUANTIZELINEAR:
+  case IR_OP_DEQUANTIZELINEAR:
+    if (!per_tensor(g, n)) return fail(p, i, "per-axis (de)quantization of activations is not supported");
+    break;
+  case IR_OP_SOFTMAX:
+    if (in_dt != IR_DT_F32) return fail(p, i, "Softmax runs on float32 only");
+    break;
+  case IR_OP_CONCAT:
+    if (check_concat(p, i)) return -1;
+    break;
+  case IR_OP_CONVINTEGER: case IR_OP_MATMULINTEGER:
+    return fail(p, i, "its int32 result cannot be stored by the accelerator, and the host has no %s",
+                ir_op_name(n->op));
+  default:
+    return fail(p, i, "%s on %s data runs neither on the accelerator nor on the host%s", ir_op_name(n->op),
+                ir_dtype_name(in_dt),
+                in_dt == IR_DT_F32 ? " (was the model quantized? pass --calib DIR for a float model)" : "");
+  }
+  p->targets[i] = PART_HOST;
+  return 0;
+}
+
+int ir_pass_partition(struct ir_graph *g, int block, enum part_target *targets, struct ir_error *err) {
+  struct pctx p = {.g = g, .block = block, .targets = targets, .err = err};
+  for (int t = 0; t < g->n_tensors; t++) g->tensors[t].layout = IR_LAYOUT_PLAIN;
+  for (int i = 0; i < g->n_nodes; i++) targets[i] = PART_NONE;
+  mark_accel_layouts(&p);
+  for (int i = 0; i < g->n_nodes; i++) {
+    const struct ir_node *n = &g->nodes[i];
+    if (n->dead || targets[i] == PART_ACCEL) continue;
+    if (n->op == IR_OP_CONSTANT) continue; /* folded earlier; nothing to run */
+    if (is_view(n->op)) place_view(&p, i);
+    else if (place_host(&p, i)) return -1;
+  }
+  return 0;
+}

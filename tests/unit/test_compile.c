@@ -1,0 +1,315 @@
+/*
+ * test_compile.c - the compiler driver end to end: IR text in, a .loom out,
+ * run on fsim, and compared bit for bit with the fused graph on the
+ * reference interpreter (the int8 model).  Covers the model interface
+ * (quantized inputs and outputs presented as float), host steps (Softmax,
+ * layout repacks, Concat, uint8 conversions), several hardware
+ * configurations, the per-layer report and the error messages.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "driver/lib/hostops_nn.h"
+#include "driver/lib/npy.h"
+#include "loom/loom.h"
+#include "sw_compiler/compile.h"
+
+static struct ir_graph *parse_ok(const char *text) {
+  struct ir_error err = {{0}};
+  struct ir_graph *g = ir_parse(text, "t.ir", &err);
+  if (!g) fail_msg("parse failed: %s", err.msg);
+  return g;
+}
+
+/* Random float samples [n, shape] written to a temporary .npy. */
+struct calib_file {
+  char dir[64], path[96];
+};
+
+static void write_calib(struct calib_file *c, int rank, const int64_t *dims, int n, unsigned seed) {
+  char msg[LOOM_MSG_MAX];
+  int64_t d[8] = {n};
+  int64_t count = n;
+  for (int i = 1; i < rank; i++) d[i] = dims[i], count *= dims[i];
+  float *x = malloc((size_t)count * sizeof *x);
+  srand(seed);
+  for (int64_t i = 0; i < count; i++) x[i] = (float)rand() / RAND_MAX * 3.0f - 1.0f;
+  strcpy(c->dir, "/tmp/loom_compile_XXXXXX");
+  assert_non_null(mkdtemp(c->dir));
+  snprintf(c->path, sizeof c->path, "%s/a.npy", c->dir);
+  assert_int_equal(loom_npy_write(c->path, LOOM_DT_F32, rank, d, x, msg), LOOM_OK);
+  free(x);
+}
+
+static void remove_calib(struct calib_file *c) {
+  unlink(c->path);
+  rmdir(c->dir);
+}
+
+static int compile_text(const char *text, const char *calib, const char *config, struct compile_result *r,
+                        struct ir_error *err) {
+  struct compile_options o = {.config = config, .calib = calib};
+  return compile_graph(parse_ok(text), &o, r, err);
+}
+
+/* Runs input x (dtype dt) on fsim; the output (its user type) into y. */
+static void run_fsim(const struct compile_result *r, loom_dtype dt, const void *x, void *y, size_t bytes) {
+  char msg[LOOM_MSG_MAX], opts[64];
+  loom_device *dev;
+  loom_model *m;
+  snprintf(opts, sizeof opts, "config=%s", r->cfg->name);
+  if (loom_device_open("fsim", opts, &dev, msg)) fail_msg("%s", msg);
+  if (loom_model_load_memory(dev, r->bytes, r->size, "t.loom", &m, msg)) fail_msg("%s", msg);
+  const struct loom_tensor_info *in = loom_model_input(m, 0), *out = loom_model_output(m, 0);
+  if (loom_model_set_input(m, in->name, dt, in->rank, in->dims, x) || loom_model_run(m, 0) ||
+      loom_model_get_output(m, out->name, y, bytes))
+    fail_msg("fsim: %s", loom_device_error(dev));
+  loom_model_free(m);
+  loom_device_close(dev);
+}
+
+/* fsim against the fused graph on the reference interpreter. */
+static void assert_bit_exact(const struct compile_result *r, loom_dtype dt, const void *x) {
+  const struct ir_tensor *t = &r->graph->tensors[r->graph->outputs[0]];
+  size_t bytes = (size_t)ir_tensor_bytes(t);
+  void *y = malloc(bytes), *want[1] = {NULL};
+  const void *in[1] = {x};
+  struct ir_error err = {{0}};
+  run_fsim(r, dt, x, y, bytes);
+  if (ir_eval_ref(r->graph, in, want, &err)) fail_msg("%s", err.msg);
+  assert_memory_equal(y, want[0], bytes);
+  free(y);
+  free(want[0]);
+}
+
+static int count_rows(const struct compile_result *r, const char *op) {
+  int n = 0;
+  for (int i = 0; i < r->n_layers; i++) n += strstr(r->layers[i].op, op) != NULL;
+  return n;
+}
+
+static const char *const convnet =
+    "loom.ir 1\n"
+    "input %x : f32[1,3,6,6]\n"
+    "const %w1 : f32[20,3,3,3] = rand(1)\n"
+    "const %b1 : f32[20] = rand(2)\n"
+    "const %w2 : f32[20,1,3,3] = rand(3)\n"
+    "const %w3 : f32[20,20,1,1] = rand(4)\n"
+    "const %fw : f32[7,20] = rand(5)\n"
+    "const %lo : f32[] = [0.0]\n"
+    "const %hi : f32[] = [6.0]\n"
+    "%c1 = Conv(%x, %w1, %b1) {kernel_shape=[3,3], pads=[1,1,1,1], strides=[2,2]}\n"
+    "%r1 = Relu(%c1)\n"
+    "%c2 = Conv(%r1, %w2) {kernel_shape=[3,3], pads=[1,1,1,1], group=20}\n"
+    "%r2 = Clip(%c2, %lo, %hi)\n"
+    "%c3 = Conv(%r2, %w3) {kernel_shape=[1,1]}\n"
+    "%a = Add(%c3, %r1)\n"
+    "%m = MaxPool(%a) {kernel_shape=[3,3], strides=[1,1], pads=[1,1,1,1]}\n"
+    "%g = GlobalAveragePool(%m)\n"
+    "%f = Flatten(%g)\n"
+    "%y = Gemm(%f, %fw) {transB=1}\n"
+    "output %y\n";
+
+static void convnet_on(const char *config) {
+  int64_t dims[4] = {1, 3, 6, 6};
+  struct calib_file cf;
+  struct compile_result r;
+  struct ir_error err = {{0}};
+  write_calib(&cf, 4, dims, 8, 1);
+  if (compile_text(convnet, cf.path, config, &r, &err)) fail_msg("%s", err.msg);
+  assert_int_equal(r.calib_samples, 8);
+  assert_int_equal(count_rows(&r, "conv"), 3);
+  assert_int_equal(count_rows(&r, "maxpool") + count_rows(&r, "add") + count_rows(&r, "fc"), 3);
+  assert_int_equal(count_rows(&r, "host"), 0); /* interface quantization is the runtime's */
+  float x[108];
+  for (int s = 0; s < 4; s++) {
+    for (int i = 0; i < 108; i++) x[i] = sinf((float)(i * (s + 1))) * 1.5f;
+    assert_bit_exact(&r, LOOM_DT_F32, x);
+  }
+  compile_result_free(&r);
+  remove_calib(&cf);
+}
+
+static void test_convnet_default(void **state) { convnet_on("default"); }
+static void test_convnet_tiny(void **state) { convnet_on("tiny"); }
+
+static void test_report(void **state) {
+  int64_t dims[4] = {1, 3, 6, 6};
+  struct calib_file cf;
+  struct compile_result r;
+  struct ir_error err = {{0}};
+  write_calib(&cf, 4, dims, 2, 2);
+  if (compile_text(convnet, cf.path, NULL, &r, &err)) fail_msg("%s", err.msg);
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  compile_report_print(f, &r);
+  fclose(f);
+  assert_non_null(strstr(buf, "MACs"));
+  assert_non_null(strstr(buf, "est cycles"));
+  assert_non_null(strstr(buf, "dwconv 3x3/1"));
+  assert_non_null(strstr(buf, "conv 1x1/1+add")); /* the residual Add fused */
+  assert_non_null(strstr(buf, "total: 6 jobs, 0 host steps"));
+  assert_true(strstr(buf, "compute") || strstr(buf, "memory"));
+  free(buf);
+  compile_result_free(&r);
+  remove_calib(&cf);
+}
+
+/* Softmax runs on the host after the last layer is dequantized. */
+static void test_softmax_host(void **state) {
+  const char *text =
+      "loom.ir 1\n"
+      "input %x : f32[1,24]\n"
+      "const %w : f32[10,24] = rand(8)\n"
+      "%h = Gemm(%x, %w) {transB=1}\n"
+      "%y = Softmax(%h) {axis=1}\n"
+      "output %y\n";
+  int64_t dims[2] = {1, 24};
+  struct calib_file cf;
+  struct compile_result r;
+  struct ir_error err = {{0}};
+  write_calib(&cf, 2, dims, 4, 3);
+  if (compile_text(text, cf.path, NULL, &r, &err)) fail_msg("%s", err.msg);
+  assert_int_equal(count_rows(&r, "host DEQUANTIZE"), 1);
+  assert_int_equal(count_rows(&r, "host SOFTMAX"), 1);
+  float x[24];
+  for (int i = 0; i < 24; i++) x[i] = cosf((float)i);
+  assert_bit_exact(&r, LOOM_DT_F32, x);
+  compile_result_free(&r);
+  remove_calib(&cf);
+}
+
+/* Flatten of a 2x2 image before a Gemm: the bytes differ between the
+ * blocked layouts, so the host repacks; Concat copies into slices. */
+static void test_repack_and_concat(void **state) {
+  const char *text =
+      "loom.ir 1\n"
+      "input %x : f32[1,4,2,2]\n"
+      "const %w1 : f32[16,4,1,1] = rand(11)\n"
+      "const %w2 : f32[5,4,1,1] = rand(12)\n"
+      "const %fw : f32[6,84] = rand(13)\n"
+      "%a = Conv(%x, %w1) {kernel_shape=[1,1]}\n"
+      "%b = Conv(%x, %w2) {kernel_shape=[1,1]}\n"
+      "%c = Concat(%a, %b) {axis=1}\n"
+      "%f = Flatten(%c)\n"
+      "%y = Gemm(%f, %fw) {transB=1}\n"
+      "output %y\n";
+  int64_t dims[4] = {1, 4, 2, 2};
+  struct calib_file cf;
+  struct compile_result r;
+  struct ir_error err = {{0}};
+  write_calib(&cf, 4, dims, 4, 4);
+  if (compile_text(text, cf.path, NULL, &r, &err)) fail_msg("%s", err.msg);
+  assert_int_equal(count_rows(&r, "host COPY"), 2); /* concat: 2 copies; the repack's are one row */
+  float x[16];
+  for (int i = 0; i < 16; i++) x[i] = (float)(i % 5) * 0.3f - 0.4f;
+  assert_bit_exact(&r, LOOM_DT_F32, x);
+  compile_result_free(&r);
+  remove_calib(&cf);
+}
+
+/* uint8 in and out (QLinear): host conversions around the int8 job. */
+static void test_qlinear_uint8(void **state) {
+  const char *text =
+      "loom.ir 1\n"
+      "input %x : u8[1,3,5,5]\n"
+      "const %xs : f32[] = [0.02]\n"
+      "const %xz : u8[] = [100]\n"
+      "const %w : i8[8,3,3,3] = rand(21)\n"
+      "const %ws : f32[8] = [0.01, 0.02, 0.03, 0.01, 0.02, 0.03, 0.01, 0.02]\n"
+      "const %wz : i8[8] = zeros\n"
+      "const %ys : f32[] = [0.015]\n"
+      "const %yz : u8[] = [130]\n"
+      "%y = QLinearConv(%x, %xs, %xz, %w, %ws, %wz, %ys, %yz) {kernel_shape=[3,3], pads=[1,1,1,1]}\n"
+      "output %y\n";
+  struct compile_result r;
+  struct ir_error err = {{0}};
+  if (compile_text(text, NULL, "tiny", &r, &err)) fail_msg("%s", err.msg);
+  assert_int_equal(count_rows(&r, "host"), 4); /* DQ + Q in, DQ + Q out */
+  uint8_t x[75];
+  for (int i = 0; i < 75; i++) x[i] = (uint8_t)(i * 37 + 11);
+  assert_bit_exact(&r, LOOM_DT_U8, x);
+  compile_result_free(&r);
+}
+
+static void expect_error(const char *text, const char *calib, const char *config, const char *msg) {
+  struct compile_result r;
+  struct ir_error err = {{0}};
+  assert_int_equal(compile_text(text, calib, config, &r, &err), -1);
+  compile_result_free(&r);
+  if (!strstr(err.msg, msg)) fail_msg("expected '%s' in '%s'", msg, err.msg);
+}
+
+static void test_errors(void **state) {
+  expect_error(convnet, NULL, NULL, "t.ir: the model is float32: quantizing it needs calibration inputs");
+  expect_error(convnet, "/tmp", "huge", "unknown hardware configuration 'huge' (known: tiny, default, large)");
+  int64_t dims[2] = {2, 3};
+  struct calib_file cf;
+  write_calib(&cf, 2, dims, 2, 5);
+  expect_error("loom.ir 1\ninput %x : f32[2,3]\n%y = Transpose(%x) {perm=[1,0]}\noutput %y\n", cf.path, NULL,
+               "t.ir: node 0 '%y' (Transpose): Transpose on f32 data runs neither on the accelerator nor on the host");
+  remove_calib(&cf);
+  /* a Concat whose first operand does not end on a channel block */
+  write_calib(&cf, 4, (int64_t[]){1, 4, 2, 2}, 2, 6);
+  expect_error("loom.ir 1\ninput %x : f32[1,4,2,2]\n"
+               "const %w : f32[5,4,1,1] = rand(1)\n"
+               "%a = Conv(%x, %w) {kernel_shape=[1,1]}\n"
+               "%b = Conv(%x, %w) {kernel_shape=[1,1]}\n"
+               "%c = Concat(%a, %b) {axis=1}\n"
+               "const %w2 : f32[2,10,1,1] = rand(2)\n"
+               "%y = Conv(%c, %w2) {kernel_shape=[1,1]}\n"
+               "output %y\n",
+               cf.path, NULL, "Concat operand 0 has 5 channels, not a multiple of the block 16");
+  remove_calib(&cf);
+}
+
+/* The IM2COL host op gathers exactly what the lowering's packer does for
+ * a folded stem (LOWER_ACT_IM2COL), padding lanes at the zero point. */
+static void test_im2col_hostop(void **state) {
+  struct lower_act act = {.layout = LOWER_ACT_IM2COL, .n = 1, .c = 3, .h = 5, .w = 5, .block = 16,
+                          .im2col = {3, 3, 2, 2, 1, 1, 1, 1, 3, 3, -7}};
+  struct loom_file_tensor x = {.dtype = LOOM_DT_I8, .user_dtype = LOOM_DT_I8, .rank = 4, .dims = {1, 3, 5, 5},
+                               .scale = 0.5f, .zero_point = -7};
+  struct loom_file_tensor y = x;
+  y.layout = LOOM_LAYOUT_NCHWC, y.layout_block = 16, y.dims[1] = 27, y.dims[2] = 3, y.dims[3] = 3;
+  x.bytes = loom_file_tensor_bytes(&x), y.bytes = loom_file_tensor_bytes(&y);
+  assert_int_equal(y.bytes, lower_act_bytes(&act));
+  int8_t in[75], *out = calloc(1, y.bytes), *want = calloc(1, y.bytes);
+  for (int i = 0; i < 75; i++) in[i] = (int8_t)(i * 13 - 60);
+  int32_t v[LOOM_IM2COL_PARAM_COUNT] = {3, 3, 2, 2, 1, 1, 1, 1, 3, 3, -7};
+  struct loom_hostop_args a = {.in = {{&x, in}}, .out = {{&y, out}}, .n_in = 1, .n_out = 1,
+                               .params = (const uint8_t *)v, .param_size = sizeof v};
+  char msg[LOOM_MSG_MAX];
+  assert_int_equal(loom_hostop_im2col(&a, msg), LOOM_OK);
+  lower_act_pack(&act, in, -7, want);
+  assert_memory_equal(out, want, y.bytes);
+  v[LOOM_IM2COL_OUT_H] = 4; /* a window that does not fit the output */
+  assert_int_equal(loom_hostop_im2col(&a, msg), LOOM_E_INVALID);
+  assert_non_null(strstr(msg, "output shape does not match"));
+  free(out);
+  free(want);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_convnet_default),
+      cmocka_unit_test(test_convnet_tiny),
+      cmocka_unit_test(test_report),
+      cmocka_unit_test(test_softmax_host),
+      cmocka_unit_test(test_repack_and_concat),
+      cmocka_unit_test(test_qlinear_uint8),
+      cmocka_unit_test(test_errors),
+      cmocka_unit_test(test_im2col_hostop),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

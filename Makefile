@@ -115,6 +115,11 @@ test: deps
 	@$(MAKE) --no-print-directory check-docs
 	@$(MAKE) --no-print-directory test-programs
 
+# The README's main job: digits CNN compiled to int8 and run on the Verilator RTL.
+demo: deps
+	@$(MAKE) --no-print-directory $(LOOM) tsim CONFIG=default
+	@BUILD=$(BUILD) scripts/demo.sh
+
 check-docs: $(LOOMGEN)
 	@scripts/check-docs.sh $(LOOMGEN)
 

@@ -43,7 +43,7 @@ const struct cli_cmd *cli_find(const char *name);
 /* ---- cmd_*.c ---- */
 
 extern const struct cli_cmd cli_cmd_compile, cli_cmd_asm, cli_cmd_disasm, cli_cmd_run,
-    cli_cmd_inspect, cli_cmd_devices, cli_cmd_help;
+    cli_cmd_eval, cli_cmd_inspect, cli_cmd_devices, cli_cmd_help;
 
 /* cmd_help.c: the command overview of `loom --help`. */
 void cli_list_commands(FILE *out);

@@ -13,7 +13,7 @@
 #include "loom_isa_gen.h"
 
 const struct cli_cmd *const cli_cmds[] = {
-    &cli_cmd_compile, &cli_cmd_run, &cli_cmd_asm, &cli_cmd_disasm, &cli_cmd_inspect,
+    &cli_cmd_compile, &cli_cmd_run, &cli_cmd_eval, &cli_cmd_asm, &cli_cmd_disasm, &cli_cmd_inspect,
     &cli_cmd_devices, &cli_cmd_help, NULL,
 };
 

@@ -1,0 +1,103 @@
+# sim/tsim/module.mk - Verilator builds of loom_top, one shared library per
+# configuration and variant (docs/tsim.md).
+#
+#   make tsim                     build/tsim/{tiny,default}/libloom_tsim.so
+#   make tsim CONFIG=large        build/tsim/large/libloom_tsim.so
+#   make tsim-mt CONFIG=default   build/tsim/default-mt/  (--threads 2, benchmarks)
+#   make tsim-trace CONFIG=tiny   build/tsim/tiny-trace/  (FST tracing compiled in)
+#   make tsim TSIM_RTL=stub       build against tests/tsim/stub/loom_top.v
+#
+# Each library holds the Verilated model, sim/tsim/tsim_harness.cpp and
+# sim/tsim/dram_model.cpp, compiled -fPIC -fvisibility=hidden so that only
+# the tsim_* C API (sim/tsim/tsim.h) is exported.  FST tracing costs about
+# 10% of simulation speed even when switched off (docs/tsim.md), so only
+# the -trace variant has it; the backend picks that variant for trace=.
+# The RTL source list comes from hw/module.mk (LOOM_RTL_FILES,
+# LOOM_RTL_INC_<config>, LOOM_WAIVERS) when hw/rtl/loom_top.v exists;
+# TSIM_RTL=stub forces the stub.  The sources and flags used are recorded
+# in <dir>/rtl.list, so switching RTL or flags rebuilds the library.
+#
+# Verilator runs its own make; MAKEFLAGS is cleared so that our
+# command-line variables (CONFIG, OPT, SAN...) do not leak into it.  Each
+# build happens in a private temporary directory and the library is moved
+# into place at the end, so two makes building the same library at once
+# (several engineers or test runners in one tree) cannot corrupt it.
+
+TSIM_CONFIGS := tiny default large
+TSIM_DEFAULT_CONFIGS := tiny default
+TSIM_RTL ?= auto
+TSIM_JOBS ?= 2
+TSIM_OPT ?= -O2
+TSIM_VFLAGS := --cc --exe --build -j $(TSIM_JOBS) -O3 --x-assign fast --x-initial fast --noassert \
+  -Wno-fatal --top-module loom_top
+TSIM_SRCS := sim/tsim/tsim_harness.cpp sim/tsim/dram_model.cpp
+TSIM_HDRS := sim/tsim/tsim.h sim/tsim/dram_model.h
+TSIM_STUB := tests/tsim/stub/loom_top.v
+
+tsim_upper = $(shell echo $(1) | tr a-z A-Z)
+tsim_real = $(if $(filter stub,$(TSIM_RTL)),,$(if $(filter rtl,$(TSIM_RTL)),1,$(wildcard hw/rtl/loom_top.v)))
+tsim_rtl_files = $(if $(tsim_real),$(or $(LOOM_RTL_FILES),$(shell cat hw/rtl/loom_rtl.f 2>/dev/null)),$(TSIM_STUB))
+# Include dirs: the per-config dir hw/module.mk names (or our own copy of the
+# generated header as loom_cfg.vh), then $(GEN) for loom_isa.vh.
+tsim_waivers = $(if $(tsim_real),$(LOOM_WAIVERS))
+tsim_rtl_inc = $(if $(and $(tsim_real),$(LOOM_RTL_INC_$(1))),$(LOOM_RTL_INC_$(1)),$(BUILD)/tsim/inc-$(1))
+
+.PHONY: tsim tsim-mt tsim-trace tsim-all
+tsim: $(foreach c,$(or $(CONFIG),$(TSIM_DEFAULT_CONFIGS)),$(BUILD)/tsim/$(c)/libloom_tsim.so)
+tsim-mt: $(foreach c,$(or $(CONFIG),default),$(BUILD)/tsim/$(c)-mt/libloom_tsim.so)
+tsim-trace: $(foreach c,$(or $(CONFIG),$(TSIM_DEFAULT_CONFIGS)),$(BUILD)/tsim/$(c)-trace/libloom_tsim.so)
+tsim-all: $(foreach c,$(TSIM_CONFIGS),$(BUILD)/tsim/$(c)/libloom_tsim.so)
+
+# $(1) config, $(2) variant suffix ("", -mt or -trace), $(3) extra verilator flags
+define TSIM_template
+$(BUILD)/tsim/$(1)$(2)/rtl.list: FORCE_TSIM_LIST
+	@mkdir -p $$(dir $$@)
+	@echo "$$(abspath $$(call tsim_rtl_files)) $$(abspath $$(call tsim_rtl_inc,$(1))) $(TSIM_VFLAGS) $(3) $(TSIM_OPT)" > $$@.new
+	@if cmp -s $$@.new $$@; then rm $$@.new; else mv $$@.new $$@; fi
+
+$(BUILD)/tsim/$(1)$(2)/libloom_tsim.so: $(BUILD)/tsim/$(1)$(2)/rtl.list $$(call tsim_rtl_files) \
+    $(TSIM_SRCS) $(TSIM_HDRS) $(GEN_HEADERS) $(GEN)/loom_cfg_$(1).vh $(BUILD)/tsim/inc-$(1)/loom_cfg.vh
+	@d=$(BUILD)/tsim/$(1)$(2); t=$$$$(cd $$$$d && pwd)/tmp.$$$$$$$$; rm -rf $$$$t; mkdir -p $$$$t; \
+	echo "tsim: verilating $(1)$(2) ($$(if $$(call tsim_real),RTL,stub)), log in $$$$d/build.log"; \
+	if env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL verilator $(TSIM_VFLAGS) $(3) $$(call tsim_waivers) \
+	  -Mdir $$$$t/obj -o $$$$t/libloom_tsim.so \
+	  -I$$(call tsim_rtl_inc,$(1)) -I$(GEN) $$(call tsim_rtl_files) $$(abspath $(TSIM_SRCS)) \
+	  -CFLAGS "-fPIC -fvisibility=hidden -fvisibility-inlines-hidden $(TSIM_OPT) -I$$(abspath .) \
+	    -I$$(abspath $(GEN)) -DTSIM_CONFIG=$(1) -DTSIM_CONFIG_HASH=LOOM_CONFIG_$$(call tsim_upper,$(1))_HASH" \
+	  -LDFLAGS "-shared -Wl,-Bsymbolic -Wl,--no-undefined -lz -pthread" \
+	  -MAKEFLAGS "OPT_FAST=$(TSIM_OPT) OPT_SLOW=-O1 OPT_GLOBAL=$(TSIM_OPT)" > $$$$t/build.log 2>&1; then \
+	  mv -f $$$$t/build.log $$$$d/build.log; mv -f $$$$t/libloom_tsim.so $$@; rm -rf $$$$t; \
+	else mv -f $$$$t/build.log $$$$d/build.log; rm -rf $$$$t; tail -40 $$$$d/build.log; exit 1; fi
+endef
+
+$(foreach c,$(TSIM_CONFIGS),$(eval $(call TSIM_template,$(c),,)))
+$(foreach c,$(TSIM_CONFIGS),$(eval $(call TSIM_template,$(c),-mt,--threads 2)))
+$(foreach c,$(TSIM_CONFIGS),$(eval $(call TSIM_template,$(c),-trace,--trace-fst --trace-structs)))
+
+$(BUILD)/tsim/inc-%/loom_cfg.vh: $(GEN)/loom_cfg_%.vh
+	@mkdir -p $(dir $@)
+	cp $< $@
+
+$(GEN)/loom_cfg_%.vh: $(GEN)/loom_isa.vh
+	@true
+
+.PHONY: FORCE_TSIM_LIST
+FORCE_TSIM_LIST:
+
+LOOM_EXTRA_LIBS += -ldl
+
+# ---- benchmarks: make bench-rtl (figures in build/bench/rtl.json) ----
+BENCH_RTL := $(BUILD)/bench/bench_rtl
+BENCH_RTL_CONFIG ?= default
+
+$(BENCH_RTL): sim/tsim/bench_rtl.c $(call obj,tests/support/stream.c) $(LIBLOOM) $(GEN_HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Itests/support $(CFLAGS) $(LDFLAGS) -o $@ $< $(call obj,tests/support/stream.c) \
+	  $(LIBLOOM) $(LOOM_EXTRA_LIBS) $(LDLIBS)
+
+.PHONY: bench-rtl
+bench-rtl: $(BENCH_RTL) $(BUILD)/tsim/$(BENCH_RTL_CONFIG)/libloom_tsim.so \
+    $(BUILD)/tsim/$(BENCH_RTL_CONFIG)-mt/libloom_tsim.so
+	@$(BENCH_RTL) --config $(BENCH_RTL_CONFIG) --lib $(abspath $(BUILD)/tsim/$(BENCH_RTL_CONFIG)/libloom_tsim.so) \
+	  --lib-mt $(abspath $(BUILD)/tsim/$(BENCH_RTL_CONFIG)-mt/libloom_tsim.so) \
+	  --json $(BUILD)/bench/rtl.json > $(BUILD)/bench/rtl.txt; st=$$?; cat $(BUILD)/bench/rtl.txt; exit $$st

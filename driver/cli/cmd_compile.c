@@ -6,7 +6,11 @@
  *
  * The compiler (sw_compiler/compile.h) does the work and reports
  * "file: where: what is wrong"; this file parses options, writes the file
- * and prints the report.
+ * and prints the report.  Host steps get native code from LLVM
+ * (sw_compiler/llvm/hostgen.h) for --host-triple, this machine by default;
+ * `--host-triple none` leaves them to the runtime's portable C ops.
+ * `--target cpu` builds a host-only model: the whole float graph as one
+ * LLVM-compiled host step, the baseline the benchmarks put beside PyTorch.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -14,13 +18,14 @@
 
 #include "cli.h"
 #include "sw_compiler/compile.h"
+#include "sw_compiler/llvm/hostgen.h"
 
 /* Belongs in cli.h with the other subcommands (a repeated extern is
  * harmless once it is there). */
 extern const struct cli_cmd cli_cmd_compile;
 
 struct compile_args {
-  const char *model, *out, *config, *calib, *trace;
+  const char *model, *out, *config, *calib, *trace, *target, *triple, *cpu;
   int quiet, no_im2col;
 };
 
@@ -45,6 +50,9 @@ static int parse_option(struct compile_args *a, int argc, char **argv, int *i) {
   if ((r = cli_option_value(c, argc, argv, i, "--config", "-c", &a->config))) return r;
   if ((r = cli_option_value(c, argc, argv, i, "--calib", NULL, &a->calib))) return r;
   if ((r = cli_option_value(c, argc, argv, i, "--trace", NULL, &a->trace))) return r;
+  if ((r = cli_option_value(c, argc, argv, i, "--target", NULL, &a->target))) return r;
+  if ((r = cli_option_value(c, argc, argv, i, "--host-triple", NULL, &a->triple))) return r;
+  if ((r = cli_option_value(c, argc, argv, i, "--host-cpu", NULL, &a->cpu))) return r;
   if (!strcmp(argv[*i], "--quiet") || !strcmp(argv[*i], "-q")) return a->quiet = 1;
   if (!strcmp(argv[*i], "--no-im2col")) return a->no_im2col = 1;
   return 0;
@@ -66,6 +74,8 @@ static int parse_args(struct compile_args *a, int argc, char **argv) {
     a->model = argv[i];
   }
   if (!a->model) return cli_usage_error(&cli_cmd_compile, "no model file given");
+  if (a->target && strcmp(a->target, "accel") && strcmp(a->target, "cpu"))
+    return cli_usage_error(&cli_cmd_compile, "--target '%s': expected accel or cpu", a->target);
   return -1;
 }
 
@@ -75,6 +85,51 @@ static int write_file(const char *path, const uint8_t *bytes, size_t size) {
   int ok = fwrite(bytes, 1, size, f) == size;
   ok = fclose(f) == 0 && ok;
   return ok ? CLI_OK : cli_error("%s: write failed: %s", path, strerror(errno));
+}
+
+static int native_wanted(const struct compile_args *a) {
+  return !a->triple || strcmp(a->triple, "none");
+}
+
+/* Replaces *bytes with a copy carrying native code for its host steps. */
+static int add_host_code(const struct compile_args *a, uint8_t **bytes, size_t *size,
+                         struct hostgen_summary *sum) {
+  struct hostgen_options ho = {.triple = a->triple, .cpu = a->cpu};
+  struct ir_error err = {{0}};
+  uint8_t *out = NULL;
+  size_t out_size = 0;
+  if (hostgen_loom(*bytes, *size, a->model, &ho, &out, &out_size, sum, &err))
+    return cli_error("%s", err.msg);
+  free(*bytes);
+  *bytes = out;
+  *size = out_size;
+  return CLI_OK;
+}
+
+static void print_host_summary(const struct hostgen_summary *sum) {
+  printf("host code: %u native step%s for %s, %u portable, %llu bytes of native code\n",
+         sum->native_steps, sum->native_steps == 1 ? "" : "s", sum->triple, sum->portable_steps,
+         (unsigned long long)sum->image_bytes);
+}
+
+/* --target cpu: the float graph as one native host step. */
+static int compile_cpu(const struct compile_args *a, const char *out) {
+  struct hostgen_options ho = {.triple = native_wanted(a) ? a->triple : NULL, .cpu = a->cpu};
+  struct hostgen_summary sum = {{0}, 0, 0, 0};
+  struct ir_error err = {{0}};
+  const struct loom_hw_config *cfg = loom_hw_config_by_name(a->config ? a->config : "default");
+  uint8_t *bytes = NULL;
+  size_t size = 0;
+  if (!cfg) return cli_error("%s: unknown hardware configuration '%s'", a->model, a->config);
+  if (hostgen_compile_onnx(a->model, &ho, cfg, &bytes, &size, &sum, &err))
+    return cli_error("%s", err.msg);
+  int rc = write_file(out, bytes, size);
+  if (rc == CLI_OK && !a->quiet) {
+    print_host_summary(&sum);
+    printf("wrote %s (%zu bytes, target cpu)\n", out, size);
+  }
+  free(bytes);
+  return rc;
 }
 
 static int compile(const struct compile_args *a, const char *out) {
@@ -92,9 +147,12 @@ static int compile(const struct compile_args *a, const char *out) {
     compile_result_free(&r);
     return cli_error("%s", err.msg);
   }
-  rc = write_file(out, r.bytes, r.size);
+  struct hostgen_summary sum = {{0}, 0, 0, 0};
+  rc = native_wanted(a) ? add_host_code(a, &r.bytes, &r.size, &sum) : CLI_OK;
+  if (rc == CLI_OK) rc = write_file(out, r.bytes, r.size);
   if (rc == CLI_OK && !a->quiet) {
     compile_report_print(stdout, &r);
+    if (native_wanted(a)) print_host_summary(&sum);
     printf("wrote %s (%zu bytes, config %s%s)\n", out, r.size, r.cfg->name,
            r.calib_samples ? ", calibrated" : "");
   }
@@ -108,7 +166,8 @@ static int run_compile(int argc, char **argv) {
   if (r >= 0) return r;
   char *dflt = a.out ? NULL : default_output(a.model);
   if (!a.out && !dflt) return cli_error("out of memory");
-  r = compile(&a, a.out ? a.out : dflt);
+  if (a.target && !strcmp(a.target, "cpu")) r = compile_cpu(&a, a.out ? a.out : dflt);
+  else r = compile(&a, a.out ? a.out : dflt);
   free(dflt);
   return r;
 }
@@ -135,6 +194,12 @@ const struct cli_cmd cli_cmd_compile = {
             "  --no-im2col         never fold small-channel stem convolutions with a\n"
             "                      host-side im2col (folding needs the runtime's IM2COL\n"
             "                      host op)\n"
+            "  --target accel|cpu  accel (default): accelerator jobs plus host steps;\n"
+            "                      cpu: the whole float graph as native host code\n"
+            "  --host-triple T     native host code for T (default: this machine;\n"
+            "                      aarch64-linux-gnu, armv7-linux-gnueabihf; none: no\n"
+            "                      native code, the runtime's portable C ops run)\n"
+            "  --host-cpu CPU      LLVM CPU name for the host code (default: baseline)\n"
             "  --trace FILE        print the IR after each stage to FILE ('-': stderr)\n"
             "  -q, --quiet         do not print the per-layer table\n"
             "  -h, --help          show this help\n"

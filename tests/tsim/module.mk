@@ -25,3 +25,8 @@ $(TSIM_DRAM_TEST): tests/tsim/test_dram_model.cpp sim/tsim/dram_model.cpp sim/ts
 
 SCRIPT_TESTS += $(TSIM_DRAM_TEST)
 TEST_DEPS += $(TSIM_DRAM_TEST)
+
+# Every example of the repository gives the same bytes on tsim as on fsim.
+SCRIPT_TESTS += tests/tsim/test_examples.sh
+TEST_DEPS += $(BUILD)/tsim/tiny/libloom_tsim.so $(BUILD)/tsim/default/libloom_tsim.so $(GEMM_REF) \
+  build/models/digits_manifest.json

@@ -113,6 +113,7 @@ test-programs: $(UNIT_TESTS) $(LOOM) $(TEST_DEPS)
 test: deps
 	@$(MAKE) --no-print-directory all
 	@$(MAKE) --no-print-directory check-docs
+	@$(MAKE) --no-print-directory lint
 	@$(MAKE) --no-print-directory test-programs
 
 # The README's main job: digits CNN compiled to int8 and run on the Verilator RTL.

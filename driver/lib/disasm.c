@@ -107,10 +107,13 @@ static void put_values(FILE *out, const uint8_t *p, size_t n, enum data_unit u) 
   fputc('\n', out);
 }
 
-static void put_data(FILE *out, const uint8_t *p, uint64_t size, enum data_unit u) {
+/* `sized`: the record states the size (a buffer), so trailing zeros can be
+ * left out; host-step parameters have only the data lines, so every byte,
+ * trailing zeros included, must be written. */
+static void put_data(FILE *out, const uint8_t *p, uint64_t size, enum data_unit u, int sized) {
   size_t step = u == UNIT_UOP ? 4 : u == UNIT_WORD ? 32 : 16, zeros = 0;
   uint64_t end = size;
-  while (end && !p[end - 1]) end--;
+  while (sized && end && !p[end - 1]) end--;
   if (u != UNIT_BYTE) end = (end + 3) / 4 * 4; /* size is a multiple of 4 for these */
   for (uint64_t i = 0; i < end; i += step) {
     size_t n = (size_t)(end - i < step ? end - i : step);
@@ -128,6 +131,7 @@ static void put_data(FILE *out, const uint8_t *p, uint64_t size, enum data_unit 
     loom_uop_decode(p + i, &uop);
     fprintf(out, "  .uop acc=%u inp=%u wgt=%u\n", uop.acc, uop.inp, uop.wgt);
   }
+  if (zeros) fprintf(out, "  .zero %zu\n", zeros);
 }
 
 /* ---- records ---- */
@@ -139,7 +143,7 @@ static void put_buffer(FILE *out, const struct loom_file *f, uint32_t i, enum da
   fprintf(out, " %s %" PRIu64, asm_bufkind_names[b->kind], b->size);
   if (b->align != 64) fprintf(out, " align=%u", b->align);
   fputc('\n', out);
-  if (b->kind == LOOM_BUFKIND_CONST) put_data(out, f->data + b->data_offset, b->size, u);
+  if (b->kind == LOOM_BUFKIND_CONST) put_data(out, f->data + b->data_offset, b->size, u, 1);
 }
 
 static void put_tensor(FILE *out, const struct loom_file *f, uint32_t i) {
@@ -250,7 +254,7 @@ static void put_steps(FILE *out, const struct loom_file *f) {
     put_slots(out, f, "in", s->inputs, 4);
     put_slots(out, f, "out", s->outputs, 2);
     fputc('\n', out);
-    put_data(out, f->data + s->param_offset, s->param_size, UNIT_BYTE);
+    put_data(out, f->data + s->param_offset, s->param_size, UNIT_BYTE, 0);
   }
 }
 

@@ -38,6 +38,10 @@ struct loom_backend_ops {
                       char msg[LOOM_MSG_MAX]);
   /* optional: abort any job and return to idle */
   loom_status (*reset)(void *state, char msg[LOOM_MSG_MAX]);
+  /* optional: record per-instruction timelines of the following jobs */
+  loom_status (*set_trace)(void *state, int on, char msg[LOOM_MSG_MAX]);
+  /* optional: the last finished job's timeline (see loom_device_trace) */
+  const struct loom_trace_event *(*trace)(void *state, size_t *count);
 };
 
 /* The compiled-in backends, NULL-terminated (registry in device.c). */

@@ -159,3 +159,18 @@ const struct loom_hw_config *loom_device_config(const loom_device *dev) {
 }
 
 const char *loom_device_backend(const loom_device *dev) { return dev ? dev->ops->name : NULL; }
+
+loom_status loom_device_set_trace(loom_device *dev, int on) {
+  if (!dev) return LOOM_E_INVALID;
+  if (!dev->ops->set_trace)
+    return loom_fail(dev->msg, LOOM_E_UNSUPPORTED,
+                     "%s: this backend cannot record timelines (use tsim, or fsim with timing=1)",
+                     dev->ops->name);
+  return dev->ops->set_trace(dev->state, on, dev->msg);
+}
+
+const struct loom_trace_event *loom_device_trace(const loom_device *dev, size_t *count) {
+  *count = 0;
+  if (!dev || !dev->ops->trace) return NULL;
+  return dev->ops->trace(dev->state, count);
+}

@@ -116,6 +116,36 @@ loom_status loom_job_wait(loom_device *dev, uint32_t timeout_ms, struct loom_job
 loom_status loom_job_run(loom_device *dev, const struct loom_job *job, uint32_t timeout_ms,
                          struct loom_job_result *res);
 
+/* ---- timelines (loom run --trace, --profile) ---- */
+
+/* The accelerator's modules, one trace track each. */
+enum loom_module { LOOM_MOD_FETCH, LOOM_MOD_LOAD, LOOM_MOD_COMPUTE, LOOM_MOD_STORE, LOOM_MOD_COUNT };
+
+enum loom_trace_kind {
+  LOOM_TRACE_INSN,       /* the module executed instruction `insn` */
+  LOOM_TRACE_TOKEN_WAIT, /* the module held `insn` waiting for a dependency token */
+  LOOM_TRACE_MEM_WAIT,   /* the module held `insn` waiting for DRAM */
+  LOOM_TRACE_KIND_COUNT
+};
+
+/* One slice of a job's timeline.  Times are cycles since the job started
+ * (exact on tsim, the timing model's estimate on fsim with timing=1). */
+struct loom_trace_event {
+  uint64_t begin, end; /* [begin, end) */
+  uint32_t insn;       /* index in the job's instruction stream */
+  uint8_t module;      /* enum loom_module */
+  uint8_t kind;        /* enum loom_trace_kind */
+  uint16_t opcode;     /* LOOM_OP_* of the instruction */
+};
+
+/* Records a timeline of every job from now on (on != 0), or stops.
+ * LOOM_E_UNSUPPORTED when the backend has no clock to time it by. */
+loom_status loom_device_set_trace(loom_device *dev, int on);
+
+/* The timeline of the last finished job, in order of `begin`; owned by the
+ * device and valid until the next submit.  *count is 0 when none. */
+const struct loom_trace_event *loom_device_trace(const loom_device *dev, size_t *count);
+
 /* ---- models (.loom files) ---- */
 
 struct loom_tensor_info {

@@ -110,12 +110,13 @@ static void print_host_summary(const struct hostgen_summary *sum) {
   printf("host code: %u native step%s for %s, %u portable, %llu bytes of native code\n",
          sum->native_steps, sum->native_steps == 1 ? "" : "s", sum->triple, sum->portable_steps,
          (unsigned long long)sum->image_bytes);
+  if (sum->portable_steps) printf("host code: portable %s%s\n", sum->first_portable, sum->portable_steps > 1 ? ", ..." : "");
 }
 
 /* --target cpu: the float graph as one native host step. */
 static int compile_cpu(const struct compile_args *a, const char *out) {
   struct hostgen_options ho = {.triple = native_wanted(a) ? a->triple : NULL, .cpu = a->cpu};
-  struct hostgen_summary sum = {{0}, 0, 0, 0};
+  struct hostgen_summary sum = {0};
   struct ir_error err = {{0}};
   const struct loom_hw_config *cfg = loom_hw_config_by_name(a->config ? a->config : "default");
   uint8_t *bytes = NULL;
@@ -147,7 +148,7 @@ static int compile(const struct compile_args *a, const char *out) {
     compile_result_free(&r);
     return cli_error("%s", err.msg);
   }
-  struct hostgen_summary sum = {{0}, 0, 0, 0};
+  struct hostgen_summary sum = {0};
   rc = native_wanted(a) ? add_host_code(a, &r.bytes, &r.size, &sum) : CLI_OK;
   if (rc == CLI_OK) rc = write_file(out, r.bytes, r.size);
   if (rc == CLI_OK && !a->quiet) {

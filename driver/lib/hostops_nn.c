@@ -23,12 +23,8 @@ static int32_t param(const struct loom_hostop_args *a, int i) {
   return (int32_t)((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
 }
 
-struct im2col {
-  int64_t n, c, h, w;
-  int32_t v[LOOM_IM2COL_PARAM_COUNT];
-};
-
-static loom_status check(const struct loom_hostop_args *a, struct im2col *g, char msg[LOOM_MSG_MAX]) {
+loom_status loom_hostop_im2col_check(const struct loom_hostop_args *a, struct loom_im2col *g,
+                                    char msg[LOOM_MSG_MAX]) {
   if (a->n_in != 1 || a->n_out != 1) return loom_fail(msg, LOOM_E_INVALID, "takes 1 input and 1 output");
   if (!a->params || a->param_size < 4 * LOOM_IM2COL_PARAM_COUNT)
     return loom_fail(msg, LOOM_E_INVALID, "needs %d int32 parameters", LOOM_IM2COL_PARAM_COUNT);
@@ -49,7 +45,7 @@ static loom_status check(const struct loom_hostop_args *a, struct im2col *g, cha
 }
 
 /* Channel cc of output pixel (oy, ox) of image n. */
-static int8_t tap(const struct im2col *g, const int8_t *x, int64_t n, int64_t cc, int64_t oy, int64_t ox) {
+static int8_t tap(const struct loom_im2col *g, const int8_t *x, int64_t n, int64_t cc, int64_t oy, int64_t ox) {
   const int32_t *v = g->v;
   int64_t t = cc / g->c, ch = cc % g->c;
   int64_t iy = oy * v[LOOM_IM2COL_STRIDE_H] - v[LOOM_IM2COL_PAD_T] + (t / v[LOOM_IM2COL_K_W]) * v[LOOM_IM2COL_DIL_H];
@@ -59,8 +55,8 @@ static int8_t tap(const struct im2col *g, const int8_t *x, int64_t n, int64_t cc
 }
 
 loom_status loom_hostop_im2col(const struct loom_hostop_args *a, char msg[LOOM_MSG_MAX]) {
-  struct im2col g = {0};
-  loom_status st = check(a, &g, msg);
+  struct loom_im2col g = {0};
+  loom_status st = loom_hostop_im2col_check(a, &g, msg);
   if (st != LOOM_OK) return st;
   const struct loom_file_tensor *y = a->out[0].desc;
   uint64_t nx = loom_tensor_elems(a->in[0].desc), ny = loom_tensor_elems(y);

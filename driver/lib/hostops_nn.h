@@ -25,4 +25,15 @@ enum loom_im2col_param {
  * sw_compiler/lower.h (LOWER_ACT_IM2COL). */
 loom_status loom_hostop_im2col(const struct loom_hostop_args *a, char msg[LOOM_MSG_MAX]);
 
+/* The checks loom_hostop_im2col makes before touching data (tensors'
+ * dtypes, ranks and shapes against the parameters; a->in/out data unused),
+ * with the decoded parameters and input dims in *g.  Shared with the LLVM
+ * builder (sw_compiler/llvm/hostgen_ops.c), so both refuse the same steps. */
+struct loom_im2col {
+  int64_t n, c, h, w;
+  int32_t v[LOOM_IM2COL_PARAM_COUNT];
+};
+loom_status loom_hostop_im2col_check(const struct loom_hostop_args *a, struct loom_im2col *g,
+                                    char msg[LOOM_MSG_MAX]);
+
 #endif

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "driver/lib/hostcode.h"
+#include "driver/lib/hostops.h"
 
 /* The module -> object -> shared object. */
 int hg_image(struct hg *h, struct hg_target *t, const struct hostgen_options *o, uint8_t **so,
@@ -70,7 +71,9 @@ static int build_steps(struct hg *h, struct job *j, struct ir_error *err) {
     if (j->f->steps[i].kind != LOOM_STEP_HOST) continue;
     if (hg_op_check(j->f, i, j->source, &skip, err)) return -1;
     if (skip) {
-      j->sum->portable_steps++;
+      if (!j->sum->portable_steps++)
+        snprintf(j->sum->first_portable, sizeof j->sum->first_portable, "step %u (%s): %s", i,
+                 loom_hostop_name(j->f->steps[i].index), skip);
       continue;
     }
     snprintf(j->symbols[j->n], sizeof j->symbols[0], "loom_step_%u", i);

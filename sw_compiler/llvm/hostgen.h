@@ -44,6 +44,7 @@ struct hostgen_summary {
   uint32_t native_steps;   /* host steps with native code */
   uint32_t portable_steps; /* host steps left to the portable C ops (unknown op, overlap) */
   uint64_t image_bytes;
+  char first_portable[128]; /* "step N (OP): reason" of the first portable step, "" if none */
 };
 
 /*

@@ -13,11 +13,14 @@
  *                        NCHWc / NC packing and unpacking included
  *   SOFTMAX              along one axis: max, sum of exp(x - max), divide;
  *                        input and output may be quantized or blocked
+ *   IM2COL               the gather of a folded stem convolution: every
+ *                        tap a constant offset, bounds as one unsigned
+ *                        compare per axis, padding by select
  *
  * Loops follow the output's stored order (for a blocked output: n, block,
  * spatial, lane), so stores are sequential; padding lanes of a blocked
  * output get the zero point (or 0) as loom_tensor_write writes them.
- * COPY, QUANTIZE and DEQUANTIZE give bit-identical results to the C ops;
+ * COPY, QUANTIZE, DEQUANTIZE and IM2COL give bit-identical results to the C ops;
  * SOFTMAX differs only through exp (hostgen_build.c), by about 1e-7.
  *
  * hg_op_check refuses (an error) what the portable op would refuse, so a
@@ -32,6 +35,7 @@
 #include <string.h>
 
 #include "driver/lib/hostops.h"
+#include "driver/lib/hostops_nn.h"
 
 /* The step's tensors in slot order, as host_args() in model.c sees them. */
 struct step_tensors {
@@ -78,10 +82,25 @@ static int overlap(const struct loom_file_tensor *a, const struct loom_file_tens
   return a->buffer == b->buffer && a->offset < b->offset + b->bytes && b->offset < a->offset + a->bytes;
 }
 
+/* IM2COL's parameters and checks, exactly those of hostops_nn.c. */
+static loom_status im2col_params(const struct loom_file *f, const struct loom_file_step *s,
+                                 const struct step_tensors *t, struct loom_im2col *g, char msg[LOOM_MSG_MAX]) {
+  struct loom_hostop_args a = {.n_in = t->n_in, .n_out = t->n_out, .param_size = s->param_size};
+  for (int k = 0; k < t->n_in; k++) a.in[k].desc = t->in[k];
+  for (int k = 0; k < t->n_out; k++) a.out[k].desc = t->out[k];
+  if (s->param_size) a.params = f->data + s->param_offset;
+  return loom_hostop_im2col_check(&a, g, msg);
+}
+
 /* What hostops.c checks at run time, per op. */
 static const char *op_problem(const struct loom_file *f, const struct loom_file_step *s,
                               const struct step_tensors *t) {
   const struct loom_file_tensor *x = t->in[0], *y = t->out[0];
+  if (s->index == LOOM_HOSTOP_IM2COL) {
+    static char msg[LOOM_MSG_MAX];
+    struct loom_im2col g;
+    return im2col_params(f, s, t, &g, msg) == LOOM_OK ? NULL : msg;
+  }
   if (t->n_in != 1 || t->n_out != 1) return "takes 1 input and 1 output";
   if (x->rank != y->rank || memcmp(x->dims, y->dims, x->rank * sizeof x->dims[0])) return "input and output shapes differ";
   switch ((enum loom_hostop_kind)s->index) {
@@ -108,7 +127,8 @@ int hg_op_check(const struct loom_file *f, uint32_t step, const char *source, co
   struct step_tensors t;
   *skip = NULL;
   switch ((enum loom_hostop_kind)s->index) {
-  case LOOM_HOSTOP_COPY: case LOOM_HOSTOP_QUANTIZE: case LOOM_HOSTOP_DEQUANTIZE: case LOOM_HOSTOP_SOFTMAX: break;
+  case LOOM_HOSTOP_COPY: case LOOM_HOSTOP_QUANTIZE: case LOOM_HOSTOP_DEQUANTIZE: case LOOM_HOSTOP_SOFTMAX:
+  case LOOM_HOSTOP_IM2COL: break;
   case LOOM_HOSTOP_NATIVE:
     return bad(source, step, s->index, err, "the file's native code is replaced: rebuild the model from its source");
   case LOOM_HOSTOP_COUNT: default: *skip = "no LLVM builder for this op"; return 0;
@@ -280,6 +300,63 @@ static void softmax(struct hg *h, const struct loom_file *f, const struct loom_f
   fill_padding(h, ly, y);
 }
 
+/* Output (n, (ky * k_w + kx) * C + c, oy, ox) = input (n, c, iy, ix) with
+ * iy = oy * stride_h - pad_t + ky * dil_h (ix likewise), or the pad value
+ * outside the image.  The out-of-image test is one unsigned compare per
+ * axis; the load reads a clamped index, so no branch is needed.  `ky`,
+ * `kx` and `ch` are loop variables or constants. */
+static LLVMValueRef im2col_tap(struct hg *h, const struct loom_im2col *g, const struct hg_layout *lx, LLVMValueRef x,
+                               LLVMValueRef n, LLVMValueRef ky, LLVMValueRef kx, LLVMValueRef ch, LLVMValueRef oy,
+                               LLVMValueRef ox) {
+  const int32_t *v = g->v;
+  LLVMValueRef iy = hg_add(h, hg_mul(h, oy, hg_cx(h, v[LOOM_IM2COL_STRIDE_H])),
+                           hg_add(h, hg_mul(h, ky, hg_cx(h, v[LOOM_IM2COL_DIL_H])), hg_cx(h, -v[LOOM_IM2COL_PAD_T])));
+  LLVMValueRef ix = hg_add(h, hg_mul(h, ox, hg_cx(h, v[LOOM_IM2COL_STRIDE_W])),
+                           hg_add(h, hg_mul(h, kx, hg_cx(h, v[LOOM_IM2COL_DIL_W])), hg_cx(h, -v[LOOM_IM2COL_PAD_L])));
+  LLVMValueRef inside = LLVMBuildAnd(h->b, LLVMBuildICmp(h->b, LLVMIntULT, iy, hg_cx(h, g->h), ""),
+                                     LLVMBuildICmp(h->b, LLVMIntULT, ix, hg_cx(h, g->w), ""), "inside");
+  LLVMValueRef zero = hg_cx(h, 0);
+  LLVMValueRef xi[4] = {n, ch, LLVMBuildSelect(h->b, inside, iy, zero, ""), LLVMBuildSelect(h->b, inside, ix, zero, "")};
+  LLVMValueRef got = hg_load(h, h->i8, x, hg_layout_index(h, lx, xi));
+  LLVMValueRef pad = LLVMConstInt(h->i8, (uint64_t)(int64_t)v[LOOM_IM2COL_PAD_VALUE], 1);
+  return LLVMBuildSelect(h->b, inside, got, pad, "");
+}
+
+/* Widest blocked output whose channels are unrolled per pixel. */
+#define IM2COL_UNROLL_MAX 1024
+
+static void im2col(struct hg *h, const struct loom_im2col *g, const struct hg_layout *lx, LLVMValueRef x,
+                   const struct hg_layout *ly, LLVMValueRef y) {
+  const int32_t *v = g->v;
+  struct cursor c = {0};
+  LLVMValueRef n = open_loop(h, &c, g->n);
+  if (ly->blocked && ly->nblocks * ly->block <= IM2COL_UNROLL_MAX) {
+    /* pixel by pixel, every channel a constant tap: one sequential write
+     * stream per block of the output, padding lanes included */
+    LLVMValueRef oy = open_loop(h, &c, v[LOOM_IM2COL_OUT_H]), ox = open_loop(h, &c, v[LOOM_IM2COL_OUT_W]);
+    LLVMValueRef pixel = hg_muladd(h, oy, v[LOOM_IM2COL_OUT_W], ox);
+    for (int64_t cc = 0; cc < ly->nblocks * ly->block; cc++) {
+      int64_t cb = cc / ly->block, lane = cc % ly->block, tap = cc / g->c;
+      LLVMValueRef plane = hg_add(h, hg_mul(h, n, hg_cx(h, ly->nblocks)), hg_cx(h, cb));
+      LLVMValueRef yat = hg_add(h, hg_mul(h, hg_muladd(h, plane, ly->inner, pixel), hg_cx(h, ly->block)), hg_cx(h, lane));
+      LLVMValueRef val = cc < ly->dims[1] ? im2col_tap(h, g, lx, x, n, hg_cx(h, tap / v[LOOM_IM2COL_K_W]),
+                                                      hg_cx(h, tap % v[LOOM_IM2COL_K_W]), hg_cx(h, cc % g->c), oy, ox)
+                                          : hg_pad_value(h, ly); /* lanes past C */
+      hg_store(h, val, y, yat);
+    }
+    close_loops(h, &c);
+    return;
+  }
+  /* tap by tap: a plain output's stored order */
+  LLVMValueRef ky = open_loop(h, &c, v[LOOM_IM2COL_K_H]), kx = open_loop(h, &c, v[LOOM_IM2COL_K_W]);
+  LLVMValueRef ch = open_loop(h, &c, g->c);
+  LLVMValueRef oy = open_loop(h, &c, v[LOOM_IM2COL_OUT_H]), ox = open_loop(h, &c, v[LOOM_IM2COL_OUT_W]);
+  LLVMValueRef yi[4] = {n, hg_muladd(h, hg_muladd(h, ky, v[LOOM_IM2COL_K_W], kx), g->c, ch), oy, ox};
+  hg_store(h, im2col_tap(h, g, lx, x, n, ky, kx, ch, oy, ox), y, hg_layout_index(h, ly, yi));
+  close_loops(h, &c);
+  fill_padding(h, ly, y);
+}
+
 void hg_op_build(struct hg *h, const struct loom_file *f, uint32_t step, const char *symbol) {
   const struct loom_file_step *s = &f->steps[step];
   struct step_tensors t;
@@ -289,7 +366,13 @@ void hg_op_build(struct hg *h, const struct loom_file *f, uint32_t step, const c
   hg_layout_of(h, t.out[0], &ly);
   hg_entry_begin(h, symbol);
   LLVMValueRef x = hg_entry_ptr(h, 0, 0), y = hg_entry_ptr(h, 1, 0);
-  if (s->index == LOOM_HOSTOP_SOFTMAX) softmax(h, f, s, &lx, x, &ly, y);
+  if (s->index == LOOM_HOSTOP_IM2COL) {
+    struct loom_im2col g;
+    char msg[LOOM_MSG_MAX];
+    loom_status ok = im2col_params(f, s, &t, &g, msg);
+    IR_ASSERT(ok == LOOM_OK); /* hg_op_check passed */
+    im2col(h, &g, &lx, x, &ly, y);
+  } else if (s->index == LOOM_HOSTOP_SOFTMAX) softmax(h, f, s, &lx, x, &ly, y);
   else if (ly.blocked) elementwise_blocked(h, s->index, &lx, x, &ly, y);
   else elementwise_plain(h, s->index, &lx, x, &ly, y);
   hg_entry_end(h);

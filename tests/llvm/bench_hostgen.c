@@ -24,6 +24,7 @@
 
 #include "driver/lib/hostcode.h"
 #include "driver/lib/hostops.h"
+#include "driver/lib/hostops_nn.h"
 #include "driver/lib/loomfile.h"
 #include "sw_compiler/compile.h"
 #include "sw_compiler/llvm/hostgen.h"
@@ -121,7 +122,7 @@ static void step(struct loom_file_builder *b, uint32_t op, uint32_t x, uint32_t 
 static const char *const op_rows[] = {
     "QUANTIZE   f32 1x64x56x56 -> i8 NCHWc16", "DEQUANTIZE i8 NCHWc16 1x64x56x56 -> f32",
     "COPY       i8 NCHWc16 -> plain 1x64x56x56", "SOFTMAX    f32 8x1000 (last axis)",
-    "SOFTMAX    i8 8x1000 -> u8 (quantized)"};
+    "SOFTMAX    i8 8x1000 -> u8 (quantized)", "IM2COL     i8 1x3x224x224 7x7/2 -> NCHWc16"};
 
 static uint8_t *ops_file(size_t *n) {
   struct loom_file_builder *b = loom_file_builder_new(LOOM_CONFIG_DEFAULT_HASH);
@@ -137,6 +138,18 @@ static uint8_t *ops_file(size_t *n) {
   pr.dtype = LOOM_DT_U8, pr.scale = 1.0f / 256;
   step(b, LOOM_HOSTOP_SOFTMAX, tensor(b, "l", lg), tensor(b, "p", lg));
   step(b, LOOM_HOSTOP_SOFTMAX, tensor(b, "lq", lq), tensor(b, "pq", pr));
+  /* ResNet-18's folded stem: 3 channels, 7x7 window, stride 2, pad 3 */
+  struct loom_file_tensor img = {.dtype = LOOM_DT_I8, .rank = 4, .dims = {1, 3, 224, 224}, .scale = 0.02f, .zero_point = -5};
+  struct loom_file_tensor col = img;
+  col.dims[1] = 147, col.dims[2] = col.dims[3] = 112, col.layout = LOOM_LAYOUT_NCHWC, col.layout_block = 16;
+  int32_t v[LOOM_IM2COL_PARAM_COUNT] = {[LOOM_IM2COL_K_H] = 7, [LOOM_IM2COL_K_W] = 7, [LOOM_IM2COL_STRIDE_H] = 2,
+                                        [LOOM_IM2COL_STRIDE_W] = 2, [LOOM_IM2COL_PAD_T] = 3, [LOOM_IM2COL_PAD_L] = 3,
+                                        [LOOM_IM2COL_DIL_H] = 1, [LOOM_IM2COL_DIL_W] = 1, [LOOM_IM2COL_OUT_H] = 112,
+                                        [LOOM_IM2COL_OUT_W] = 112, [LOOM_IM2COL_PAD_VALUE] = -5};
+  struct loom_file_step s = {.kind = LOOM_STEP_HOST, .index = LOOM_HOSTOP_IM2COL,
+                             .inputs = {tensor(b, "img", img), NB, NB, NB}, .outputs = {tensor(b, "col", col), NB}};
+  s.param_offset = loom_fb_data(b, v, sizeof v, 4), s.param_size = sizeof v;
+  loom_fb_step(b, &s);
   uint8_t *out = loom_file_builder_finish(b, n);
   loom_file_builder_free(b);
   return out;

@@ -7,8 +7,9 @@
  *   OUTDIR/ops.loom         random host-op steps (COPY, QUANTIZE, DEQUANTIZE,
  *                           SOFTMAX over plain / NCHWc / NC layouts, int8,
  *                           uint8, int32, f32) plus a QUANTIZE -> DEQUANTIZE
- *                           -> SOFTMAX chain, with native code for TRIPLE;
- *                           softmax outputs are named sm_*
+ *                           -> SOFTMAX chain and a stem-like IM2COL (7x7,
+ *                           stride 2, pad 3, into NCHWc16), with native
+ *                           code for TRIPLE; softmax outputs are named sm_*
  *   OUTDIR/NAME.loom        --target cpu builds of MODELSDIR/NAME.onnx for
  *   OUTDIR/NAME_in.npy      the digits models, with a sample input and the
  *   OUTDIR/NAME_ref.npy     reference interpreter's output for it
@@ -18,6 +19,7 @@
 #include <string.h>
 
 #include "driver/lib/hostops.h"
+#include "driver/lib/hostops_nn.h"
 #include "driver/lib/loomfile.h"
 #include "driver/lib/npy.h"
 #include "sw_compiler/llvm/hostgen.h"
@@ -90,6 +92,22 @@ static void chain(struct loom_file_builder *b) {
   step(b, LOOM_HOSTOP_SOFTMAX, dt, st, 1);
 }
 
+/* x int8 [1,3,11,11] -> IM2COL 7x7 / 2, pad 3 -> int8 [1,147,6,6] NCHWc16. */
+static void stem(struct loom_file_builder *b) {
+  struct loom_file_tensor x = {.dtype = LOOM_DT_I8, .rank = 4, .dims = {1, 3, 11, 11}, .scale = 0.02f, .zero_point = -5};
+  struct loom_file_tensor y = {.dtype = LOOM_DT_I8, .rank = 4, .dims = {1, 147, 6, 6}, .scale = 0.02f, .zero_point = -5,
+                               .layout = LOOM_LAYOUT_NCHWC, .layout_block = 16};
+  int32_t v[LOOM_IM2COL_PARAM_COUNT] = {[LOOM_IM2COL_K_H] = 7, [LOOM_IM2COL_K_W] = 7, [LOOM_IM2COL_STRIDE_H] = 2,
+                                        [LOOM_IM2COL_STRIDE_W] = 2, [LOOM_IM2COL_PAD_T] = 3, [LOOM_IM2COL_PAD_L] = 3,
+                                        [LOOM_IM2COL_DIL_H] = 1, [LOOM_IM2COL_DIL_W] = 1, [LOOM_IM2COL_OUT_H] = 6,
+                                        [LOOM_IM2COL_OUT_W] = 6, [LOOM_IM2COL_PAD_VALUE] = -5};
+  struct loom_file_step s = {.kind = LOOM_STEP_HOST, .index = LOOM_HOSTOP_IM2COL, .outputs = {NB, NB}};
+  s.inputs[0] = tensor(b, "stem_x", LOOM_ROLE_INPUT, x), s.inputs[1] = s.inputs[2] = s.inputs[3] = NB;
+  s.outputs[0] = tensor(b, "stem_y", LOOM_ROLE_OUTPUT, y);
+  s.param_offset = loom_fb_data(b, v, sizeof v, 4), s.param_size = sizeof v; /* little-endian hosts only */
+  loom_fb_step(b, &s);
+}
+
 static int write_bytes(const char *path, const uint8_t *p, size_t n) {
   FILE *f = fopen(path, "wb");
   int ok = f && fwrite(p, 1, n, f) == n;
@@ -102,6 +120,7 @@ static int ops_model(const struct hostgen_options *o, const char *out) {
   struct loom_file_builder *b = loom_file_builder_new(LOOM_CONFIG_DEFAULT_HASH);
   for (int i = 0; i < 40; i++) random_step(b, i);
   chain(b);
+  stem(b);
   size_t n, m;
   uint8_t *p = loom_file_builder_finish(b, &n), *q = NULL;
   loom_file_builder_free(b);

@@ -39,6 +39,7 @@
 
 #include "driver/lib/hostcode.h"
 #include "driver/lib/hostops.h"
+#include "driver/lib/hostops_nn.h"
 #include "driver/lib/loomfile.h"
 #include "driver/lib/npy.h"
 #include "driver/lib/runtime.h"
@@ -65,6 +66,7 @@ struct opcase {
   uint32_t op;
   struct loom_file_tensor x, y;
   int32_t axis;
+  int32_t im2col[LOOM_IM2COL_PARAM_COUNT];
 };
 
 static void random_shape(struct loom_file_tensor *t, int rank) {
@@ -116,7 +118,38 @@ static void random_dtypes(struct opcase *c) {
   }
 }
 
+/* A folded-stem gather: random window, stride, padding and dilation, any
+ * input layout, a blocked or plain quantized output. */
+static struct opcase im2col_case(void) {
+  struct opcase c = {.op = LOOM_HOSTOP_IM2COL};
+  int32_t *v = c.im2col;
+  int64_t oh, ow;
+  do {
+    random_shape(&c.x, 4);
+    c.x.dims[2] = rint_in(1, 12), c.x.dims[3] = rint_in(1, 12);
+    v[LOOM_IM2COL_K_H] = rint_in(1, 7), v[LOOM_IM2COL_K_W] = rint_in(1, 7);
+    v[LOOM_IM2COL_STRIDE_H] = rint_in(1, 3), v[LOOM_IM2COL_STRIDE_W] = rint_in(1, 3);
+    v[LOOM_IM2COL_PAD_T] = rint_in(0, 3), v[LOOM_IM2COL_PAD_L] = rint_in(0, 3);
+    v[LOOM_IM2COL_DIL_H] = rint_in(1, 2), v[LOOM_IM2COL_DIL_W] = rint_in(1, 2);
+    oh = (c.x.dims[2] + 2 * v[LOOM_IM2COL_PAD_T] - v[LOOM_IM2COL_DIL_H] * (v[LOOM_IM2COL_K_H] - 1) - 1) /
+         v[LOOM_IM2COL_STRIDE_H] + 1;
+    ow = (c.x.dims[3] + 2 * v[LOOM_IM2COL_PAD_L] - v[LOOM_IM2COL_DIL_W] * (v[LOOM_IM2COL_K_W] - 1) - 1) /
+         v[LOOM_IM2COL_STRIDE_W] + 1;
+  } while (oh < 1 || ow < 1);
+  v[LOOM_IM2COL_OUT_H] = (int32_t)oh, v[LOOM_IM2COL_OUT_W] = (int32_t)ow;
+  v[LOOM_IM2COL_PAD_VALUE] = rint_in(-128, 127);
+  c.y.rank = 4;
+  c.y.dims[0] = c.x.dims[0], c.y.dims[1] = c.x.dims[1] * v[LOOM_IM2COL_K_H] * v[LOOM_IM2COL_K_W];
+  c.y.dims[2] = oh, c.y.dims[3] = ow;
+  random_layout(&c.x);
+  random_layout(&c.y);
+  quantized(&c.x, LOOM_DT_I8);
+  quantized(&c.y, LOOM_DT_I8);
+  return c;
+}
+
 static struct opcase random_case(uint32_t op) {
+  if (op == LOOM_HOSTOP_IM2COL) return im2col_case();
   struct opcase c = {.op = op};
   random_shape(&c.x, rint_in(op == LOOM_HOSTOP_SOFTMAX ? 1 : 0, 4));
   c.y.rank = c.x.rank;
@@ -147,6 +180,10 @@ static uint8_t *cases_file(const struct opcase *c, int n, size_t *size) {
     if (c[i].op == LOOM_HOSTOP_SOFTMAX) {
       s.param_offset = loom_fb_data(b, &c[i].axis, 4, 4);
       s.param_size = 4;
+    }
+    if (c[i].op == LOOM_HOSTOP_IM2COL) { /* little-endian int32, as on every target tested */
+      s.param_offset = loom_fb_data(b, c[i].im2col, sizeof c[i].im2col, 4);
+      s.param_size = sizeof c[i].im2col;
     }
     loom_fb_step(b, &s);
   }
@@ -219,7 +256,7 @@ static void run_case(const struct loom_file *f, const struct loom_hostcode *hc, 
   memset(got, 0xA5, y->bytes);
   memset(want, 0x5A, y->bytes);
   struct loom_hostop_args a = {.in = {{x, xb}}, .out = {{y, got}}, .n_in = 1, .n_out = 1};
-  if (c->op == LOOM_HOSTOP_SOFTMAX) a.params = f->data + f->steps[i].param_offset, a.param_size = 4;
+  a.params = f->data + f->steps[i].param_offset, a.param_size = f->steps[i].param_size;
   char msg[LOOM_MSG_MAX];
   loom_hostcode_fn fn = loom_hostcode_entry(hc, (uint32_t)i);
   assert_non_null(fn);
@@ -235,7 +272,7 @@ static void run_case(const struct loom_file *f, const struct loom_hostcode *hc, 
 static void test_ops_random(void **state) {
   static struct opcase c[N_CASES];
   rng_state = 20240601;
-  for (int i = 0; i < N_CASES; i++) c[i] = random_case((uint32_t)(i % 4));
+  for (int i = 0; i < N_CASES; i++) c[i] = random_case((uint32_t)(i % 5)); /* COPY .. IM2COL */
   size_t n, m;
   uint8_t *p = cases_file(c, N_CASES, &n);
   struct hostgen_summary sum;

@@ -1,7 +1,7 @@
 /*
  * onnx_node_runner.c - ONNX's own backend node tests through Loom.
  *
- *   onnx_node_runner DIR [--config NAME] [--filter TEXT] [-v]
+ *   onnx_node_runner DIR [--config NAME] [--filter TEXT] [--tsim] [-v]
  *
  * DIR is what scripts/gen_onnx_node_tests.py writes: DIR/node/test_NAME/
  * model.onnx with test_data_set_N/{input,output}_K.pb TensorProtos.  Each
@@ -11,10 +11,14 @@
  * ONNX's own backend tests; integers exactly).
  *
  * The integer ops QLinearConv, QLinearMatMul, ConvInteger and
- * MatMulInteger also go through the compiler and fsim when they lower:
- * every input but the first is frozen into a constant (weights, scales and
- * zero points must be constants for the accelerator), the graph is
- * compiled, and fsim's output must equal the expected output bit for bit.
+ * MatMulInteger also go through the compiler and fsim: every input but the
+ * first is frozen into a constant (weights, scales and zero points must be
+ * constants for the accelerator), the graph is compiled (it must contain
+ * at least one accelerator job), and fsim's output must equal the expected
+ * output bit for bit, and equal the compiled int8 graph on the reference
+ * interpreter (the CPU integer reference).  With --tsim the same binary
+ * also runs on the Verilated RTL of the configuration, which must give
+ * the same bytes as fsim.
  *
  * Per op (the single node's op type; multi-node "expanded" tests count
  * under their first op with a "+"), it prints passed / failed / skipped.
@@ -46,7 +50,7 @@ struct runner {
   int verbose;
   struct op_stats ops[MAX_OPS];
   int n_ops, unsupported, failures;
-  loom_device *dev;
+  loom_device *dev, *tsim; /* tsim: NULL without --tsim */
 };
 
 struct blob {
@@ -257,7 +261,52 @@ static loom_dtype loom_dt(enum ir_dtype dt) {
   return dt == IR_DT_I8 ? LOOM_DT_I8 : dt == IR_DT_U8 ? LOOM_DT_U8 : dt == IR_DT_I32 ? LOOM_DT_I32 : LOOM_DT_F32;
 }
 
-/* Compiles and runs on fsim; 1 passed, 0 skipped (*msg why), -1 failed. */
+/* Runs the compiled model on device dev (named `what`); out gets the
+ * output's bytes.  0, or -1 with *msg. */
+static int run_on(loom_device *dev, const char *what, const struct compile_result *cr, const char *model,
+                  const struct dataset *d, void *out, char *msg, size_t len) {
+  loom_model *m = NULL;
+  char lmsg[LOOM_MSG_MAX];
+  int rc = -1;
+  const struct loom_tensor_info *ti, *to;
+  if (loom_model_load_memory(dev, cr->bytes, cr->size, model, &m, lmsg)) {
+    snprintf(msg, len, "%s: load: %s", what, lmsg);
+  } else if ((ti = loom_model_input(m, 0)), (to = loom_model_output(m, 0)),
+             loom_model_set_input(m, ti->name, loom_dt(d->in[0].dt), d->in[0].rank, d->in[0].dims, d->in[0].data) ||
+                 loom_model_run(m, 0)) {
+    snprintf(msg, len, "%s: %s", what, loom_device_error(dev));
+  } else if (loom_model_get_output(m, to->name, out, d->out[0].bytes)) {
+    snprintf(msg, len, "%s: output: %s", what, loom_device_error(dev));
+  } else {
+    rc = 0;
+  }
+  loom_model_free(m);
+  return rc;
+}
+
+static int count_jobs(const struct compile_result *cr) {
+  int n = 0;
+  for (int i = 0; i < cr->n_layers; i++) n += cr->layers[i].is_job;
+  return n;
+}
+
+/* The compiled int8 graph on the reference interpreter: the CPU integer
+ * reference of what the accelerator computes.  "" when it equals `got`. */
+static const char *check_int_ref(const struct compile_result *cr, const struct dataset *d, const void *got,
+                                 char *msg, size_t len) {
+  struct ir_error err = {{0}};
+  const void *in[1] = {d->in[0].data};
+  void *out[MAX_IO] = {0};
+  const char *res = "";
+  if (cr->graph->n_inputs != 1 || cr->graph->n_outputs < 1) res = (snprintf(msg, len, "compiled graph I/O"), msg);
+  else if (ir_eval_ref(cr->graph, in, out, &err)) res = (snprintf(msg, len, "integer reference: %.900s", err.msg), msg);
+  else if (memcmp(out[0], got, d->out[0].bytes)) res = (snprintf(msg, len, "fsim differs from the integer reference"), msg);
+  for (int k = 0; k < cr->graph->n_outputs && k < MAX_IO; k++) free(out[k]);
+  return res;
+}
+
+/* Compiles and runs on fsim (and tsim); 1 passed, 0 skipped (*msg why),
+ * -1 failed. */
 static int run_accel(struct runner *r, const char *model, const struct dataset *d, char *msg, size_t len) {
   struct ir_error err = {{0}};
   struct ir_graph *g = onnx_import_file(model, &err);
@@ -269,23 +318,17 @@ static int run_accel(struct runner *r, const char *model, const struct dataset *
     compile_result_free(&cr);
     return snprintf(msg, len, "does not lower: %.900s", err.msg), 0;
   }
-  loom_model *m = NULL;
-  char lmsg[LOOM_MSG_MAX];
   int rc = -1;
-  const struct loom_tensor_info *ti, *to;
-  if (loom_model_load_memory(r->dev, cr.bytes, cr.size, model, &m, lmsg)) {
-    snprintf(msg, len, "load: %s", lmsg);
-  } else if ((ti = loom_model_input(m, 0)), (to = loom_model_output(m, 0)),
-             loom_model_set_input(m, ti->name, loom_dt(d->in[0].dt), d->in[0].rank, d->in[0].dims, d->in[0].data) ||
-                 loom_model_run(m, 0)) {
-    snprintf(msg, len, "fsim: %s", loom_device_error(r->dev));
-  } else {
-    void *out = calloc(1, d->out[0].bytes + 1);
-    if (loom_model_get_output(m, to->name, out, d->out[0].bytes)) snprintf(msg, len, "output: %s", loom_device_error(r->dev));
-    else rc = compare(&d->out[0], d->out[0].dt, out, d->out[0].bytes, msg, len)[0] ? -1 : 1;
-    free(out);
-  }
-  loom_model_free(m);
+  void *out = calloc(1, d->out[0].bytes + 1), *tout = calloc(1, d->out[0].bytes + 1);
+  if (!count_jobs(&cr)) snprintf(msg, len, "compiled without an accelerator job");
+  else if (run_on(r->dev, "fsim", &cr, model, d, out, msg, len)) (void)0;
+  else if (compare(&d->out[0], d->out[0].dt, out, d->out[0].bytes, msg, len)[0]) (void)0;
+  else if (check_int_ref(&cr, d, out, msg, len)[0]) (void)0;
+  else if (r->tsim && run_on(r->tsim, "tsim", &cr, model, d, tout, msg, len)) (void)0;
+  else if (r->tsim && memcmp(out, tout, d->out[0].bytes)) snprintf(msg, len, "tsim differs from fsim");
+  else rc = 1, snprintf(msg, len, "%d job(s), bit-exact on fsim%s", count_jobs(&cr), r->tsim ? " and tsim" : "");
+  free(out);
+  free(tout);
   compile_result_free(&cr);
   return rc;
 }
@@ -320,7 +363,7 @@ static void accel_sets(struct runner *r, struct op_stats *s, const char *test, c
     }
     msg[0] = '\0';
     int rc = run_accel(r, model, &d, msg, sizeof msg);
-    if (rc > 0) s->accel_passed++, report(r, test, "ok", "accelerator bit-exact");
+    if (rc > 0) s->accel_passed++, report(r, test, "ok", msg);
     else if (rc == 0) s->accel_skipped++, report(r, test, "skip", msg);
     else s->accel_failed++, r->failures++, report(r, test, "FAIL", msg);
     free_dataset(&d);
@@ -413,14 +456,20 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[i], "-v")) r.verbose = 1;
     else if (!strcmp(argv[i], "--config") && i + 1 < argc) r.config = argv[++i];
     else if (!strcmp(argv[i], "--filter") && i + 1 < argc) r.filter = argv[++i];
+    else if (!strcmp(argv[i], "--tsim")) r.tsim = (loom_device *)1; /* opened below */
     else r.dir = argv[i];
   }
-  if (!r.dir) return fprintf(stderr, "usage: onnx_node_runner DIR [--config NAME] [--filter TEXT] [-v]\n"), 2;
+  if (!r.dir) return fprintf(stderr, "usage: onnx_node_runner DIR [--config NAME] [--filter TEXT] [--tsim] [-v]\n"), 2;
   char msg[LOOM_MSG_MAX], opts[80];
   snprintf(opts, sizeof opts, "config=%s", r.config);
   if (loom_device_open("fsim", opts, &r.dev, msg)) return fprintf(stderr, "onnx_node_runner: %s\n", msg), 2;
+  if (r.tsim && loom_device_open("tsim", opts, &r.tsim, msg)) {
+    loom_device_close(r.dev);
+    return fprintf(stderr, "onnx_node_runner: --tsim: %s\n", msg), 2;
+  }
   int tests = run_all(&r);
   loom_device_close(r.dev);
+  if (r.tsim) loom_device_close(r.tsim);
   if (tests < 0) return 2;
   summary(&r, tests);
   return r.failures ? 1 : 0;

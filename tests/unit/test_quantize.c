@@ -469,6 +469,44 @@ static void test_fuse_wide_and_integer(void **state) {
   ir_graph_free(g);
 }
 
+/* uint8 QLinearConv with wide weights: the fused fixed-point requantization
+ * (exact: acc * m / 2^shift with m / 2^shift = the float32 factor) against
+ * ONNX's float32 rescale (the unfused op on the reference) on random models
+ * and data.  They differ only where the float32 product acc * M rounds onto
+ * or across a .5 tie (relative error 2^-24), by one code: of these 14,400
+ * outputs exactly one (seed 33, output 241: acc * M = 103.4999975 exactly,
+ * 103.5 in float32, so ONNX gives 104 and the accelerator 103). */
+static void test_qlinear_vs_float_rescale(void **state) {
+  int differ = 0;
+  for (int seed = 1; seed <= 50; seed++) {
+    char text[1024];
+    snprintf(text, sizeof text,
+             "loom.ir 1\ninput %%x : u8[1,8,6,6]\nconst %%xs : f32[] = [%.9g]\nconst %%xz : u8[] = [%d]\n"
+             "const %%w : u8[8,8,3,3] = rand(%d)\nconst %%ws : f32[] = [%.9g]\nconst %%wz : u8[] = [%d]\n"
+             "const %%ys : f32[] = [%.9g]\nconst %%yz : u8[] = [%d]\n"
+             "%%y = QLinearConv(%%x, %%xs, %%xz, %%w, %%ws, %%wz, %%ys, %%yz) {kernel_shape=[3,3], pads=[1,1,1,1]}\n"
+             "output %%y\n",
+             0.001 + (seed % 37) * 0.0007, seed * 7 % 256, seed, 0.0005 + (seed % 11) * 0.0003, seed * 13 % 256,
+             0.01 + (seed % 13) * 0.004, seed * 3 % 256);
+    struct ir_graph *f = parse_ok(text), *ref = parse_ok(text);
+    struct ir_error err = {{0}};
+    assert_int_equal(ir_run_default_passes(ref, &err), 0);
+    fuse_ok(f);
+    uint8_t x[288];
+    for (int i = 0; i < 288; i++) x[i] = (uint8_t)(i * 97 + seed * 31);
+    uint8_t *a = run1(f, x), *b = run1(ref, x);
+    for (int i = 0; i < 288; i++) {
+      assert_true(abs(a[i] - b[i]) <= 1);
+      differ += a[i] != b[i];
+    }
+    free(a);
+    free(b);
+    ir_graph_free(f);
+    ir_graph_free(ref);
+  }
+  assert_int_equal(differ, 1);
+}
+
 static void test_graph_is_quantized(void **state) {
   struct ir_graph *g = convnet();
   assert_false(ir_graph_is_quantized(g));
@@ -489,6 +527,7 @@ int main(void) {
       cmocka_unit_test(test_fuse_qlinear),
       cmocka_unit_test(test_fuse_qdq_patterns),
       cmocka_unit_test(test_fuse_wide_and_integer),
+      cmocka_unit_test(test_qlinear_vs_float_rescale),
       cmocka_unit_test(test_graph_is_quantized),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

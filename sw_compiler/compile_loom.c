@@ -230,7 +230,9 @@ static int producer_of(const struct ir_graph *g, int t) {
 static void plan_input(struct lctx *c, int x) {
   const struct ir_graph *g = c->g;
   int u = sole_reader(g, x), t = x;
-  if (u >= 0 && g->nodes[u].op == IR_OP_QUANTIZELINEAR && c->targets[u] == PART_HOST) {
+  int is_out = 0;
+  for (int k = 0; u >= 0 && k < g->n_outputs; k++) is_out |= g->outputs[k] == g->nodes[u].out[0];
+  if (u >= 0 && g->nodes[u].op == IR_OP_QUANTIZELINEAR && c->targets[u] == PART_HOST && !is_out) {
     c->absorbed[u] = 1;
     t = g->nodes[u].out[0];
   }

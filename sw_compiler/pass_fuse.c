@@ -951,13 +951,17 @@ int ir_pass_fuse_matmul_bias(struct ir_graph *g, struct ir_error *err) {
 
 /* ---- the pass ---- */
 
-/* Every remaining Q output carries its parameters (pass_partition.c and
- * the .loom tensor descriptors read them). */
+/* Every remaining Q output and DQ input carries its parameters
+ * (pass_partition.c and the .loom tensor descriptors read them; a DQ of a
+ * model input is a host step that needs the input's scale). */
 static void annotate(struct ir_graph *g) {
   struct qparam p;
-  for (int i = 0; i < g->n_nodes; i++)
-    if (g->nodes[i].op == IR_OP_QUANTIZELINEAR && scalar_qparams(g, &g->nodes[i], &p))
-      set_quant(g, g->nodes[i].out[0], &p);
+  for (int i = 0; i < g->n_nodes; i++) {
+    const struct ir_node *n = &g->nodes[i];
+    if (n->op == IR_OP_QUANTIZELINEAR && scalar_qparams(g, n, &p)) set_quant(g, n->out[0], &p);
+    if (n->op == IR_OP_DEQUANTIZELINEAR && scalar_qparams(g, n, &p) && !g->tensors[n->in[0]].quant.n)
+      set_quant(g, n->in[0], &p);
+  }
 }
 
 int ir_pass_fuse(struct ir_graph *g, unsigned flags, struct ir_error *err) {

@@ -643,6 +643,8 @@ static int lower(const struct loom_hw_config *cfg, const struct lower_qconv *l, 
     return -1;
   if ((l->in_passes > 1 || (l->flags & LOWER_CONV_ACC_OUT)) && kind != LOWER_KIND_CONV && kind != LOWER_KIND_FC)
     return fail(msg, where, "weight passes and int32 results need a convolution");
+  if ((l->flags & LOWER_CONV_ACC_OUT) && cfg->block_out % 4)
+    return fail(msg, where, "int32 results need a block that is a multiple of 4 (this one is %d)", cfg->block_out);
   struct expanded x;
   const struct lower_qconv *le = expand(cfg, l, &x);
   if (kind == LOWER_KIND_CONV)

@@ -959,7 +959,8 @@ static void annotate(struct ir_graph *g) {
   for (int i = 0; i < g->n_nodes; i++) {
     const struct ir_node *n = &g->nodes[i];
     if (n->op == IR_OP_QUANTIZELINEAR && scalar_qparams(g, n, &p)) set_quant(g, n->out[0], &p);
-    if (n->op == IR_OP_DEQUANTIZELINEAR && scalar_qparams(g, n, &p) && !g->tensors[n->in[0]].quant.n)
+    if (n->op == IR_OP_DEQUANTIZELINEAR && scalar_qparams(g, n, &p) && !g->tensors[n->in[0]].quant.n &&
+        !is_const(g, n->in[0]))
       set_quant(g, n->in[0], &p);
   }
 }

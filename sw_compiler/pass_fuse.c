@@ -639,6 +639,8 @@ static int fuse_integer(struct fctx *f, int i, enum ir_op_kind op) {
  * [B,K,N] or [K,N], as B 2-D ones on Gather(a, i) (a host copy of the
  * slice) whose results a Concat along the rows and a Reshape (a view)
  * put back together: B accelerator jobs. */
+#define UNBATCH_MAX 1024 /* jobs one batched matmul may become */
+
 static int unbatch(struct fctx *f, int i) {
   struct ir_graph *g = f->g;
   const struct ir_node *n = &g->nodes[i];
@@ -649,6 +651,7 @@ static int unbatch(struct fctx *f, int i) {
   if (a->rank != 3 || (b->rank != 2 && b->rank != 3) || (b->rank == 3 && b->dims[0] != a->dims[0]) ||
       !is_const(g, n->in[bi]) || yt->rank != 3 || n_in > 8)
     return fail(f, i, "only 2-D operands, or a 3-D batch by a constant 2-D or 3-D matrix, run on the accelerator");
+  if (a->dims[0] > UNBATCH_MAX) return fail(f, i, "a batch of %lld matrices (at most %d jobs)", (long long)a->dims[0], UNBATCH_MAX);
   enum ir_op_kind op = n->op;
   enum ir_dtype adt = a->dtype, bdt = b->dtype, ydt = yt->dtype;
   int64_t B = a->dims[0], M = a->dims[1], K = a->dims[2], N = yt->dims[2], brank = b->rank;

@@ -9,6 +9,11 @@
  * report.  A layer the hardware cannot run is a user error that names the
  * node ("model.onnx: node 7 'conv3' (loom.QConv): ...").
  *
+ * Wide (int32) weights are split into int8 passes here
+ * (lower_split_weights), and an int32 result asks the lowering for the
+ * accumulator's byte lanes (LOWER_CONV_ACC_OUT); compile_loom.c turns
+ * those into the int32 tensor.
+ *
  * Stems: with COMPILE_IM2COL, and a runtime that has the IM2COL host op
  * (hostops.h defines LOOM_HOSTOP_HAVE_IM2COL), a convolution with few input
  * channels may be folded by a host-side im2col (LOWER_CONV_ALLOW_IM2COL);
@@ -17,6 +22,7 @@
  */
 #include "sw_compiler/compile.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "driver/lib/hostops_nn.h"
@@ -60,11 +66,35 @@ static struct lower_qresidual residual_of(const struct ir_node *n) {
   };
 }
 
+/* The int8 weight parts of operand 1: the data itself, or for wide
+ * weights a malloc'd split into *passes parts (*owned, freed by the
+ * caller).  NULL with msg when they need too many passes. */
+static const int8_t *weight_parts(const struct ir_graph *g, const struct ir_node *n, const char *where,
+                                  uint32_t *passes, int8_t **owned, char *msg) {
+  const struct ir_tensor *w = opnd(g, n, 1);
+  *passes = 1, *owned = NULL;
+  if (w->dtype != IR_DT_I32) return w->data;
+  if (lower_split_weights(w->data, (size_t)ir_tensor_numel(w), owned, passes)) {
+    lower_fail(msg, where, "weights need %u int8 passes (at most %d)", *passes, LOWER_MAX_PASSES);
+    return NULL;
+  }
+  return *owned;
+}
+
+/* LOWER_CONV_ACC_OUT for an int32 result. */
+static uint32_t acc_flag(const struct ir_graph *g, const struct ir_node *n) {
+  return g->tensors[n->out[0]].dtype == IR_DT_I32 ? LOWER_CONV_ACC_OUT : 0;
+}
+
 static int conv_layer(const struct ir_graph *g, const struct ir_node *n, const struct loom_hw_config *cfg,
                       unsigned flags, const char *where, struct lower_program *p, char *msg) {
   const struct ir_tensor *x = opnd(g, n, 0), *w = opnd(g, n, 1);
   struct lower_qresidual res = residual_of(n);
   if (x->rank != 4 || w->rank != 4) return lower_fail(msg, where, "only 2-D convolutions run on the accelerator");
+  uint32_t passes;
+  int8_t *owned;
+  const int8_t *wp = weight_parts(g, n, where, &passes, &owned, msg);
+  if (!wp) return -1;
   struct lower_qconv l = {
       .n = (int32_t)x->dims[0], .in_c = (int32_t)x->dims[1], .in_h = (int32_t)x->dims[2],
       .in_w = (int32_t)x->dims[3], .out_c = (int32_t)w->dims[0], .k_h = (int32_t)w->dims[2],
@@ -73,27 +103,36 @@ static int conv_layer(const struct ir_graph *g, const struct ir_node *n, const s
       .pad_l = attr_at(n, "pads", 1, 0), .pad_b = attr_at(n, "pads", 2, 0),
       .pad_r = attr_at(n, "pads", 3, 0), .dil_h = attr_at(n, "dilations", 0, 1),
       .dil_w = attr_at(n, "dilations", 1, 1), .groups = attr(n, "group", 1),
-      .weights = w->data, .bias = opnd(g, n, 2)->data, .multiplier = opnd(g, n, 3)->data,
+      .weights = wp, .bias = opnd(g, n, 2)->data, .multiplier = opnd(g, n, 3)->data,
       .shift = (uint32_t)attr(n, "shift", 0), .in_zero_point = attr(n, "in_zp", 0),
       .out_zero_point = attr(n, "out_zp", 0), .clamp_lo = attr(n, "lo", -128),
       .clamp_hi = attr(n, "hi", 127), .round_even = (uint32_t)attr(n, "round_even", 0),
-      .flags = flags & COMPILE_IM2COL && compile_have_im2col() ? LOWER_CONV_ALLOW_IM2COL : 0,
-      .residual = n->n_in > 4 ? &res : NULL,
+      .flags = (flags & COMPILE_IM2COL && compile_have_im2col() ? LOWER_CONV_ALLOW_IM2COL : 0) | acc_flag(g, n),
+      .residual = n->n_in > 4 ? &res : NULL, .in_passes = passes,
   };
-  return lower_conv(cfg, &l, where, p, msg);
+  int rc = lower_conv(cfg, &l, where, p, msg);
+  free(owned);
+  return rc;
 }
 
 static int fc_layer(const struct ir_graph *g, const struct ir_node *n, const struct loom_hw_config *cfg,
                     const char *where, struct lower_program *p, char *msg) {
   const struct ir_tensor *x = opnd(g, n, 0), *w = opnd(g, n, 1);
+  uint32_t passes;
+  int8_t *owned;
+  const int8_t *wp = weight_parts(g, n, where, &passes, &owned, msg);
+  if (!wp) return -1;
   struct lower_qfc l = {
       .n = (int32_t)x->dims[0], .in_features = (int32_t)x->dims[1], .out_features = (int32_t)w->dims[0],
-      .weights = w->data, .bias = opnd(g, n, 2)->data, .multiplier = opnd(g, n, 3)->data,
+      .weights = wp, .bias = opnd(g, n, 2)->data, .multiplier = opnd(g, n, 3)->data,
       .shift = (uint32_t)attr(n, "shift", 0), .in_zero_point = attr(n, "in_zp", 0),
       .out_zero_point = attr(n, "out_zp", 0), .clamp_lo = attr(n, "lo", -128),
       .clamp_hi = attr(n, "hi", 127), .round_even = (uint32_t)attr(n, "round_even", 0),
+      .in_passes = passes, .flags = acc_flag(g, n),
   };
-  return lower_fc(cfg, &l, where, p, msg);
+  int rc = lower_fc(cfg, &l, where, p, msg);
+  free(owned);
+  return rc;
 }
 
 static int pool_layer(const struct ir_graph *g, const struct ir_node *n, const struct loom_hw_config *cfg,

@@ -15,6 +15,9 @@
  *     through a scratch buffer when both sides are channel-blocked);
  *   - a view: nothing, its result's descriptor points at its operand's
  *     bytes;
+ *   - an int32 result (ConvInteger, MatMulInteger): the job stores byte
+ *     lanes into a scratch tensor and a COPY reblocks them into the int32
+ *     tensor's bytes (acc_out_segment);
  *   - a folded stem (the lowering chose LOWER_ACT_IM2COL): an IM2COL host
  *     step (driver/lib/hostops_nn.c) gathers the input into a new tensor
  *     right before the job.
@@ -227,7 +230,9 @@ static int producer_of(const struct ir_graph *g, int t) {
 static void plan_input(struct lctx *c, int x) {
   const struct ir_graph *g = c->g;
   int u = sole_reader(g, x), t = x;
-  if (u >= 0 && g->nodes[u].op == IR_OP_QUANTIZELINEAR && c->targets[u] == PART_HOST) {
+  int is_out = 0;
+  for (int k = 0; u >= 0 && k < g->n_outputs; k++) is_out |= g->outputs[k] == g->nodes[u].out[0];
+  if (u >= 0 && g->nodes[u].op == IR_OP_QUANTIZELINEAR && c->targets[u] == PART_HOST && !is_out) {
     c->absorbed[u] = 1;
     t = g->nodes[u].out[0];
   }
@@ -366,6 +371,22 @@ static int concat_steps(struct lctx *c, int node) {
   return 0;
 }
 
+/* Gather of one constant index along axis 0 (pass_partition.c checks the
+ * form): a COPY of that slice of the plain operand. */
+static int gather_step(struct lctx *c, int node) {
+  const struct ir_node *n = &c->g->nodes[node];
+  const struct ir_tensor *it = &c->g->tensors[n->in[1]];
+  int x = desc_of(c, n->in[0]), y = desc_of(c, n->out[0]);
+  if (x < 0 || y < 0) return -1;
+  const struct loom_file_tensor *rx = &c->ts[x].rec;
+  int64_t len = c->g->tensors[n->in[0]].dims[0];
+  int64_t k = it->dtype == IR_DT_I64 ? *(const int64_t *)it->data : *(const int32_t *)it->data;
+  if (k < 0) k += len;
+  if (k < 0 || k >= len || rx->layout) return fail(c, node, "index %lld out of range, or a blocked operand", (long long)k);
+  uint64_t slice = rx->bytes / (uint64_t)len;
+  return copy_step(c, view_desc(c, x, n->out[0], 1, (int)rx->buffer, rx->offset + (uint64_t)k * slice, ".slice"), y);
+}
+
 static int host_node(struct lctx *c, int node) {
   const struct ir_node *n = &c->g->nodes[node];
   if (c->absorbed[node]) return 0;
@@ -373,6 +394,8 @@ static int host_node(struct lctx *c, int node) {
   int rc = 0;
   if (n->op == IR_OP_CONCAT) {
     rc = concat_steps(c, node);
+  } else if (n->op == IR_OP_GATHER) {
+    rc = gather_step(c, node);
   } else if (n->op == IR_OP_QUANTIZELINEAR || n->op == IR_OP_DEQUANTIZELINEAR || n->op == IR_OP_SOFTMAX) {
     int x = desc_of(c, n->in[0]), y = desc_of(c, n->out[0]);
     if (x < 0 || y < 0) return -1;
@@ -431,6 +454,37 @@ static int im2col_input(struct lctx *c, int node, const struct lower_program *p,
 #endif
 }
 
+/* An int32 result (LOWER_CONV_ACC_OUT): the job stores the byte lanes,
+ * an int8 tensor [N, 4C, ...] in the configuration's blocks, into a scratch
+ * buffer (segment OUT).  Read in blocks of 4 lanes those bytes are the
+ * int32 tensor in plain C order (lane k of channel 4c + k is byte k of
+ * element c), so one COPY into a 4-lane int8 view of the result's bytes
+ * finishes the job.  *from / *to get the two descriptors. */
+static int acc_out_segment(struct lctx *c, int node, const struct lower_program *p, int t, struct loom_file_job *j,
+                           int *from, int *to) {
+  int y = desc_of(c, t);
+  if (y < 0) return -1;
+  struct loom_file_tensor rec = c->ts[y].rec;
+  if (rec.layout || (rec.rank != 4 && rec.rank != 2) || rec.dtype != LOOM_DT_I32)
+    return fail(c, node, "an int32 result must be a plain tensor of rank 2 or 4");
+  rec.dtype = rec.user_dtype = LOOM_DT_I8, rec.role = LOOM_ROLE_INTERNAL, rec.scale = 0, rec.zero_point = 0;
+  rec.dims[1] *= 4;
+  rec.layout = rec.rank == 4 ? LOOM_LAYOUT_NCHWC : LOOM_LAYOUT_NC, rec.layout_block = 4;
+  rec.bytes = loom_file_tensor_bytes(&rec);
+  IR_ASSERT(rec.bytes == c->ts[y].rec.bytes);
+  char name[300];
+  snprintf(name, sizeof name, "%s.bytes", c->ts[y].name);
+  *to = add_desc(c, name, &rec);
+  rec.layout_block = (uint32_t)p->act[LOWER_SEG_OUT].block, rec.offset = 0;
+  rec.bytes = loom_file_tensor_bytes(&rec);
+  snprintf(name, sizeof name, "%s.lanes", c->ts[y].name);
+  rec.buffer = (uint32_t)new_buffer(c, name, LOOM_BUFKIND_WORK, rec.bytes, 0);
+  grow_buffer(c, (int)rec.buffer, p->seg_bytes[LOWER_SEG_OUT]);
+  *from = add_desc(c, name, &rec);
+  j->segments[LOWER_SEG_OUT] = rec.buffer;
+  return 0;
+}
+
 /* Maps segment `seg` of job j to the buffer of IR tensor t. */
 static int map_segment(struct lctx *c, int node, const struct lower_program *p, enum lower_seg seg, int t,
                        struct loom_file_job *j) {
@@ -458,10 +512,12 @@ static int job_node(struct lctx *c, int node) {
   }
   struct loom_file_job j = {0};
   for (int s = 0; s < 8; s++) j.segments[s] = LOOM_FILE_NO_BUFFER;
+  int lanes = -1, i32 = -1, acc_out = c->g->tensors[n->out[0]].dtype == IR_DT_I32;
   int rc = map_segment(c, node, &p, LOWER_SEG_IN, n->in[0], &j) ||
            (n->op == IR_OP_QADD && map_segment(c, node, &p, LOWER_SEG_IN2, n->in[1], &j)) ||
            (n->op == IR_OP_QCONV && n->n_in > 4 && map_segment(c, node, &p, LOWER_SEG_IN2, n->in[4], &j)) ||
-           map_segment(c, node, &p, LOWER_SEG_OUT, n->out[0], &j);
+           (acc_out ? acc_out_segment(c, node, &p, n->out[0], &j, &lanes, &i32)
+                    : map_segment(c, node, &p, LOWER_SEG_OUT, n->out[0], &j));
   if (!rc) {
     uint8_t *code = lower_program_code(&p);
     char name[128];
@@ -476,6 +532,7 @@ static int job_node(struct lctx *c, int node) {
     for (int k = 0; k < 2; k++) s.outputs[k] = LOOM_FILE_NO_BUFFER;
     loom_fb_step(c->b, &s);
     *new_row(c) = row;
+    if (acc_out) copy_step(c, lanes, i32), host_row(c, node, LOOM_HOSTOP_COPY);
   }
   lower_program_free(&p);
   return rc;

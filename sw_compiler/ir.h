@@ -137,7 +137,11 @@ enum ir_op_kind {
    * (0..63), round_even.  REQ(v, m) = clamp(rshift(v * m, shift) + out_zp,
    * lo, hi) with rshift exactly the ALU's REQUANT (docs/isa.md).  The
    * reference interpreter evaluates them with these integer semantics, so
-   * it predicts the accelerator bit for bit (docs/quantization.md). */
+   * it predicts the accelerator bit for bit (docs/quantization.md).
+   * QConv and QGemm also take wide weights (w i32: a uint8 weight minus its
+   * zero point; the lowering splits them into int8 passes) and may have an
+   * i32 result: then y = the accumulator bias + sum w * (x - in_zp) itself,
+   * without requantization (ConvInteger, MatMulInteger; mult is ignored). */
   IR_OP_QCONV,              /* x, w i8 [O][C/g][kh][kw], bias i32 [O], mult i32 [O] (, r);
                              * Conv attrs; y[o] = REQ(bias[o] + sum w * (x - in_zp), mult[o]),
                              * padding reads in_zp.  With a residual r (a fused QAdd): y is

@@ -744,16 +744,18 @@ static int eval_qconv(struct ectx *c) {
       residual_of(c, &res))
     return -1;
   int64_t zp = ir_attr_int(c->n, "in_zp", 0), nx = numel(T(c, 0)), nw = numel(T(c, 1));
-  const int8_t *x8 = IN(c, 0), *w8 = IN(c, 1);
+  const int8_t *x8 = IN(c, 0);
   const int32_t *bias = IN(c, 2), *mult = IN(c, 3);
   int32_t *x = ir_xmalloc((size_t)nx * sizeof *x), *w = ir_xmalloc((size_t)nw * sizeof *w);
   for (int64_t i = 0; i < nx; i++) x[i] = (int32_t)(x8[i] - zp);
-  for (int64_t i = 0; i < nw; i++) w[i] = w8[i];
+  for (int64_t i = 0; i < nw; i++) w[i] = (int32_t)ldi(T(c, 1)->dtype, IN(c, 1), i); /* i8, or wide i32 */
   int64_t plane = g.oh * g.ow, ny = g.n * g.m * plane;
   int64_t *acc = ir_xcalloc((size_t)ny, sizeof *acc);
   for (int64_t i = 0; i < ny; i++) acc[i] = bias[(i / plane) % g.m];
   conv_core_i32(&g, x, w, acc);
-  for (int64_t i = 0; i < ny; i++)
+  for (int64_t i = 0; i < ny && R(c)->dtype == IR_DT_I32; i++) /* the accumulator itself */
+    ((int32_t *)c->out[0])[i] = (int32_t)(uint32_t)acc[i];
+  for (int64_t i = 0; i < ny && R(c)->dtype != IR_DT_I32; i++)
     ((int8_t *)c->out[0])[i] = add_residual(&res, requant((int32_t)(uint32_t)acc[i], mult[(i / plane) % g.m], &q), i);
   free(x);
   free(w);
@@ -769,13 +771,16 @@ static int eval_qgemm(struct ectx *c) {
     return fail(c, "needs x [N,K] and w [O,K]");
   int64_t n = x->dims[0], k = x->dims[1], o = w->dims[0], zp = ir_attr_int(c->n, "in_zp", 0);
   if (want_count(c, 2, o) || want_count(c, 3, o)) return -1;
-  const int8_t *xv = IN(c, 0), *wv = IN(c, 1);
+  const int8_t *xv = IN(c, 0);
   const int32_t *bias = IN(c, 2), *mult = IN(c, 3);
+  enum ir_dtype wdt = w->dtype; /* i8, or wide i32 */
   for (int64_t i = 0; i < n; i++)
     for (int64_t j = 0; j < o; j++) {
       uint32_t acc = (uint32_t)bias[j];
-      for (int64_t kk = 0; kk < k; kk++) acc += (uint32_t)(wv[j * k + kk] * (xv[i * k + kk] - zp));
-      ((int8_t *)c->out[0])[i * o + j] = requant((int32_t)acc, mult[j], &q);
+      for (int64_t kk = 0; kk < k; kk++)
+        acc += (uint32_t)(int32_t)(ldi(wdt, IN(c, 1), j * k + kk) * (xv[i * k + kk] - zp));
+      if (R(c)->dtype == IR_DT_I32) ((int32_t *)c->out[0])[i * o + j] = (int32_t)acc;
+      else ((int8_t *)c->out[0])[i * o + j] = requant((int32_t)acc, mult[j], &q);
     }
   return 0;
 }

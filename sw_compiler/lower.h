@@ -166,6 +166,13 @@ void lower_program_free(struct lower_program *p);
  * with rshift rounding half up (or to even with round_even), exactly the
  * ALU's REQUANT; acc wraps modulo 2^32 like the accumulator. */
 #define LOWER_CONV_ALLOW_IM2COL 1u /* fold small-channel convs by a host-side im2col */
+/* No requantization: the job stores the int32 accumulator acc[o] itself, as
+ * four int8 byte lanes per channel.  The output segment is NCHWc of 4*out_c
+ * channels where channel 4*o + k holds byte k (little-endian, two's
+ * complement) of acc[o]: read with 4-lane blocks it is the plain int32
+ * tensor (docs/lowering.md, "int32 results").  multiplier, shift, zero
+ * point and clamps are ignored; no residual. */
+#define LOWER_CONV_ACC_OUT 2u
 
 /* A residual Add fused after the convolution (ResNet's shortcut): with q
  * the convolution's requantized output (its out_zero_point and clamps) and
@@ -185,7 +192,7 @@ struct lower_qresidual {
 struct lower_qconv {
   int32_t n, in_c, in_h, in_w, out_c, k_h, k_w;
   int32_t stride_h, stride_w, pad_t, pad_l, pad_b, pad_r, dil_h, dil_w, groups;
-  const int8_t *weights;      /* [out_c][in_c / groups][k_h][k_w] */
+  const int8_t *weights;      /* [in_passes][out_c][in_c / groups][k_h][k_w] */
   const int32_t *bias;        /* [out_c], accumulator scale; NULL = 0 */
   const int32_t *multiplier;  /* [out_c] */
   uint32_t shift;             /* 0..63 */
@@ -193,18 +200,25 @@ struct lower_qconv {
   uint32_t round_even;
   uint32_t flags;             /* LOWER_CONV_* */
   const struct lower_qresidual *residual; /* NULL: no fused Add */
+  /* The weights are the sum of in_passes int8 parts (0 or 1: one part), so
+   * weights beyond int8 (a uint8 weight minus its zero point) run as a
+   * reduction that reads every input block in_passes times
+   * (lower_split_weights()). */
+  uint32_t in_passes;
 };
 
 /* Fully connected: y[n][o] from x[n][i], as a 1x1 convolution on 1x1
  * images.  The activations are LOWER_ACT_NCHWC with h = w = 1. */
 struct lower_qfc {
   int32_t n, in_features, out_features;
-  const int8_t *weights;      /* [out_features][in_features] */
+  const int8_t *weights;      /* [in_passes][out_features][in_features], as in lower_qconv */
   const int32_t *bias;        /* may be NULL */
   const int32_t *multiplier;
   uint32_t shift;
   int32_t in_zero_point, out_zero_point, clamp_lo, clamp_hi;
   uint32_t round_even;
+  uint32_t in_passes;         /* as in lower_qconv */
+  uint32_t flags;             /* LOWER_CONV_ACC_OUT only */
 };
 
 /* Pooling.  MAX: y = max over the window, padding ignored, same
@@ -293,6 +307,8 @@ struct lower_geom {
   int32_t row_skip;  /* k_h == 1, stride_h > 1: load only the input rows used */
   int32_t wgt_uniform; /* DIAG with one weight row for every block and tap (pooling) */
   int32_t residual;    /* a fused Add reads the residual into INP after the last chunk */
+  int32_t cib_data;    /* input blocks in DRAM: block ci reads ci % cib_data (cib / passes) */
+  int32_t acc_out;     /* LOWER_CONV_ACC_OUT: byte-lane extraction instead of REQUANT */
 };
 
 /* lower_conv.c: the convolution path with the kind forced (FC, AVGPOOL, or
@@ -522,6 +538,11 @@ void pack_wgt_identity(const struct loom_hw_config *cfg, int8_t *row);
 /* Per-channel int32 values -> ACC rows of block_out lanes (zero padded),
  * little-endian, as LOAD ACC reads them. */
 void pack_acc_rows(const struct loom_hw_config *cfg, const int32_t *v, int32_t c, uint8_t *rows);
+/* Splits n wide integer weights into the fewest int8 parts whose sum is
+ * each weight (greedy: part p = clamp(rest, -128, 127)); *out is malloc'd
+ * [passes][n].  -1 when more than LOWER_MAX_PASSES parts would be needed. */
+#define LOWER_MAX_PASSES 4
+int lower_split_weights(const int32_t *w, size_t n, int8_t **out, uint32_t *passes);
 /* bias[o] - zp * sum of row o of w (n_per_out weights), modulo 2^32. */
 void pack_bias_correct(const int8_t *w, const int32_t *bias, int32_t out_c, int32_t n_per_out,
                        int32_t zp, int32_t *out);

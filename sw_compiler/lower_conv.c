@@ -40,6 +40,14 @@
  * padded taps contribute exactly nothing.  Requantization is one vector
  * REQUANT per tile with a per-channel multiplier row and one QCFG per job.
  *
+ * Weights beyond int8 (lower_qconv.in_passes > 1) and int32 results
+ * (LOWER_CONV_ACC_OUT) are first expanded into an ordinary dense layer
+ * (expand()): the weight parts become extra input blocks that load the same
+ * DRAM blocks again (geom.cib_data), and each output channel becomes four
+ * byte-lane channels with copies of its weights, whose REQUANT is replaced
+ * by a five-instruction ALU sequence that leaves byte k of the accumulator
+ * in lane k (acc_out_tail()).
+ *
  * A residual Add (lower_qconv.residual) is fused at the tile's end: the
  * residual tile comes into INP with the last chunk, and after the REQUANT
  *   ALU MUL a_weight, GEMM += b_weight x identity x residual, ALU ADD the
@@ -92,7 +100,12 @@ static int check_shape(const struct lower_qconv *l, const char *where, char *msg
 }
 
 static int check_quant(const struct lower_qconv *l, const char *where, char *msg) {
-  if (!l->weights || !l->multiplier) return fail(msg, where, "missing weights or multipliers");
+  if (!l->weights || (!l->multiplier && !(l->flags & LOWER_CONV_ACC_OUT)))
+    return fail(msg, where, "missing weights or multipliers");
+  if (l->in_passes > LOWER_MAX_PASSES)
+    return fail(msg, where, "%u weight passes (at most %d)", l->in_passes, LOWER_MAX_PASSES);
+  if ((l->flags & LOWER_CONV_ACC_OUT) && l->residual)
+    return fail(msg, where, "an int32 result cannot have a fused Add");
   if (l->shift > 63) return fail(msg, where, "shift %u exceeds 63", l->shift);
   if (!is_int8(l->in_zero_point) || !is_int8(l->out_zero_point) || !is_int8(l->clamp_lo) ||
       !is_int8(l->clamp_hi))
@@ -131,6 +144,7 @@ static void geom_of(const struct loom_hw_config *cfg, const struct lower_qconv *
     g->k_h = g->k_w = g->stride_h = g->stride_w = g->dil_h = g->dil_w = 1;
     g->cib = tile_ceil_div(l->in_c * l->k_h * l->k_w, b);
     g->residual = l->residual != NULL;
+    g->cib_data = g->cib;
     return;
   }
   g->mode = kind == LOWER_KIND_DWCONV || kind == LOWER_KIND_AVGPOOL ? LOWER_GEMM_DIAG : LOWER_GEMM_DENSE;
@@ -142,6 +156,7 @@ static void geom_of(const struct loom_hw_config *cfg, const struct lower_qconv *
   g->row_skip = g->k_h == 1 && g->stride_h > 1 && g->pad_t == 0 && g->pad_b == 0;
   g->wgt_uniform = kind == LOWER_KIND_AVGPOOL; /* every weight is 1: one identity row */
   g->residual = l->residual != NULL;
+  g->cib_data = g->cib;
 }
 
 /* The weights as the folded GEMM sees them: dense [out_c][cin][kk] (cross-
@@ -173,6 +188,80 @@ static int8_t *effective_weights(const struct lower_qconv *l, enum lower_kind ki
   return w;
 }
 
+/* ---- weight passes and int32 results ---- */
+
+/* The dense layer that computes the same accumulators: groups zero-filled
+ * into one group, part p of the weights on input channels
+ * [p * cib * B, p * cib * B + in_c) (whole blocks per part, so block
+ * p * cib + i reads DRAM block i), and with LOWER_CONV_ACC_OUT output
+ * channel 4o + k a copy of channel o. */
+struct expanded {
+  struct lower_qconv l;
+  int8_t *w;
+  int32_t *bias, *mult;
+};
+
+static const struct lower_qconv *expand(const struct loom_hw_config *cfg, const struct lower_qconv *l,
+                                        struct expanded *x) {
+  int32_t passes = l->in_passes > 1 ? (int32_t)l->in_passes : 1, lanes = l->flags & LOWER_CONV_ACC_OUT ? 4 : 1;
+  memset(x, 0, sizeof *x);
+  if (passes == 1 && lanes == 1) return l;
+  int32_t b = cfg->block_in, cpb = passes == 1 ? l->in_c : tile_ceil_div(l->in_c, b) * b;
+  int32_t in_c = passes * cpb, out_c = lanes * l->out_c, kk = l->k_h * l->k_w;
+  int32_t cpg_in = l->in_c / l->groups, cpg_out = l->out_c / l->groups;
+  size_t part = (size_t)l->out_c * (size_t)cpg_in * (size_t)kk;
+  x->l = *l;
+  x->w = calloc((size_t)out_c * (size_t)in_c * (size_t)kk + 1, 1);
+  x->bias = calloc((size_t)out_c + 1, sizeof *x->bias);
+  x->mult = calloc((size_t)out_c + 1, sizeof *x->mult);
+  LOWER_ASSERT(x->w && x->bias && x->mult);
+  for (int32_t o = 0; o < out_c; o++) {
+    int32_t src = o / lanes, c0 = (src / cpg_out) * cpg_in;
+    x->bias[o] = l->bias ? l->bias[src] : 0;
+    x->mult[o] = l->multiplier ? l->multiplier[src] : 0;
+    for (int32_t p = 0; p < passes; p++)
+      for (int32_t c = 0; c < cpg_in; c++)
+        memcpy(x->w + ((size_t)o * (size_t)in_c + (size_t)(p * cpb + c0 + c)) * (size_t)kk,
+               l->weights + (size_t)p * part + ((size_t)src * (size_t)cpg_in + (size_t)c) * (size_t)kk,
+               (size_t)kk);
+  }
+  x->l.in_c = in_c, x->l.out_c = out_c, x->l.groups = 1, x->l.in_passes = 1;
+  x->l.weights = x->w, x->l.bias = x->bias, x->l.multiplier = x->mult;
+  x->l.flags &= ~LOWER_CONV_ALLOW_IM2COL; /* the duplicated blocks are DRAM reads, not host-gathered */
+  return &x->l;
+}
+
+static void expanded_free(struct expanded *x) {
+  free(x->w), free(x->bias), free(x->mult);
+}
+
+/* The four constant ACC rows of the byte-lane extraction, lane j holding
+ * byte k = j % 4 (block sizes are multiples of 4):
+ *   floor(a / 2^8k) = SHR(max(a, MIN + 2^(8k-1)) - 2^(8k-1), 8k)
+ * (the max changes no quotient and keeps the subtraction from wrapping),
+ * then MUL 2^24 keeps its low byte in the top byte and SHR 24, exact since
+ * the low bits are zero, sign-extends it: lane value = byte k as int8. */
+enum { ACC_ROW_MIN, ACC_ROW_OFF, ACC_ROW_SHIFT, ACC_ROW_MUL, ACC_ROWS };
+
+static void acc_out_rows(const struct loom_hw_config *cfg, uint8_t *rows) {
+  int32_t v[ACC_ROWS][256];
+  LOWER_ASSERT(cfg->block_out <= 256 && cfg->block_out % 4 == 0);
+  for (int32_t j = 0; j < cfg->block_out; j++) {
+    int32_t k = j % 4, half = k ? (int32_t)(UINT32_C(1) << (8 * k - 1)) : 0;
+    v[ACC_ROW_MIN][j] = INT32_MIN + half;
+    v[ACC_ROW_OFF][j] = -half;
+    v[ACC_ROW_SHIFT][j] = 8 * k;
+    v[ACC_ROW_MUL][j] = 1 << 24;
+  }
+  uint64_t acc_row = loom_hw_row_bytes(cfg, LOOM_BUF_ACC, 0);
+  for (int r = 0; r < ACC_ROWS; r++) pack_acc_rows(cfg, v[r], cfg->block_out, rows + (size_t)r * acc_row);
+}
+
+/* ACC rows of parameters: biases, then multipliers or the byte-lane rows. */
+static uint32_t param_rows(const struct lower_geom *g) {
+  return (uint32_t)g->cob + (g->acc_out ? ACC_ROWS : (uint32_t)g->cob);
+}
+
 /* ---- constants ---- */
 
 struct conv_consts {
@@ -187,14 +276,15 @@ static void place_consts(struct lower_program *p, const struct lower_qconv *l, e
   int32_t cin, kk;
   int8_t *w = effective_weights(l, kind, &cin, &kk);
   uint64_t align = emit_const_align(cfg), acc_row = loom_hw_row_bytes(cfg, LOOM_BUF_ACC, 0);
-  size_t prow = (size_t)g->cob * acc_row;
-  uint8_t *params = calloc(2 * prow, 1);
+  size_t prow = (size_t)g->cob * acc_row, pbytes = (size_t)param_rows(g) * acc_row;
+  uint8_t *params = calloc(pbytes, 1);
   int32_t *bias = malloc(sizeof(int32_t) * (size_t)l->out_c);
   LOWER_ASSERT(params && bias);
   pack_bias_correct(w, l->bias, l->out_c, cin * kk, l->in_zero_point, bias);
   pack_acc_rows(cfg, bias, l->out_c, params);
-  pack_acc_rows(cfg, l->multiplier, l->out_c, params + prow);
-  p->param_offset = emit_const(p, params, 2 * prow, align);
+  if (g->acc_out) acc_out_rows(cfg, params + prow);
+  else pack_acc_rows(cfg, l->multiplier, l->out_c, params + prow);
+  p->param_offset = emit_const(p, params, pbytes, align);
   uint64_t wrow = loom_hw_row_bytes(cfg, LOOM_BUF_WGT, 0);
   size_t rows = g->mode == LOWER_GEMM_DIAG ? (size_t)g->cob * (size_t)kk : (size_t)g->cob * (size_t)g->cib * (size_t)kk;
   if (g->wgt_uniform) rows = 1;
@@ -259,7 +349,8 @@ static void load_inputs(struct conv_emit *e, const struct tile_chunk *ch, const 
   struct tile_window w;
   tile_window(g, ch->oy0, ch->rows, ch->ox0, e->c->t.tw, &w);
   for (int32_t i = 0; i < ch->nci; i++) {
-    uint32_t off = (uint32_t)((((int64_t)ch->n * g->cib + ch->ci0 + i) * g->in_h + w.y0) * g->in_w + w.x0);
+    int32_t blk = (ch->ci0 + i) % g->cib_data; /* weight passes read the input again */
+    uint32_t off = (uint32_t)((((int64_t)ch->n * g->cib_data + blk) * g->in_h + w.y0) * g->in_w + w.x0);
     uint32_t stride = (uint32_t)(g->row_skip ? g->stride_h * g->in_w : g->in_w);
     struct loom_insn in = emit_mem(LOOM_OP_LOAD, LOOM_BUF_INP, st->inp_base + (uint32_t)i * e->c->L.inp_block,
                                    LOWER_SEG_IN, off, (uint32_t)w.ny, (uint32_t)w.nx, stride);
@@ -387,6 +478,21 @@ static void residual_tail(struct conv_emit *e, const struct tile_chunk *ch, cons
   emit_vec_push(post, &in);
 }
 
+/* Byte k of the int32 accumulator into lane k of each group of four
+ * (acc_out_rows): MAX, ADD, SHR with the constant rows, MUL 2^24, SHR 24. */
+static void acc_out_tail(struct conv_emit *e, const struct tile_chunk *ch, uint32_t acc, struct emit_vec *post) {
+  static const uint32_t ops[ACC_ROWS] = {LOOM_ALU_MAX, LOOM_ALU_ADD, LOOM_ALU_SHR, LOOM_ALU_MUL};
+  uint32_t row0 = e->k.param_row0 + (uint32_t)e->c->g->cob;
+  struct loom_insn in;
+  for (int r = 0; r < ACC_ROWS; r++) {
+    in = tile_alu(e, ops[r], ch, acc, row0 + (uint32_t)r);
+    in.alu.src_factor_out = 0; /* the same row for every output block */
+    emit_vec_push(post, &in);
+  }
+  in = tile_alu_imm(e, LOOM_ALU_SHR, ch, acc, 24);
+  emit_vec_push(post, &in);
+}
+
 static void conv_chunk(struct conv_emit *e, struct tile_state *s, const struct tile_chunk *ch,
                        struct emit_chunk *out) {
   struct tile_step st;
@@ -415,6 +521,8 @@ static void conv_chunk(struct conv_emit *e, struct tile_state *s, const struct t
     in = tile_alu(e, LOOM_ALU_REQUANT, ch, st.acc_base, e->k.param_row0 + cob + (uint32_t)ch->co0);
     emit_vec_push(&out->main, &in);
     residual_tail(e, ch, &st, &out->main, &out->post);
+  } else if (ch->last && e->c->g->acc_out) {
+    acc_out_tail(e, ch, st.acc_base, &out->post);
   } else if (ch->last) {
     in = tile_alu(e, LOOM_ALU_REQUANT, ch, st.acc_base, e->k.param_row0 + cob + (uint32_t)ch->co0);
     emit_vec_push(&out->post, &in);
@@ -458,7 +566,7 @@ static void emit_conv(struct lower_program *p, const struct lower_qconv *l, cons
 
 static int check_sizes(const struct lower_geom *g, const struct lower_qconv *l, const char *where,
                        char *msg) {
-  uint64_t in_rows = (uint64_t)g->n * (uint64_t)g->cib * (uint64_t)g->in_h * (uint64_t)g->in_w;
+  uint64_t in_rows = (uint64_t)g->n * (uint64_t)g->cib_data * (uint64_t)g->in_h * (uint64_t)g->in_w;
   uint64_t out_rows = (uint64_t)g->n * (uint64_t)g->cob * (uint64_t)g->out_h * (uint64_t)g->out_w;
   if (in_rows >= MAX_ROWS || out_rows >= MAX_ROWS)
     return fail(msg, where, "activations too large for 28-bit DRAM row offsets");
@@ -471,7 +579,9 @@ static int check_sizes(const struct lower_geom *g, const struct lower_qconv *l, 
   return 0;
 }
 
-static void fill_acts(struct lower_program *p, const struct lower_qconv *l, enum lower_kind kind,
+/* l is the layer as given (its input), out_c the stored output channels
+ * (four byte lanes per channel for an int32 result). */
+static void fill_acts(struct lower_program *p, const struct lower_qconv *l, int32_t out_c, enum lower_kind kind,
                       const struct lower_geom *g) {
   struct lower_act *in = &p->act[LOWER_SEG_IN], *out = &p->act[LOWER_SEG_OUT];
   in->layout = kind == LOWER_KIND_CONV_IM2COL ? LOWER_ACT_IM2COL : LOWER_ACT_NCHWC;
@@ -483,7 +593,7 @@ static void fill_acts(struct lower_program *p, const struct lower_qconv *l, enum
   }
   in->bytes = lower_act_bytes(in);
   out->layout = LOWER_ACT_NCHWC;
-  out->n = l->n, out->c = l->out_c, out->h = g->out_h, out->w = g->out_w, out->block = p->cfg->block_out;
+  out->n = l->n, out->c = out_c, out->h = g->out_h, out->w = g->out_w, out->block = p->cfg->block_out;
   out->bytes = lower_act_bytes(out);
   p->seg_bytes[LOWER_SEG_IN] = in->bytes;
   p->seg_bytes[LOWER_SEG_OUT] = out->bytes;
@@ -507,7 +617,7 @@ static uint64_t touched_input_bytes(const struct lower_program *p, const struct 
   if (in->layout != LOWER_ACT_NCHWC) return in->bytes;
   uint64_t rows = touched(g->in_h, g->out_h, g->k_h, g->stride_h, g->dil_h);
   uint64_t cols = touched(g->in_w, g->out_w, g->k_w, g->stride_w, g->dil_w);
-  return (uint64_t)g->n * (uint64_t)g->cib * rows * cols * (uint64_t)in->block;
+  return (uint64_t)g->n * (uint64_t)g->cib_data * rows * cols * (uint64_t)in->block;
 }
 
 static void fill_report(struct lower_program *p, const struct lower_qconv *l, enum lower_kind kind,
@@ -531,27 +641,37 @@ static int lower(const struct loom_hw_config *cfg, const struct lower_qconv *l, 
   emit_program_init(out, cfg);
   if (check_common(cfg, where, msg) || check_shape(l, where, msg) || check_quant(l, where, msg))
     return -1;
+  if ((l->in_passes > 1 || (l->flags & LOWER_CONV_ACC_OUT)) && kind != LOWER_KIND_CONV && kind != LOWER_KIND_FC)
+    return fail(msg, where, "weight passes and int32 results need a convolution");
+  if ((l->flags & LOWER_CONV_ACC_OUT) && cfg->block_out % 4)
+    return fail(msg, where, "int32 results need a block that is a multiple of 4 (this one is %d)", cfg->block_out);
+  struct expanded x;
+  const struct lower_qconv *le = expand(cfg, l, &x);
   if (kind == LOWER_KIND_CONV)
-    kind = is_depthwise(l) ? LOWER_KIND_DWCONV : use_im2col(cfg, l) ? LOWER_KIND_CONV_IM2COL : kind;
+    kind = is_depthwise(le) ? LOWER_KIND_DWCONV : use_im2col(cfg, le) ? LOWER_KIND_CONV_IM2COL : kind;
   struct lower_geom g;
-  geom_of(cfg, l, kind, &g);
-  if (check_sizes(&g, l, where, msg)) return -1;
+  geom_of(cfg, le, kind, &g);
+  if (l->in_passes > 1) g.cib_data = tile_ceil_div(l->in_c, cfg->block_in);
+  g.acc_out = (l->flags & LOWER_CONV_ACC_OUT) != 0;
   struct tile_ctx c = {cfg, &g, {0}, {0}};
   const char *why = NULL;
-  int rc;
-  if (force) {
+  int rc = check_sizes(&g, l, where, msg);
+  if (!rc && force) {
     c.t = *force;
-    rc = tile_finish(cfg, &g, 2 * (uint32_t)g.cob, &c.t, &c.L, &why);
-  } else {
-    rc = tile_search(cfg, &g, 2 * (uint32_t)g.cob, &c.t, &c.L, &why);
+    rc = tile_finish(cfg, &g, param_rows(&g), &c.t, &c.L, &why);
+  } else if (!rc) {
+    rc = tile_search(cfg, &g, param_rows(&g), &c.t, &c.L, &why);
   }
-  if (rc != 0) return lower_fail(msg, where, "no tiling fits the %s configuration: %s", cfg->name, why);
-  struct conv_consts k;
-  place_consts(out, l, kind, &g, &k);
-  fill_acts(out, l, kind, &g);
-  emit_conv(out, l, &c, &k);
-  fill_report(out, l, kind, &c);
-  return 0;
+  if (rc != 0 && why) lower_fail(msg, where, "no tiling fits the %s configuration: %s", cfg->name, why);
+  if (rc == 0) {
+    struct conv_consts k;
+    place_consts(out, le, kind, &g, &k);
+    fill_acts(out, l, le->out_c, kind, &g);
+    emit_conv(out, le, &c, &k);
+    fill_report(out, l, kind, &c);
+  }
+  expanded_free(&x);
+  return rc ? -1 : 0;
 }
 
 int lower_conv_kind(const struct loom_hw_config *cfg, const struct lower_qconv *l, enum lower_kind kind,
@@ -577,8 +697,9 @@ int lower_fc(const struct loom_hw_config *cfg, const struct lower_qfc *l, const 
   struct lower_qconv c = {
       .n = l->n, .in_c = l->in_features, .in_h = 1, .in_w = 1, .out_c = l->out_features,
       .k_h = 1, .k_w = 1, .stride_h = 1, .stride_w = 1, .dil_h = 1, .dil_w = 1, .groups = 1,
-      .weights = l->weights, .bias = l->bias, .multiplier = l->multiplier, .shift = l->shift,
-      .in_zero_point = l->in_zero_point, .out_zero_point = l->out_zero_point,
-      .clamp_lo = l->clamp_lo, .clamp_hi = l->clamp_hi, .round_even = l->round_even};
+      .weights = l->weights, .in_passes = l->in_passes, .bias = l->bias, .multiplier = l->multiplier,
+      .shift = l->shift, .in_zero_point = l->in_zero_point, .out_zero_point = l->out_zero_point,
+      .clamp_lo = l->clamp_lo, .clamp_hi = l->clamp_hi, .round_even = l->round_even,
+      .flags = l->flags & LOWER_CONV_ACC_OUT};
   return lower_conv_kind(cfg, &c, LOWER_KIND_FC, where, out, msg);
 }

@@ -19,6 +19,7 @@
  * taps of an output pixel into its channels.  A runtime packs user tensors
  * with lower_act_pack() and reads results with lower_act_unpack().
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "sw_compiler/lower.h"
@@ -75,6 +76,32 @@ void pack_bias_correct(const int8_t *w, const int32_t *bias, int32_t out_c, int3
     uint32_t b = bias ? (uint32_t)bias[o] : 0;
     out[o] = (int32_t)(b - (uint32_t)((int64_t)zp * sum)); /* modulo 2^32, like the accumulator */
   }
+}
+
+/* The fewest parts: every weight needs ceil(w / 127) parts above zero and
+ * ceil(-w / 128) below; greedy clamping then fills them in order. */
+int lower_split_weights(const int32_t *w, size_t n, int8_t **out, uint32_t *passes) {
+  int64_t need = 1;
+  for (size_t i = 0; i < n; i++) {
+    int64_t v = w[i], k = v > 0 ? (v + 126) / 127 : (-v + 127) / 128;
+    if (k > need) need = k;
+  }
+  *passes = (uint32_t)need;
+  *out = NULL;
+  if (need > LOWER_MAX_PASSES) return -1;
+  int8_t *p = malloc((size_t)need * n + 1);
+  LOWER_ASSERT(p != NULL);
+  for (size_t i = 0; i < n; i++) {
+    int64_t rest = w[i];
+    for (int64_t k = 0; k < need; k++) {
+      int64_t part = rest < -128 ? -128 : rest > 127 ? 127 : rest;
+      p[(size_t)k * n + i] = (int8_t)part;
+      rest -= part;
+    }
+    LOWER_ASSERT(rest == 0);
+  }
+  *out = p;
+  return 0;
 }
 
 /* ---- activations ---- */

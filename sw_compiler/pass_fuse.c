@@ -11,6 +11,8 @@
  *   DQ(x) -> Gemm(DQ(w), bias) [-> Relu | Clip] -> Q        => loom.QGemm
  *   DQ(x) -> MatMul(DQ(w)) [-> Add(bias)] ...               (first made a Gemm)
  *   QLinearMatMul                                           => loom.QGemm
+ *   ConvInteger, MatMulInteger                              => QConv, QGemm with an i32 result
+ *   a batched (3-D) QLinearMatMul / MatMulInteger           => Gather + 2-D ones + Concat
  *   DQ(a), DQ(b) -> Add [-> Relu | Clip] -> Q               => loom.QAdd
  *   DQ(x) -> MaxPool | AveragePool | GlobalAveragePool -> Q => loom.QPool
  *
@@ -39,7 +41,10 @@
  * op reads uint8 data through a Q(DQ(.)) conversion and writes uint8 data
  * through one (host steps; a chain of uint8 layers converts once, since the
  * conversion of a conversion looks through to the int8 original).  Weights
- * with a zero point are stored as w - zp, which must fit int8.
+ * with a zero point are stored as w - zp; when some w - zp is beyond int8
+ * (uint8 weights) the weight tensor is i32 and the lowering runs it as a
+ * sum of int8 passes.  The Integer ops' inputs are quantized tensors of
+ * scale 1, so the same conversion and zero-point folding serve them.
  */
 #include "sw_compiler/compiler.h"
 
@@ -77,7 +82,8 @@ struct mac {
   int node;               /* the op matched (attributes are copied from it) */
   int x;                  /* integer input (may still be uint8) */
   struct qparam px;
-  int8_t *w;              /* [o][per] */
+  int32_t *w;             /* [o][per]: w - zp */
+  int wide;               /* some w - zp is beyond int8: an i32 weight tensor */
   int wrank;
   int64_t wdims[4], o, per;
   float *s_w;             /* [o] */
@@ -329,6 +335,7 @@ static void kill_chain(struct ir_graph *g, int node, const struct out_chain *oc)
 /* The tensor a fused op writes: the chain's result, or for a uint8 result
  * an int8 twin converted back after the op (finish_result). */
 static int result_of(struct ir_graph *g, const struct out_chain *oc) {
+  if (oc->p.dt == IR_DT_I32) return oc->y; /* the accumulator: no quantization */
   if (oc->chs) {
     int32_t *zps = ir_xmalloc((size_t)oc->n_chs * sizeof *zps);
     for (int64_t c = 0; c < oc->n_chs; c++) zps[c] = oc->p.zp;
@@ -409,8 +416,10 @@ static int channel_values(const struct ir_graph *g, int t, int64_t o, float *out
   return 0;
 }
 
-/* Integer weights wt (zero points zt, scales st, per channel along `axis`
- * of a [O][per] (axis 0) or [per][O] (axis 1) view) into m->w [O][per]. */
+/* Integer weights wt (zero points zt, scales st or none: 1, per channel
+ * along `axis` of a [O][per] (axis 0) or [per][O] (axis 1) view) into
+ * m->w [O][per].  w - zp beyond int8 (uint8 weights with a zero point)
+ * makes the weights wide: the lowering runs them as int8 passes. */
 static int mac_weights(struct fctx *f, struct mac *m, int wt, int st, int zt, int axis) {
   const struct ir_graph *g = f->g;
   const struct ir_tensor *w = &g->tensors[wt];
@@ -418,17 +427,18 @@ static int mac_weights(struct fctx *f, struct mac *m, int wt, int st, int zt, in
   int64_t n = numel_of(g, wt);
   m->o = w->dims[axis];
   m->per = m->o ? n / m->o : 0;
-  m->w = ir_xmalloc((size_t)n + 1);
+  m->w = ir_xmalloc((size_t)n * sizeof *m->w + 1);
   m->s_w = ir_xmalloc((size_t)m->o * sizeof *m->s_w + 1);
   float *zp = ir_xmalloc((size_t)m->o * sizeof *zp + 1);
-  int rc = channel_values(g, st, m->o, m->s_w) || channel_values(g, zt, m->o, zp);
+  int rc = (st >= 0 && channel_values(g, st, m->o, m->s_w)) || channel_values(g, zt, m->o, zp);
   if (rc) free(zp);
   if (rc) return fail(f, m->node, "weight scales and zero points need 1 or %lld values", (long long)m->o);
-  for (int64_t o = 0; o < m->o && !rc; o++)
-    for (int64_t k = 0; k < m->per && !rc; k++) {
+  for (int64_t o = 0; o < m->o && st < 0; o++) m->s_w[o] = 1.0f; /* ConvInteger, MatMulInteger */
+  for (int64_t o = 0; o < m->o; o++)
+    for (int64_t k = 0; k < m->per; k++) {
       double v = const_at(g, wt, axis == 0 ? o * m->per + k : k * m->o + o) - zp[o];
-      if (v < -128 || v > 127) rc = fail(f, m->node, "weight minus its zero point (%g) does not fit int8", v);
-      m->w[o * m->per + k] = (int8_t)v;
+      m->wide |= v < -128 || v > 127;
+      m->w[o * m->per + k] = (int32_t)v;
     }
   for (int64_t o = 0; o < m->o && !rc; o++)
     if (!(m->s_w[o] > 0) || !isfinite(m->s_w[o])) rc = fail(f, m->node, "weight scales must be positive");
@@ -502,8 +512,15 @@ static void emit_mac(struct fctx *f, struct mac *m, enum ir_op_kind op) {
   int x = as_int8(f, m->x, &m->px, &pos);
   int64_t odims[1] = {m->o};
   char *base = ir_xstrdup(g->tensors[m->oc.y].name);
-  int w = new_tensor(g, base, ".w", IR_DT_I8, m->wrank, m->wdims);
-  ir_tensor_set_data(g, w, m->w, (size_t)(m->o * m->per));
+  int w = new_tensor(g, base, ".w", m->wide ? IR_DT_I32 : IR_DT_I8, m->wrank, m->wdims);
+  if (m->wide) {
+    ir_tensor_set_data(g, w, m->w, (size_t)(m->o * m->per) * sizeof *m->w);
+  } else {
+    int8_t *w8 = ir_xmalloc((size_t)(m->o * m->per) + 1);
+    for (int64_t i = 0; i < m->o * m->per; i++) w8[i] = (int8_t)m->w[i];
+    ir_tensor_set_data(g, w, w8, (size_t)(m->o * m->per));
+    free(w8);
+  }
   int b = new_tensor(g, base, ".bias", IR_DT_I32, 1, odims);
   ir_tensor_set_data(g, b, m->bias, (size_t)m->o * sizeof(int32_t));
   int mu = new_tensor(g, base, ".mult", IR_DT_I32, 1, odims);
@@ -587,6 +604,80 @@ static int fuse_qlinear_matmul(struct fctx *f, int i) {
   struct mac m = {.node = i};
   int rc = qlinear_common(f, i, &m, 1) || mac_bias(f, &m, -1, 0, 1, 1) || mac_multipliers(f, &m, 1);
   return finish_mac(f, &m, rc, IR_OP_QGEMM);
+}
+
+/* The input of ConvInteger / MatMulInteger as a quantized tensor of scale
+ * 1 with zero point operand z (absent: 0). */
+static int integer_param(struct fctx *f, int node, int x, int z, struct qparam *p) {
+  const struct ir_graph *g = f->g;
+  if (z >= 0 && (!is_const(g, z) || numel_of(g, z) != 1))
+    return fail(f, node, "the input zero point must be a constant scalar");
+  *p = (struct qparam){1.0f, z >= 0 ? (int32_t)const_at(g, z, 0) : 0, g->tensors[x].dtype};
+  return is_int8ish(p->dt) ? 0 : fail(f, node, "the input must be int8 or uint8");
+}
+
+/* ConvInteger (x, w, x_zp?, w_zp?) => loom.QConv, MatMulInteger (a, b,
+ * a_zp?, b_zp?) => loom.QGemm, with an i32 result: the accumulator
+ * sum (x - x_zp) * (w - w_zp), which the accelerator stores as byte lanes. */
+static int fuse_integer(struct fctx *f, int i, enum ir_op_kind op) {
+  const struct ir_graph *g = f->g;
+  const struct ir_node *n = &g->nodes[i];
+  if (op == IR_OP_QGEMM && (g->tensors[n->in[0]].rank != 2 || g->tensors[n->in[1]].rank != 2))
+    return fail(f, i, "only 2-D MatMulInteger runs on the accelerator");
+  struct mac m = {.node = i, .x = n->in[0]};
+  m.oc = (struct out_chain){.act = -1, .q = i, .y = n->out[0], .p = {1.0f, 0, IR_DT_I32}};
+  int rc = integer_param(f, i, m.x, n->n_in > 2 ? n->in[2] : -1, &m.px) ||
+           mac_weights(f, &m, n->in[1], -1, n->n_in > 3 ? n->in[3] : -1, op == IR_OP_QCONV ? 0 : 1);
+  if (!rc) {
+    m.bias = ir_xcalloc((size_t)m.o + 1, sizeof *m.bias);
+    m.mult = ir_xcalloc((size_t)m.o + 1, sizeof *m.mult); /* no requantization */
+  }
+  return finish_mac(f, &m, rc, op);
+}
+
+/* A batched QLinearMatMul or MatMulInteger, a [B,M,K] by a constant b
+ * [B,K,N] or [K,N], as B 2-D ones on Gather(a, i) (a host copy of the
+ * slice) whose results a Concat along the rows and a Reshape (a view)
+ * put back together: B accelerator jobs. */
+#define UNBATCH_MAX 1024 /* jobs one batched matmul may become */
+
+static int unbatch(struct fctx *f, int i) {
+  struct ir_graph *g = f->g;
+  const struct ir_node *n = &g->nodes[i];
+  if (n->op != IR_OP_QLINEARMATMUL && n->op != IR_OP_MATMULINTEGER) return 0;
+  int bi = n->op == IR_OP_QLINEARMATMUL ? 3 : 1, ins[8], n_in = n->n_in, y = n->out[0];
+  const struct ir_tensor *a = &g->tensors[n->in[0]], *b = &g->tensors[n->in[bi]], *yt = &g->tensors[y];
+  if (a->rank == 2 && b->rank == 2) return 0;
+  if (a->rank != 3 || (b->rank != 2 && b->rank != 3) || (b->rank == 3 && b->dims[0] != a->dims[0]) ||
+      !is_const(g, n->in[bi]) || yt->rank != 3 || n_in > 8)
+    return fail(f, i, "only 2-D operands, or a 3-D batch by a constant 2-D or 3-D matrix, run on the accelerator");
+  if (a->dims[0] > UNBATCH_MAX) return fail(f, i, "a batch of %lld matrices (at most %d jobs)", (long long)a->dims[0], UNBATCH_MAX);
+  enum ir_op_kind op = n->op;
+  enum ir_dtype adt = a->dtype, bdt = b->dtype, ydt = yt->dtype;
+  int64_t B = a->dims[0], M = a->dims[1], K = a->dims[2], N = yt->dims[2], brank = b->rank;
+  memcpy(ins, n->in, (size_t)n_in * sizeof *ins);
+  char *name = n->name ? ir_xstrdup(n->name) : NULL;
+  int *parts = ir_xmalloc((size_t)B * sizeof *parts), pos = i;
+  g->nodes[i].dead = 1;
+  for (int64_t k = 0; k < B; k++) {
+    int64_t ad[2] = {M, K}, wd[2] = {K, N}, yd[2] = {M, N};
+    int it = ir_const_add(g, NULL, IR_DT_I64, 0, NULL, &k), in2[8], gin[2] = {ins[0], it};
+    memcpy(in2, ins, sizeof in2);
+    in2[0] = ir_tensor_add(g, NULL, adt, 2, ad);
+    ir_attr_set_int(g, ir_node_insert(g, pos++, IR_OP_GATHER, NULL, 2, gin, 1, &in2[0]), "axis", 0);
+    if (brank == 3)
+      in2[bi] = ir_const_add(g, NULL, bdt, 2, wd,
+                             (const char *)g->tensors[ins[bi]].data + (size_t)(k * K * N) * ir_dtype_size(bdt));
+    parts[k] = ir_tensor_add(g, NULL, ydt, 2, yd);
+    ir_node_insert(g, pos++, op, name, n_in, in2, 1, &parts[k]);
+  }
+  int64_t cd[2] = {B * M, N}, shape[3] = {B, M, N}, sd[1] = {3};
+  int cat = ir_tensor_add(g, NULL, ydt, 2, cd), rin[2] = {cat, ir_const_add(g, NULL, IR_DT_I64, 1, sd, shape)};
+  ir_attr_set_int(g, ir_node_insert(g, pos++, IR_OP_CONCAT, NULL, (int)B, parts, 1, &cat), "axis", 0);
+  ir_node_insert(g, pos, IR_OP_RESHAPE, NULL, 2, rin, 1, &y);
+  free(parts);
+  free(name);
+  return 1;
 }
 
 /* DQ(x) -> Gemm(DQ(w), c) [-> act] -> Q, with alpha and beta folded. */
@@ -712,6 +803,8 @@ static int fuse_node(struct fctx *f, int i) {
   case IR_OP_QLINEARCONV: return fuse_qlinear_conv(f, i);
   case IR_OP_GEMM: return fuse_gemm(f, i);
   case IR_OP_QLINEARMATMUL: return fuse_qlinear_matmul(f, i);
+  case IR_OP_CONVINTEGER: return fuse_integer(f, i, IR_OP_QCONV);
+  case IR_OP_MATMULINTEGER: return fuse_integer(f, i, IR_OP_QGEMM);
   case IR_OP_ADD: return fuse_add(f, i);
   case IR_OP_MAXPOOL: case IR_OP_AVERAGEPOOL: case IR_OP_GLOBALAVERAGEPOOL: return fuse_pool(f, i);
   default: return 0;
@@ -861,19 +954,24 @@ int ir_pass_fuse_matmul_bias(struct ir_graph *g, struct ir_error *err) {
 
 /* ---- the pass ---- */
 
-/* Every remaining Q output carries its parameters (pass_partition.c and
- * the .loom tensor descriptors read them). */
+/* Every remaining Q output and DQ input carries its parameters
+ * (pass_partition.c and the .loom tensor descriptors read them; a DQ of a
+ * model input is a host step that needs the input's scale). */
 static void annotate(struct ir_graph *g) {
   struct qparam p;
-  for (int i = 0; i < g->n_nodes; i++)
-    if (g->nodes[i].op == IR_OP_QUANTIZELINEAR && scalar_qparams(g, &g->nodes[i], &p))
-      set_quant(g, g->nodes[i].out[0], &p);
+  for (int i = 0; i < g->n_nodes; i++) {
+    const struct ir_node *n = &g->nodes[i];
+    if (n->op == IR_OP_QUANTIZELINEAR && scalar_qparams(g, n, &p)) set_quant(g, n->out[0], &p);
+    if (n->op == IR_OP_DEQUANTIZELINEAR && scalar_qparams(g, n, &p) && !g->tensors[n->in[0]].quant.n &&
+        !is_const(g, n->in[0]))
+      set_quant(g, n->in[0], &p);
+  }
 }
 
 int ir_pass_fuse(struct ir_graph *g, unsigned flags, struct ir_error *err) {
   struct fctx f = {.g = g, .err = err};
   int rc = ir_pass_fuse_matmul_bias(g, err) || for_each_node(&f, push_dq) || for_each_node(&f, cancel) ||
-           for_each_node(&f, fuse_node) || for_each_node(&f, cancel);
+           for_each_node(&f, unbatch) || for_each_node(&f, fuse_node) || for_each_node(&f, cancel);
   free(f.conv_from);
   free(f.conv_to);
   if (rc) return -1;

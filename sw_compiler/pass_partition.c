@@ -7,13 +7,14 @@
  *     job each;
  *   - host work the runtime's host ops cover (driver/lib/hostops.h):
  *     QuantizeLinear and DequantizeLinear with per-tensor parameters,
- *     Softmax on floats, Concat (copies into slices of the result) and
- *     Reshape-like ops whose result cannot share its operand's bytes
- *     (a layout repack: copies);
+ *     Softmax on floats, Concat (copies into slices of the result),
+ *     Gather of one constant index along axis 0 (a copy of that slice:
+ *     how a batched matmul feeds its 2-D jobs) and Reshape-like ops whose
+ *     result cannot share its operand's bytes (a layout repack: copies);
  *   - views: Reshape-like ops whose result is the same bytes as their
  *     operand, which cost nothing at run time.
- * Anything else (a float Conv left unquantized, a requantizing MaxPool, an
- * int32 ConvInteger result) has no executor, and the pass says so, naming
+ * Anything else (a float Conv left unquantized, a requantizing MaxPool) has
+ * no executor, and the pass says so, naming
  * the node: the compiler never emits a model the runtime cannot run.
  *
  * Layouts: every tensor an accelerator op reads or writes is blocked by
@@ -96,7 +97,7 @@ static void mark_accel_layouts(struct pctx *p) {
     const struct ir_node *n = &g->nodes[i];
     if (!is_fused(n->op)) continue;
     p->targets[i] = PART_ACCEL;
-    set_blocked(p, n->out[0]);
+    if (g->tensors[n->out[0]].dtype != IR_DT_I32) set_blocked(p, n->out[0]); /* i32: plain, see compile_loom.c */
     set_blocked(p, n->in[0]);
     if (n->op == IR_OP_QADD) set_blocked(p, n->in[1]);
     if (n->op == IR_OP_QCONV && n->n_in > 4) set_blocked(p, n->in[4]); /* the residual */
@@ -136,6 +137,20 @@ static int check_concat(struct pctx *p, int i) {
   return 0;
 }
 
+/* Gather is a copy of one slice: one constant index along axis 0 of a
+ * plain tensor. */
+static int check_gather(struct pctx *p, int i) {
+  const struct ir_node *n = &p->g->nodes[i];
+  const struct ir_tensor *ix = &p->g->tensors[n->in[1]];
+  int64_t axis = ir_attr_int(n, "axis", 0);
+  if (axis != 0 && axis != -p->g->tensors[n->in[0]].rank) /* -rank is axis 0 too */
+    return fail(p, i, "Gather runs on the host only along axis 0");
+  if (!ix->data || ir_tensor_numel(ix) != 1 || ix->rank > 1)
+    return fail(p, i, "Gather runs on the host only with one constant index");
+  if (blocked(&p->g->tensors[n->in[0]])) return fail(p, i, "Gather of a channel-blocked tensor");
+  return 0;
+}
+
 static int per_tensor(const struct ir_graph *g, const struct ir_node *n) {
   return ir_tensor_numel(&g->tensors[n->in[1]]) == 1 &&
          (n->n_in < 3 || n->in[2] < 0 || ir_tensor_numel(&g->tensors[n->in[2]]) == 1);
@@ -156,9 +171,9 @@ static int place_host(struct pctx *p, int i) {
   case IR_OP_CONCAT:
     if (check_concat(p, i)) return -1;
     break;
-  case IR_OP_CONVINTEGER: case IR_OP_MATMULINTEGER:
-    return fail(p, i, "its int32 result cannot be stored by the accelerator, and the host has no %s",
-                ir_op_name(n->op));
+  case IR_OP_GATHER:
+    if (check_gather(p, i)) return -1;
+    break;
   default:
     return fail(p, i, "%s on %s data runs neither on the accelerator nor on the host%s", ir_op_name(n->op),
                 ir_dtype_name(in_dt),

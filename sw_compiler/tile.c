@@ -304,7 +304,7 @@ static uint64_t compute_cycles(const struct tile_ctx *c, const struct tile_chunk
   uint64_t blocks = c->g->mode == LOWER_GEMM_DENSE ? (uint64_t)ch->nci * ch->nco : (uint64_t)ch->nco;
   uint64_t cyc = cost_gemm(pix * c->L.kk * blocks);
   if (ch->first) cyc += cost_alu(pix * (uint64_t)ch->nco);
-  if (ch->last) cyc += cost_alu(pix * (uint64_t)ch->nco);
+  if (ch->last) cyc += cost_alu(pix * (uint64_t)ch->nco) * (c->g->acc_out ? 5 : 1); /* byte lanes: 5 ALU */
   if (ch->last && c->g->residual) /* QCFG x 2, MUL, residual GEMM, ADD, REQUANT */
     cyc += 2 + 3 * cost_alu(pix * (uint64_t)ch->nco) + cost_gemm(pix * (uint64_t)ch->nco);
   return cyc;
@@ -356,6 +356,7 @@ static int evaluate(struct tile_ctx *c, uint64_t bound, uint64_t *bus) {
   }
   c->t.uops = e->nsets * tile_gemm_set_size(c->g, &c->t) + 2 * e->nalu;
   if (c->g->residual) c->t.uops += e->nres * c->L.tile_pix + 2; /* pixel sets, MUL / ADD */
+  if (c->g->acc_out) c->t.uops += 2 * 5; /* byte lanes: five ALU micro-ops per ACC half */
   ok = ok && c->t.uops <= (uint32_t)c->cfg->uop_rows;
   /* The micro-op load delays compute by its DMA time (known only now). */
   c->t.est_cycles = cost_pipe_total(c->cfg, &p) + cost_dma(c->cfg, (uint64_t)c->t.uops * 4, 1, 0);

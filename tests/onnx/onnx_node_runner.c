@@ -1,7 +1,7 @@
 /*
  * onnx_node_runner.c - ONNX's own backend node tests through Loom.
  *
- *   onnx_node_runner DIR [--config NAME] [--filter TEXT] [-v]
+ *   onnx_node_runner DIR [--config NAME] [--filter TEXT] [--tsim] [-v]
  *
  * DIR is what scripts/gen_onnx_node_tests.py writes: DIR/node/test_NAME/
  * model.onnx with test_data_set_N/{input,output}_K.pb TensorProtos.  Each
@@ -11,10 +11,16 @@
  * ONNX's own backend tests; integers exactly).
  *
  * The integer ops QLinearConv, QLinearMatMul, ConvInteger and
- * MatMulInteger also go through the compiler and fsim when they lower:
- * every input but the first is frozen into a constant (weights, scales and
- * zero points must be constants for the accelerator), the graph is
- * compiled, and fsim's output must equal the expected output bit for bit.
+ * MatMulInteger also go through the compiler and fsim: every input but the
+ * first is frozen into a constant (weights, scales and zero points must be
+ * constants for the accelerator), the graph is compiled (it must contain
+ * at least one accelerator job), and fsim's output must equal the expected
+ * output bit for bit, and equal the compiled int8 graph on the reference
+ * interpreter (the CPU integer reference).  With --tsim the same binary
+ * also runs on the Verilated RTL of the configuration, which must give
+ * the same bytes as fsim.  QuantizeLinear and DequantizeLinear go the same
+ * way, as host steps of the compiled model (no job, no tsim): the
+ * runtime's quantization must reproduce ONNX's expected outputs.
  *
  * Per op (the single node's op type; multi-node "expanded" tests count
  * under their first op with a "+"), it prints passed / failed / skipped.
@@ -46,7 +52,7 @@ struct runner {
   int verbose;
   struct op_stats ops[MAX_OPS];
   int n_ops, unsupported, failures;
-  loom_device *dev;
+  loom_device *dev, *tsim; /* tsim: NULL without --tsim */
 };
 
 struct blob {
@@ -243,6 +249,9 @@ static int is_accel_op(const char *op) {
          !strcmp(op, "MatMulInteger");
 }
 
+/* Ops that compile to host steps only. */
+static int is_host_op(const char *op) { return !strcmp(op, "QuantizeLinear") || !strcmp(op, "DequantizeLinear"); }
+
 /* Inputs 1.. become constants with data set d's values. */
 static void freeze_inputs(struct ir_graph *g, const struct dataset *d) {
   for (int k = 1; k < g->n_inputs; k++) {
@@ -257,8 +266,53 @@ static loom_dtype loom_dt(enum ir_dtype dt) {
   return dt == IR_DT_I8 ? LOOM_DT_I8 : dt == IR_DT_U8 ? LOOM_DT_U8 : dt == IR_DT_I32 ? LOOM_DT_I32 : LOOM_DT_F32;
 }
 
-/* Compiles and runs on fsim; 1 passed, 0 skipped (*msg why), -1 failed. */
-static int run_accel(struct runner *r, const char *model, const struct dataset *d, char *msg, size_t len) {
+/* Runs the compiled model on device dev (named `what`); out gets the
+ * output's bytes.  0, or -1 with *msg. */
+static int run_on(loom_device *dev, const char *what, const struct compile_result *cr, const char *model,
+                  const struct dataset *d, void *out, char *msg, size_t len) {
+  loom_model *m = NULL;
+  char lmsg[LOOM_MSG_MAX];
+  int rc = -1;
+  const struct loom_tensor_info *ti, *to;
+  if (loom_model_load_memory(dev, cr->bytes, cr->size, model, &m, lmsg)) {
+    snprintf(msg, len, "%s: load: %s", what, lmsg);
+  } else if ((ti = loom_model_input(m, 0)), (to = loom_model_output(m, 0)),
+             loom_model_set_input(m, ti->name, loom_dt(d->in[0].dt), d->in[0].rank, d->in[0].dims, d->in[0].data) ||
+                 loom_model_run(m, 0)) {
+    snprintf(msg, len, "%s: %s", what, loom_device_error(dev));
+  } else if (loom_model_get_output(m, to->name, out, d->out[0].bytes)) {
+    snprintf(msg, len, "%s: output: %s", what, loom_device_error(dev));
+  } else {
+    rc = 0;
+  }
+  loom_model_free(m);
+  return rc;
+}
+
+static int count_jobs(const struct compile_result *cr) {
+  int n = 0;
+  for (int i = 0; i < cr->n_layers; i++) n += cr->layers[i].is_job;
+  return n;
+}
+
+/* The compiled int8 graph on the reference interpreter: the CPU integer
+ * reference of what the accelerator computes.  "" when it equals `got`. */
+static const char *check_int_ref(const struct compile_result *cr, const struct dataset *d, const void *got,
+                                 char *msg, size_t len) {
+  struct ir_error err = {{0}};
+  const void *in[1] = {d->in[0].data};
+  void *out[MAX_IO] = {0};
+  const char *res = "";
+  if (cr->graph->n_inputs != 1 || cr->graph->n_outputs < 1) res = (snprintf(msg, len, "compiled graph I/O"), msg);
+  else if (ir_eval_ref(cr->graph, in, out, &err)) res = (snprintf(msg, len, "integer reference: %.900s", err.msg), msg);
+  else if (memcmp(out[0], got, d->out[0].bytes)) res = (snprintf(msg, len, "fsim differs from the integer reference"), msg);
+  for (int k = 0; k < cr->graph->n_outputs && k < MAX_IO; k++) free(out[k]);
+  return res;
+}
+
+/* Compiles and runs on fsim (and tsim, for an accelerator op); 1 passed,
+ * 0 skipped (*msg why), -1 failed. */
+static int run_accel(struct runner *r, const char *model, int accel, const struct dataset *d, char *msg, size_t len) {
   struct ir_error err = {{0}};
   struct ir_graph *g = onnx_import_file(model, &err);
   if (!g) return snprintf(msg, len, "%s", err.msg), -1;
@@ -269,23 +323,18 @@ static int run_accel(struct runner *r, const char *model, const struct dataset *
     compile_result_free(&cr);
     return snprintf(msg, len, "does not lower: %.900s", err.msg), 0;
   }
-  loom_model *m = NULL;
-  char lmsg[LOOM_MSG_MAX];
   int rc = -1;
-  const struct loom_tensor_info *ti, *to;
-  if (loom_model_load_memory(r->dev, cr.bytes, cr.size, model, &m, lmsg)) {
-    snprintf(msg, len, "load: %s", lmsg);
-  } else if ((ti = loom_model_input(m, 0)), (to = loom_model_output(m, 0)),
-             loom_model_set_input(m, ti->name, loom_dt(d->in[0].dt), d->in[0].rank, d->in[0].dims, d->in[0].data) ||
-                 loom_model_run(m, 0)) {
-    snprintf(msg, len, "fsim: %s", loom_device_error(r->dev));
-  } else {
-    void *out = calloc(1, d->out[0].bytes + 1);
-    if (loom_model_get_output(m, to->name, out, d->out[0].bytes)) snprintf(msg, len, "output: %s", loom_device_error(r->dev));
-    else rc = compare(&d->out[0], d->out[0].dt, out, d->out[0].bytes, msg, len)[0] ? -1 : 1;
-    free(out);
-  }
-  loom_model_free(m);
+  void *out = calloc(1, d->out[0].bytes + 1), *tout = calloc(1, d->out[0].bytes + 1);
+  if (accel && !count_jobs(&cr)) snprintf(msg, len, "compiled without an accelerator job");
+  else if (run_on(r->dev, "fsim", &cr, model, d, out, msg, len)) (void)0;
+  else if (compare(&d->out[0], d->out[0].dt, out, d->out[0].bytes, msg, len)[0]) (void)0;
+  else if (!accel) rc = 1, snprintf(msg, len, "compiled: host steps only, as expected");
+  else if (check_int_ref(&cr, d, out, msg, len)[0]) (void)0;
+  else if (r->tsim && run_on(r->tsim, "tsim", &cr, model, d, tout, msg, len)) (void)0;
+  else if (r->tsim && memcmp(out, tout, d->out[0].bytes)) snprintf(msg, len, "tsim differs from fsim");
+  else rc = 1, snprintf(msg, len, "%d job(s), bit-exact on fsim%s", count_jobs(&cr), r->tsim ? " and tsim" : "");
+  free(out);
+  free(tout);
   compile_result_free(&cr);
   return rc;
 }
@@ -304,7 +353,7 @@ static void report(struct runner *r, const char *test, const char *what, const c
   if (r->verbose || !strcmp(what, "FAIL")) printf("  %-4s %s%s%s\n", what, test, msg[0] ? ": " : "", msg);
 }
 
-static void accel_sets(struct runner *r, struct op_stats *s, const char *test, const char *model,
+static void accel_sets(struct runner *r, struct op_stats *s, const char *test, const char *model, int accel,
                        const char *dir) {
   char path[1200], msg[1024];
   const char *why = "";
@@ -319,8 +368,8 @@ static void accel_sets(struct runner *r, struct op_stats *s, const char *test, c
       break;
     }
     msg[0] = '\0';
-    int rc = run_accel(r, model, &d, msg, sizeof msg);
-    if (rc > 0) s->accel_passed++, report(r, test, "ok", "accelerator bit-exact");
+    int rc = run_accel(r, model, accel, &d, msg, sizeof msg);
+    if (rc > 0) s->accel_passed++, report(r, test, "ok", msg);
     else if (rc == 0) s->accel_skipped++, report(r, test, "skip", msg);
     else s->accel_failed++, r->failures++, report(r, test, "FAIL", msg);
     free_dataset(&d);
@@ -368,7 +417,7 @@ static void run_test(struct runner *r, const char *name) {
   if (rc > 0) s->passed++, report(r, name, "ok", "");
   else if (rc == 0) s->skipped++, report(r, name, "skip", msg);
   else s->failed++, r->failures++, report(r, name, "FAIL", msg);
-  if (rc > 0 && is_accel_op(op)) accel_sets(r, s, name, model, dir);
+  if (rc > 0 && (is_accel_op(op) || is_host_op(op))) accel_sets(r, s, name, model, is_accel_op(op), dir);
 }
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
@@ -394,7 +443,7 @@ static int run_all(struct runner *r) {
 
 static void summary(const struct runner *r, int tests) {
   int p = 0, f = 0, s = 0, ap = 0, af = 0, as = 0;
-  printf("%-28s %6s %6s %7s   %s\n", "op", "passed", "failed", "skipped", "accelerator (passed/failed/skipped)");
+  printf("%-28s %6s %6s %7s   %s\n", "op", "passed", "failed", "skipped", "compiled (passed/failed/skipped)");
   for (int i = 0; i < r->n_ops; i++) {
     const struct op_stats *o = &r->ops[i];
     printf("%-28s %6d %6d %7d", o->name, o->passed, o->failed, o->skipped);
@@ -404,7 +453,7 @@ static void summary(const struct runner *r, int tests) {
     p += o->passed, f += o->failed, s += o->skipped, ap += o->accel_passed, af += o->accel_failed, as += o->accel_skipped;
   }
   printf("onnx node tests: %d tests, %d of ops the IR lacks; of the rest %d passed, %d failed, %d skipped; "
-         "accelerator %d bit-exact, %d failed, %d skipped\n", tests, r->unsupported, p, f, s, ap, af, as);
+         "compiled %d passed, %d failed, %d skipped\n", tests, r->unsupported, p, f, s, ap, af, as);
 }
 
 int main(int argc, char **argv) {
@@ -413,14 +462,20 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[i], "-v")) r.verbose = 1;
     else if (!strcmp(argv[i], "--config") && i + 1 < argc) r.config = argv[++i];
     else if (!strcmp(argv[i], "--filter") && i + 1 < argc) r.filter = argv[++i];
+    else if (!strcmp(argv[i], "--tsim")) r.tsim = (loom_device *)1; /* opened below */
     else r.dir = argv[i];
   }
-  if (!r.dir) return fprintf(stderr, "usage: onnx_node_runner DIR [--config NAME] [--filter TEXT] [-v]\n"), 2;
+  if (!r.dir) return fprintf(stderr, "usage: onnx_node_runner DIR [--config NAME] [--filter TEXT] [--tsim] [-v]\n"), 2;
   char msg[LOOM_MSG_MAX], opts[80];
   snprintf(opts, sizeof opts, "config=%s", r.config);
   if (loom_device_open("fsim", opts, &r.dev, msg)) return fprintf(stderr, "onnx_node_runner: %s\n", msg), 2;
+  if (r.tsim && loom_device_open("tsim", opts, &r.tsim, msg)) {
+    loom_device_close(r.dev);
+    return fprintf(stderr, "onnx_node_runner: --tsim: %s\n", msg), 2;
+  }
   int tests = run_all(&r);
   loom_device_close(r.dev);
+  if (r.tsim) loom_device_close(r.tsim);
   if (tests < 0) return 2;
   summary(&r, tests);
   return r.failures ? 1 : 0;

@@ -40,6 +40,7 @@ static void conv_plain(const struct lower_qconv *l, const int8_t *x, int8_t *y) 
   int32_t oh = ref_q_out_size(l->in_h, l->k_h, l->stride_h, l->dil_h, l->pad_t, l->pad_b);
   int32_t ow = ref_q_out_size(l->in_w, l->k_w, l->stride_w, l->dil_w, l->pad_l, l->pad_r);
   int32_t cpg_in = l->in_c / l->groups, cpg_out = l->out_c / l->groups;
+  size_t part = (size_t)l->out_c * (size_t)cpg_in * (size_t)(l->k_h * l->k_w);
   for (int32_t n = 0; n < l->n; n++)
     for (int32_t o = 0; o < l->out_c; o++)
       for (int32_t oy = 0; oy < oh; oy++)
@@ -52,10 +53,18 @@ static void conv_plain(const struct lower_qconv *l, const int8_t *x, int8_t *y) 
                 int32_t iy = oy * l->stride_h - l->pad_t + kh * l->dil_h;
                 int32_t ix = ox * l->stride_w - l->pad_l + kw * l->dil_w;
                 int32_t v = pixel(x, l->in_c, l->in_h, l->in_w, n, ci, iy, ix, l->in_zero_point);
-                int32_t wt = l->weights[(((size_t)o * cpg_in + c) * l->k_h + kh) * l->k_w + kw];
-                acc += (int64_t)wt * (v - l->in_zero_point);
+                int64_t wt = 0; /* the sum of the in_passes parts */
+                for (uint32_t p = 0; p < (l->in_passes > 1 ? l->in_passes : 1); p++)
+                  wt += l->weights[p * part + (((size_t)o * cpg_in + c) * l->k_h + kh) * l->k_w + kw];
+                acc += wt * (v - l->in_zero_point);
               }
           int32_t a32 = (int32_t)(uint32_t)(uint64_t)acc; /* the accumulator wraps */
+          if (l->flags & LOWER_CONV_ACC_OUT) { /* byte k of acc in channel 4o + k */
+            for (int32_t k = 0; k < 4; k++)
+              y[(((size_t)n * 4 * l->out_c + 4 * o + k) * oh + oy) * ow + ox] =
+                  (int8_t)(uint8_t)((uint32_t)a32 >> (8 * k));
+            continue;
+          }
           y[(((size_t)n * l->out_c + o) * oh + oy) * ow + ox] = (int8_t)ref_q_requant(
               a32, l->multiplier[o], l->shift, l->out_zero_point, l->clamp_lo, l->clamp_hi, l->round_even);
         }

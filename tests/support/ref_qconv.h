@@ -23,7 +23,9 @@ int32_t ref_q_requant(int32_t acc, int32_t m, uint32_t shift, int32_t zp, int32_
 int32_t ref_q_out_size(int32_t in, int32_t k, int32_t stride, int32_t dil, int32_t pad0, int32_t pad1);
 
 /* The convolution; with l->residual, r is the residual tensor (output
- * shape) and y the result of the fused Add. */
+ * shape) and y the result of the fused Add.  in_passes weight parts are
+ * summed; LOWER_CONV_ACC_OUT makes y [n][4 * out_c][oh][ow], channel
+ * 4o + k holding byte k of the int32 accumulator. */
 void ref_qconv(const struct lower_qconv *l, const int8_t *x, const int8_t *r, int8_t *y);
 void ref_qfc(const struct lower_qfc *l, const int8_t *x, int8_t *y);
 void ref_qpool(const struct lower_qpool *l, const int8_t *x, int8_t *y);

@@ -242,6 +242,66 @@ static void test_qlinear_uint8(void **state) {
   compile_result_free(&r);
 }
 
+/* ConvInteger / MatMulInteger (int32 results as byte lanes), uint8 weights
+ * with zero points (int8 passes), a grouped QLinearConv with wide weights
+ * and a batched MatMulInteger: fsim bit-exact against the fused graph. */
+static void test_integer_ops(void **state) {
+  static const char *const texts[] = {
+      "loom.ir 1\n"
+      "input %x : u8[1,20,7,6]\n"
+      "const %w : u8[12,20,3,3] = rand(5)\n"
+      "const %xz : u8[] = [201]\n"
+      "const %wz : u8[12] = rand(6)\n"
+      "%y = ConvInteger(%x, %w, %xz, %wz) {kernel_shape=[3,3], pads=[1,1,0,1], strides=[2,1]}\n"
+      "output %y\n",
+      "loom.ir 1\n"
+      "input %a : i8[3,5,20]\n"
+      "const %b : i8[3,20,9] = rand(7)\n"
+      "const %bz : i8[] = [-128]\n"
+      "const %az : i8[] = [3]\n"
+      "%y = MatMulInteger(%a, %b, %az, %bz)\n"
+      "output %y\n",
+      "loom.ir 1\n"
+      "input %x : u8[1,4,5,5]\n"
+      "const %xs : f32[] = [0.02]\n"
+      "const %xz : u8[] = [100]\n"
+      "const %w : u8[6,2,3,3] = rand(9)\n"
+      "const %ws : f32[] = [0.001]\n"
+      "const %wz : u8[] = [3]\n"
+      "const %ys : f32[] = [0.05]\n"
+      "const %yz : u8[] = [120]\n"
+      "%y = QLinearConv(%x, %xs, %xz, %w, %ws, %wz, %ys, %yz) {kernel_shape=[3,3], pads=[1,1,1,1], group=2}\n"
+      "output %y\n",
+  };
+  static const loom_dtype dts[] = {LOOM_DT_U8, LOOM_DT_I8, LOOM_DT_U8};
+  static const int jobs[] = {1, 3, 1};
+  uint8_t x[1000];
+  for (int i = 0; i < 1000; i++) x[i] = (uint8_t)(i * 37 + 11);
+  for (int k = 0; k < 3; k++)
+    for (int c = 0; c < 2; c++) {
+      struct compile_result r;
+      struct ir_error err = {{0}};
+      if (compile_text(texts[k], NULL, c ? "default" : "tiny", &r, &err)) fail_msg("%s", err.msg);
+      int n = 0;
+      for (int i = 0; i < r.n_layers; i++) n += r.layers[i].is_job;
+      assert_int_equal(n, jobs[k]);
+      assert_bit_exact(&r, dts[k], x);
+      if (k < 2) { /* integer ops: the fused graph is exactly the model */
+        struct ir_graph *u = parse_ok(texts[k]);
+        const struct ir_tensor *t = &r.graph->tensors[r.graph->outputs[0]];
+        const void *in[1] = {x};
+        void *want[1] = {NULL}, *got[1] = {NULL};
+        assert_int_equal(ir_run_default_passes(u, &err), 0);
+        assert_int_equal(ir_eval_ref(u, in, want, &err), 0);
+        assert_int_equal(ir_eval_ref(r.graph, in, got, &err), 0);
+        assert_memory_equal(got[0], want[0], (size_t)ir_tensor_bytes(t));
+        free(want[0]), free(got[0]);
+        ir_graph_free(u);
+      }
+      compile_result_free(&r);
+    }
+}
+
 static void expect_error(const char *text, const char *calib, const char *config, const char *msg) {
   struct compile_result r;
   struct ir_error err = {{0}};
@@ -308,6 +368,7 @@ int main(void) {
       cmocka_unit_test(test_softmax_host),
       cmocka_unit_test(test_repack_and_concat),
       cmocka_unit_test(test_qlinear_uint8),
+      cmocka_unit_test(test_integer_ops),
       cmocka_unit_test(test_errors),
       cmocka_unit_test(test_im2col_hostop),
   };

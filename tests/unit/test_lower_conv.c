@@ -222,6 +222,42 @@ static void test_random(void **state) {
   }
 }
 
+/* Weights beyond int8 as 2-4 int8 parts, and int32 results as byte lanes
+ * (LOWER_CONV_ACC_OUT), with biases over the whole int32 range so the
+ * accumulators reach the extremes where the byte extraction could wrap. */
+static void test_wide(void **state) {
+  (void)state;
+  struct ref_q_rng r = {4242};
+  for (int i = 0; i < 24; i++) {
+    struct conv_case k = {"wide", 1, 0, 0, 0, 0, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0};
+    if (i % 3 == 0) k.k_h = k.k_w = 1, k.p_t = k.p_l = k.p_b = k.p_r = 0;
+    k.h = ref_q_range(&r, 3, 9), k.w = ref_q_range(&r, 3, 9);
+    k.in_c = ref_q_range(&r, 1, 40), k.out_c = ref_q_range(&r, 1, 20);
+    if (i % 5 == 4) k.groups = k.out_c = k.in_c; /* depthwise, expanded into a dense layer */
+    if (i % 2) k.flags = LOWER_CONV_ACC_OUT;
+    const struct loom_hw_config *cfg = loom_hw_config_by_name(i % 4 < 2 ? "tiny" : "default");
+    struct conv_data d;
+    make_conv(&r, &k, &d);
+    uint32_t passes = 1 + (uint32_t)(i % 4);
+    size_t nw = (size_t)k.out_c * (size_t)(k.in_c / k.groups) * (size_t)(k.k_h * k.k_w);
+    int8_t *w = malloc(nw * passes);
+    ref_q_fill(&r, w, nw * passes, -128, 127);
+    d.l.weights = w, d.l.in_passes = passes;
+    if (k.flags & LOWER_CONV_ACC_OUT)
+      for (int32_t o = 0; o < k.out_c; o++) d.bias[o] = (int32_t)ref_q_rand(&r);
+    struct lower_program p;
+    char msg[LOWER_MSG_MAX], name[64];
+    snprintf(name, sizeof name, "wide %d/%s", i, cfg->name);
+    int rc = lower_conv(cfg, &d.l, name, &p, msg);
+    if (rc) fprintf(stderr, "%s\n", msg);
+    assert_int_equal(rc, 0);
+    assert_int_equal(run_and_compare(&p, &d.l, &r, name), 0);
+    lower_program_free(&p);
+    free(w);
+    free_conv(&d);
+  }
+}
+
 /* Every tiling in a sweep must give the same bits. */
 static void check_forced(const struct loom_hw_config *cfg, const struct conv_case *k, int *count) {
   struct ref_q_rng r = {777};
@@ -292,6 +328,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_cases),
       cmocka_unit_test(test_random),
+      cmocka_unit_test(test_wide),
       cmocka_unit_test(test_forced_tilings),
       cmocka_unit_test(test_errors),
   };

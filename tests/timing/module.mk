@@ -1,0 +1,21 @@
+# tests/timing/module.mk - fsim's timing model against the RTL (docs/fsim-timing.md).
+#
+#   make test          runs timing_agree: the twelve ResNet-18 convolutions and the
+#                      GEMM sweep on tsim and on fsim timing=1, default config, +-5%
+#   make timing-agree  the same, by itself (TIMING_ARGS for more flags, e.g.
+#                      TIMING_ARGS="--tsim-cache build/timing.cache --verbose")
+
+TIMING_AGREE := $(BUILD)/tests/timing/timing_agree
+
+$(TIMING_AGREE): tests/timing/timing_agree.c $(call obj,tests/support/stream.c) $(LIBLOOMC) $(LIBLOOM) \
+    $(GEN_HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Itests/support $(CFLAGS) $(LDFLAGS) -o $@ $< $(call obj,tests/support/stream.c) \
+	  $(LIBLOOMC) $(LIBLOOM) $(LOOM_EXTRA_LIBS) $(LDLIBS)
+
+SCRIPT_TESTS += $(TIMING_AGREE)
+TEST_DEPS += $(TIMING_AGREE) $(BUILD)/tsim/default/libloom_tsim.so
+
+.PHONY: timing-agree
+timing-agree: $(TIMING_AGREE) $(BUILD)/tsim/default/libloom_tsim.so
+	$(TIMING_AGREE) $(TIMING_ARGS)

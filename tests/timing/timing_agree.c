@@ -1,0 +1,378 @@
+/*
+ * timing_agree.c - fsim's timing model against the RTL (docs/fsim-timing.md).
+ *
+ * Runs a fixed set of workloads on tsim (the RTL under Verilator, the
+ * default DRAM model) and on fsim with timing=1, both for the default
+ * configuration, and prints one line per workload: tsim CYCLES, fsim's
+ * estimate and the error.  Fails (exit 1) when any error exceeds the
+ * tolerance (5% unless --tol says otherwise), or when the exact counters
+ * or error codes of the two disagree.
+ *
+ * Workloads:
+ *   - the twelve ResNet-18 convolutions of DESIGN.md, each lowered by the
+ *     compiler (lower_conv, as `loom compile` does for a single quantized
+ *     Conv with bias and fused ReLU; the stem through the host im2col);
+ *   - GEMM: a resident load job (UOP, INP, WGT loads), a resident GEMM
+ *     job and the double-buffered streamed GEMM of sim/tsim/bench_rtl.c,
+ *     at several M x K x N.
+ *
+ *   timing_agree [--tol PCT] [--only SUBSTR] [--tsim-cache FILE] [--fsim-only]
+ *                [--verbose] [--tsim-lib PATH]
+ *
+ * --tsim-cache keeps tsim's counters per workload in FILE (read when
+ * present, written otherwise): the RTL is deterministic, so calibrating
+ * the model need not rerun it.  --fsim-only prints fsim's estimates alone
+ * and times them.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "loom/isa.h"
+#include "loom/loom.h"
+#include "stream.h"
+#include "sw_compiler/lower.h"
+
+#define MAX_WORKLOADS 64
+
+struct workload {
+  char name[48];
+  uint8_t *code;
+  uint32_t insn_count;
+  size_t seg_bytes[8];
+  uint8_t *seg_init[8]; /* NULL: zeroed */
+};
+
+struct outcome {
+  uint32_t error;
+  uint64_t counters[LOOM_CNT_COUNT];
+};
+
+static void die(const char *what, const char *detail) {
+  fprintf(stderr, "timing_agree: %s%s%s\n", what, detail ? ": " : "", detail ? detail : "");
+  exit(2);
+}
+
+static uint8_t *dup_bytes(const void *p, size_t n) {
+  uint8_t *q = malloc(n ? n : 1);
+  if (!q) die("out of memory", NULL);
+  memcpy(q, p, n);
+  return q;
+}
+
+static uint8_t *pattern(size_t n) {
+  uint8_t *p = malloc(n ? n : 1);
+  if (!p) die("out of memory", NULL);
+  for (size_t i = 0; i < n; i++) p[i] = (uint8_t)(i * 131 + 7);
+  return p;
+}
+
+/* ---- the ResNet-18 convolutions ---- */
+
+struct layer {
+  int32_t h, in_c, out_c, k, s;
+};
+
+static const struct layer resnet18[12] = {
+    {224, 3, 64, 7, 2},    {56, 64, 64, 3, 1},    {56, 64, 64, 1, 1},   {56, 64, 128, 3, 2},
+    {56, 64, 128, 1, 2},   {28, 128, 128, 3, 1},  {28, 128, 256, 3, 2}, {28, 128, 256, 1, 2},
+    {14, 256, 256, 3, 1},  {14, 256, 512, 3, 2},  {14, 256, 512, 1, 2}, {7, 512, 512, 3, 1}};
+
+static void conv_workload(const struct loom_hw_config *cfg, const struct layer *y, struct workload *w) {
+  size_t nw = (size_t)y->out_c * y->in_c * y->k * y->k;
+  int8_t *wt = (int8_t *)pattern(nw);
+  int32_t *bias = calloc((size_t)y->out_c, sizeof *bias), *mult = malloc(sizeof(int32_t) * (size_t)y->out_c);
+  int32_t m;
+  uint32_t shift;
+  if (!bias || !mult || lower_quantize_multiplier(0.0073, &m, &shift)) die("layer setup", NULL);
+  for (int32_t o = 0; o < y->out_c; o++) bias[o] = o * 37 - 1000, mult[o] = m;
+  struct lower_qconv l = {.n = 1, .in_c = y->in_c, .in_h = y->h, .in_w = y->h, .out_c = y->out_c,
+                          .k_h = y->k, .k_w = y->k, .stride_h = y->s, .stride_w = y->s,
+                          .pad_t = y->k / 2, .pad_l = y->k / 2, .pad_b = y->k / 2, .pad_r = y->k / 2,
+                          .dil_h = 1, .dil_w = 1, .groups = 1, .weights = wt, .bias = bias,
+                          .multiplier = mult, .shift = shift, .in_zero_point = 3,
+                          .out_zero_point = -1, .clamp_lo = -1, .clamp_hi = 127,
+                          .flags = LOWER_CONV_ALLOW_IM2COL};
+  struct lower_program p;
+  char msg[LOWER_MSG_MAX];
+  snprintf(w->name, sizeof w->name, "conv %d,%d,%d,%d,%d", y->h, y->in_c, y->out_c, y->k, y->s);
+  if (lower_conv(cfg, &l, w->name, &p, msg)) die(w->name, msg);
+  w->code = lower_program_code(&p);
+  w->insn_count = p.insn_count;
+  for (int s = 0; s < LOWER_SEG_COUNT; s++) {
+    w->seg_bytes[s] = p.seg_bytes[s];
+    if (s == LOWER_SEG_CONST) w->seg_init[s] = dup_bytes(p.const_data, p.const_bytes);
+    else if (s == LOWER_SEG_IN || s == LOWER_SEG_IN2) w->seg_init[s] = pattern(p.seg_bytes[s]);
+  }
+  if (w->seg_bytes[LOWER_SEG_CONST] < p.const_bytes) die(w->name, "CONST segment smaller than its data");
+  lower_program_free(&p);
+  free(wt), free(bias), free(mult);
+}
+
+/* ---- GEMM (the shapes of sim/tsim/bench_rtl.c) ---- */
+
+struct shape {
+  uint32_t m, kb, nb, tile; /* rows, K/BI blocks, N/BO blocks, BO blocks per tile */
+};
+
+/* Segments: 0 inputs [m][kb], 1 weights [kb][nb], 2 micro-ops, 3 outputs [m][nb]. */
+static void gemm_segments(const struct loom_hw_config *cfg, const struct shape *sh, struct workload *w) {
+  uint32_t ri = loom_hw_row_bytes(cfg, LOOM_BUF_INP, 0), rw = loom_hw_row_bytes(cfg, LOOM_BUF_WGT, 0);
+  uint32_t ro = loom_hw_row_bytes(cfg, LOOM_BUF_OUT, 0);
+  w->seg_bytes[0] = (size_t)sh->m * sh->kb * ri;
+  w->seg_bytes[1] = (size_t)sh->kb * sh->nb * rw;
+  w->seg_bytes[2] = 2u * sh->tile * LOOM_UOP_BYTES;
+  w->seg_bytes[3] = (size_t)sh->m * sh->nb * ro;
+  w->seg_init[0] = pattern(w->seg_bytes[0]);
+  w->seg_init[1] = pattern(w->seg_bytes[1]);
+  w->seg_init[2] = malloc(w->seg_bytes[2]);
+  for (uint32_t h = 0; h < 2; h++)
+    for (uint32_t j = 0; j < sh->tile; j++) {
+      struct loom_uop op = {h * sh->m * sh->tile + j, 0, h * sh->kb * sh->tile + j};
+      loom_uop_encode(&op, w->seg_init[2] + 4 * (h * sh->tile + j));
+    }
+}
+
+static void take_stream(struct stream *s, struct workload *w) {
+  if (s->error) die(w->name, s->error);
+  w->code = dup_bytes(s->bytes, (size_t)s->count * LOOM_INSN_BYTES);
+  w->insn_count = s->count;
+  stream_free(s);
+}
+
+static void tile_gemm(struct stream *s, unsigned tok, const struct shape *sh, uint32_t h, int reset) {
+  struct loom_insn_gemm g = {.reset = (uint32_t)reset, .uop_begin = h * sh->tile,
+                             .uop_end = (h + 1) * sh->tile, .iter_out = sh->m,
+                             .iter_in = reset ? 1 : sh->kb, .acc_factor_out = sh->tile};
+  if (!reset) g.inp_factor_out = sh->kb, g.inp_factor_in = 1, g.wgt_factor_in = sh->tile;
+  stream_gemm(s, tok, &g);
+}
+
+static void resident_load(const struct loom_hw_config *cfg, const struct shape *sh, struct workload *w) {
+  struct stream s;
+  snprintf(w->name, sizeof w->name, "gemm load %ux%ux%u", sh->m, sh->kb * cfg->block_in,
+           sh->nb * cfg->block_out);
+  gemm_segments(cfg, sh, w);
+  stream_init(&s);
+  stream_load(&s, 0, LOOM_BUF_UOP, 0, 2, 0, sh->tile);
+  stream_load(&s, 0, LOOM_BUF_INP, 0, 0, 0, sh->m * sh->kb);
+  stream_load(&s, 0, LOOM_BUF_WGT, 0, 1, 0, sh->kb * sh->nb);
+  stream_finish(&s, 0);
+  take_stream(&s, w);
+}
+
+static void resident_gemm(const struct loom_hw_config *cfg, const struct shape *sh, struct workload *w) {
+  struct stream s;
+  snprintf(w->name, sizeof w->name, "gemm resident %ux%ux%u", sh->m, sh->kb * cfg->block_in,
+           sh->tile * cfg->block_out);
+  gemm_segments(cfg, sh, w);
+  stream_init(&s);
+  tile_gemm(&s, 0, sh, 0, 0);
+  stream_finish(&s, 0);
+  take_stream(&s, w);
+}
+
+static void streamed_gemm(const struct loom_hw_config *cfg, const struct shape *sh, struct workload *w) {
+  struct stream s;
+  uint32_t tiles = sh->nb / sh->tile;
+  snprintf(w->name, sizeof w->name, "gemm streamed %ux%ux%u/%u", sh->m, sh->kb * cfg->block_in,
+           sh->nb * cfg->block_out, sh->tile);
+  gemm_segments(cfg, sh, w);
+  stream_init(&s);
+  stream_load(&s, 0, LOOM_BUF_UOP, 0, 2, 0, 2 * sh->tile);
+  stream_load(&s, 0, LOOM_BUF_INP, 0, 0, 0, sh->m * sh->kb);
+  for (uint32_t t = 0; t < tiles; t++) {
+    uint32_t h = t % 2;
+    struct loom_insn_mem wl = {.buffer = LOOM_BUF_WGT, .sram_base = h * sh->kb * sh->tile, .segment = 1,
+                               .dram_offset = t * sh->tile, .y_size = sh->kb, .x_size = sh->tile,
+                               .x_stride = sh->nb};
+    stream_load_2d(&s, STREAM_PUSH_NEXT | (t >= 2 ? STREAM_POP_NEXT : 0), &wl);
+    tile_gemm(&s, t >= 2 ? STREAM_POP_NEXT : 0, sh, h, 1);
+    tile_gemm(&s, STREAM_POP_PREV | STREAM_PUSH_PREV | STREAM_PUSH_NEXT, sh, h, 0);
+    struct loom_insn_mem o = {.buffer = LOOM_BUF_OUT, .sram_base = h * sh->m * sh->tile, .segment = 3,
+                              .dram_offset = t * sh->tile, .y_size = sh->m, .x_size = sh->tile,
+                              .x_stride = sh->nb};
+    stream_store_2d(&s, STREAM_POP_PREV | STREAM_PUSH_PREV, &o);
+  }
+  for (uint32_t i = 0; i < (tiles < 2 ? tiles : 2); i++) {
+    stream_nop(&s, STREAM_POP_NEXT, LOOM_Q_LOAD);
+    stream_nop(&s, STREAM_POP_NEXT, LOOM_Q_COMPUTE);
+  }
+  stream_finish(&s, 0);
+  take_stream(&s, w);
+}
+
+/* The GEMM sweep: resident shapes (m, kb, nb = tile) and streamed ones. */
+static const struct shape resident_shapes[] = {
+    {16, 4, 4, 4}, {64, 16, 16, 16}, {128, 8, 8, 8}, {32, 32, 32, 32}, {1, 64, 16, 16}, {256, 4, 4, 4}};
+static const struct shape streamed_shapes[] = {
+    {64, 16, 128, 2}, {16, 16, 128, 2}, {32, 8, 64, 4}, {128, 4, 32, 8}, {8, 32, 64, 8}, {64, 32, 64, 4}};
+
+static int make_workloads(const struct loom_hw_config *cfg, struct workload *w) {
+  int n = 0;
+  for (int i = 0; i < 12; i++) conv_workload(cfg, &resnet18[i], &w[n++]);
+  for (size_t i = 0; i < sizeof resident_shapes / sizeof resident_shapes[0]; i++) {
+    resident_load(cfg, &resident_shapes[i], &w[n++]);
+    resident_gemm(cfg, &resident_shapes[i], &w[n++]);
+  }
+  for (size_t i = 0; i < sizeof streamed_shapes / sizeof streamed_shapes[0]; i++)
+    streamed_gemm(cfg, &streamed_shapes[i], &w[n++]);
+  return n;
+}
+
+static void free_workload(struct workload *w) {
+  free(w->code);
+  for (int s = 0; s < 8; s++) free(w->seg_init[s]);
+}
+
+/* ---- running ---- */
+
+static loom_buffer *buffer(loom_device *dev, size_t bytes, const uint8_t *init) {
+  loom_buffer *b;
+  if (loom_buffer_alloc(dev, bytes ? bytes : 64, &b) != LOOM_OK) die("alloc", loom_device_error(dev));
+  if (init) memcpy(loom_buffer_map(b), init, bytes);
+  else memset(loom_buffer_map(b), 0, bytes);
+  return b;
+}
+
+static void run(loom_device *dev, const struct workload *w, struct outcome *o) {
+  struct loom_job job = {.insn_count = w->insn_count};
+  struct loom_job_result res;
+  job.insns = buffer(dev, (size_t)w->insn_count * LOOM_INSN_BYTES, w->code);
+  for (int s = 0; s < 8; s++)
+    if (w->seg_bytes[s]) job.segments[s] = buffer(dev, w->seg_bytes[s], w->seg_init[s]);
+  loom_status st = loom_job_run(dev, &job, 0, &res);
+  if (st != LOOM_OK && st != LOOM_E_JOB) die(w->name, loom_device_error(dev));
+  o->error = res.error;
+  memcpy(o->counters, res.counters, sizeof o->counters);
+  if (res.error) fprintf(stderr, "timing_agree: %s: error %u: %s\n", w->name, res.error, res.message);
+  loom_buffer_free(job.insns);
+  for (int s = 0; s < 8; s++) loom_buffer_free(job.segments[s]);
+}
+
+static loom_device *open_dev(const char *backend, const char *options) {
+  loom_device *dev;
+  char msg[LOOM_MSG_MAX];
+  if (loom_device_open(backend, options, &dev, msg) != LOOM_OK) die(backend, msg);
+  return dev;
+}
+
+/* tsim's results, from the cache file when it has them. */
+static int cache_find(const char *path, const char *name, struct outcome *o) {
+  FILE *f = path ? fopen(path, "r") : NULL;
+  char line[1024];
+  if (!f) return 0;
+  while (fgets(line, sizeof line, f)) {
+    char *tab = strchr(line, '\t');
+    if (!tab || (size_t)(tab - line) != strlen(name) || strncmp(line, name, (size_t)(tab - line))) continue;
+    char *p = tab + 1;
+    o->error = (uint32_t)strtoul(p, &p, 10);
+    for (int c = 0; c < LOOM_CNT_COUNT; c++) o->counters[c] = strtoull(p, &p, 10);
+    fclose(f);
+    return 1;
+  }
+  fclose(f);
+  return 0;
+}
+
+static void cache_add(const char *path, const char *name, const struct outcome *o) {
+  FILE *f = path ? fopen(path, "a") : NULL;
+  if (!f) return;
+  fprintf(f, "%s\t%u", name, o->error);
+  for (int c = 0; c < LOOM_CNT_COUNT; c++) fprintf(f, " %llu", (unsigned long long)o->counters[c]);
+  fprintf(f, "\n");
+  fclose(f);
+}
+
+static double now_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static void print_detail(const char *who, const struct outcome *o) {
+  static const int c[] = {LOOM_CNT_LOAD_BUSY,    LOOM_CNT_LOAD_TOKEN_STALL,    LOOM_CNT_LOAD_MEM_STALL,
+                          LOOM_CNT_COMPUTE_BUSY, LOOM_CNT_COMPUTE_TOKEN_STALL, LOOM_CNT_COMPUTE_MEM_STALL,
+                          LOOM_CNT_STORE_BUSY,   LOOM_CNT_STORE_TOKEN_STALL,   LOOM_CNT_STORE_MEM_STALL};
+  printf("    %-5s busy/tok/mem  load %9llu %9llu %9llu  compute %9llu %9llu %9llu  store %9llu %9llu %9llu\n",
+         who, (unsigned long long)o->counters[c[0]], (unsigned long long)o->counters[c[1]],
+         (unsigned long long)o->counters[c[2]], (unsigned long long)o->counters[c[3]],
+         (unsigned long long)o->counters[c[4]], (unsigned long long)o->counters[c[5]],
+         (unsigned long long)o->counters[c[6]], (unsigned long long)o->counters[c[7]],
+         (unsigned long long)o->counters[c[8]]);
+}
+
+/* 1 when the exact counters of the two runs differ. */
+static int exact_mismatch(const struct outcome *a, const struct outcome *b) {
+  if (a->error != b->error) return 1;
+  for (int c = 0; c < LOOM_CNT_COUNT; c++)
+    if ((LOOM_COUNTER_EXACT_MASK >> c & 1u) && a->counters[c] != b->counters[c]) return 1;
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  double tol = 5.0;
+  const char *only = NULL, *cache = NULL, *lib = NULL;
+  int fsim_only = 0, verbose = 0;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--tol") && i + 1 < argc) tol = atof(argv[++i]);
+    else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
+    else if (!strcmp(argv[i], "--tsim-cache") && i + 1 < argc) cache = argv[++i];
+    else if (!strcmp(argv[i], "--tsim-lib") && i + 1 < argc) lib = argv[++i];
+    else if (!strcmp(argv[i], "--fsim-only")) fsim_only = 1;
+    else if (!strcmp(argv[i], "--verbose")) verbose = 1;
+    else {
+      fprintf(stderr, "usage: timing_agree [--tol PCT] [--only SUBSTR] [--tsim-cache FILE] "
+                      "[--tsim-lib PATH] [--fsim-only] [--verbose]\n");
+      return 2;
+    }
+  }
+  const struct loom_hw_config *cfg = loom_hw_config_by_name("default");
+  static struct workload w[MAX_WORKLOADS];
+  int n = make_workloads(cfg, w);
+  char topts[512];
+  snprintf(topts, sizeof topts, "config=default%s%s", lib ? ",lib=" : "", lib ? lib : "");
+  loom_device *fdev = open_dev("fsim", "config=default,timing=1"), *tdev = NULL;
+  int bad = 0;
+  double worst = 0, fsim_secs = 0, tsim_secs = 0;
+  printf("%-28s %12s %12s %8s\n", "workload", "tsim cycles", "fsim cycles", "error");
+  for (int i = 0; i < n; i++) {
+    if (only && !strstr(w[i].name, only)) continue;
+    struct outcome f, t;
+    double t0 = now_s();
+    run(fdev, &w[i], &f);
+    fsim_secs += now_s() - t0;
+    if (fsim_only) {
+      printf("%-28s %12s %12llu\n", w[i].name, "-", (unsigned long long)f.counters[LOOM_CNT_CYCLES]);
+      if (verbose) print_detail("fsim", &f);
+      continue;
+    }
+    if (!cache_find(cache, w[i].name, &t)) {
+      if (!tdev) tdev = open_dev("tsim", topts);
+      t0 = now_s();
+      run(tdev, &w[i], &t);
+      tsim_secs += now_s() - t0;
+      cache_add(cache, w[i].name, &t);
+    }
+    double tc = (double)t.counters[LOOM_CNT_CYCLES], fc = (double)f.counters[LOOM_CNT_CYCLES];
+    double err = tc > 0 ? 100.0 * (fc - tc) / tc : 100.0;
+    int exact_bad = exact_mismatch(&f, &t);
+    int fail = exact_bad || err > tol || err < -tol;
+    if (err > worst || -err > worst) worst = err < 0 ? -err : err;
+    printf("%-28s %12llu %12llu %+7.2f%%%s%s\n", w[i].name,
+           (unsigned long long)t.counters[LOOM_CNT_CYCLES],
+           (unsigned long long)f.counters[LOOM_CNT_CYCLES], err, fail ? "  FAIL" : "",
+           exact_bad ? " (exact counters or error differ)" : "");
+    if (verbose) print_detail("tsim", &t), print_detail("fsim", &f);
+    bad += fail;
+  }
+  printf("fsim: %.3f s for all workloads", fsim_secs);
+  if (!fsim_only) printf("; tsim: %.1f s; worst error %.2f%% (tolerance %.1f%%)", tsim_secs, worst, tol);
+  printf("\n");
+  if (bad) printf("timing_agree: %d workload(s) outside the tolerance\n", bad);
+  for (int i = 0; i < n; i++) free_workload(&w[i]);
+  loom_device_close(fdev);
+  if (tdev) loom_device_close(tdev);
+  return bad ? 1 : 0;
+}

@@ -98,6 +98,7 @@ uint32_t fsim_run(struct fsim *sim, const struct fsim_job *job, struct fsim_resu
   assert(job->insns || job->insn_count == 0);
   memset(res, 0, sizeof *res);
   reset_state(sim, job, res);
+  if (sim->timing) fsim_timing_begin(sim->timing, job);
   fsim_schedule(sim);
   if (sim->timing)
     fsim_timing_run(sim->timing, job, res->error == LOOM_ERR_NONE ? res->counters : NULL);

@@ -148,6 +148,12 @@ struct loom_trace_event;
 struct fsim_timing *fsim_timing_create(const struct loom_hw_config *cfg);
 void fsim_timing_destroy(struct fsim_timing *tm);
 void fsim_timing_set_trace(struct fsim_timing *tm, int on);
+/* Before the functional run of `job`. */
+void fsim_timing_begin(struct fsim_timing *tm, const struct fsim_job *job);
+/* fsim_alu() with the micro-ops of instruction `index` decoded (uops is
+ * indexed by micro-op number): records its interlock stalls. */
+void fsim_timing_alu(struct fsim_timing *tm, uint32_t index, const struct loom_insn_alu *in,
+                     const struct loom_uop *uops);
 /* Estimates the timed counters of a job that ran to FINISH; 0, or -1 when
  * the job failed (counters NULL: the timeline is cleared), the stream has no
  * FINISH or memory ran out (counters untouched). */

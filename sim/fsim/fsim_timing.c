@@ -110,12 +110,17 @@ struct tm_bq {
   uint32_t head, count;
 };
 
-#define TM_FETCH LOOM_Q_COUNT
+/* The entities of the event loop: the three modules (LOOM_Q_*), then: */
+#define TM_FETCH LOOM_Q_COUNT         /* fetch's burst requests */
+#define TM_DISPATCH (LOOM_Q_COUNT + 1) /* fetch's dispatch into the command queues */
+#define TM_BUS (LOOM_Q_COUNT + 2)      /* the data bus */
+#define TM_ENTITIES (LOOM_Q_COUNT + 3)
 
 /* A DMA transfer in progress: the walk of loom_burst_gen over its rows. */
 struct tm_dma {
   int active, is_store, hold_uops;
   uint64_t addr, row_addr, stride, row_bytes; /* bytes */
+  uint64_t row_lo, row_hi;                    /* the current row's bytes */
   uint32_t rows_left, rem_beats;              /* rows still to start; beats left in this row */
   uint64_t next_issue;                        /* burst_gen: one burst per cycle */
   uint64_t first;                             /* cycle the first burst could go */
@@ -154,6 +159,7 @@ struct fsim_timing {
   uint64_t wr_grants;
   uint64_t aw_count, w_done; /* store: AWs issued, W bursts finished */
   uint64_t ar_free, aw_free;
+  uint32_t rr_last;        /* read port granted last: 0 fetch, 1 load, 2 compute */
   /* fetch */
   const uint8_t *insns;
   uint32_t insn_count, finish_index; /* dispatch stops after FINISH */
@@ -162,6 +168,8 @@ struct fsim_timing {
   uint64_t *arrive;                  /* cycle instruction i is in the fetch buffer */
   uint32_t fetch_len[TM_FETCH_BUF];  /* instructions of the burst starting at i, by i % 16 */
   uint32_t arrive_cap;
+  uint64_t *alu_stall;               /* interlock cycles of ALU instruction i (fsim_timing_alu) */
+  uint32_t alu_cap;
   /* result */
   int finished;
   uint64_t end;
@@ -226,6 +234,7 @@ static void rd_burst(struct fsim_timing *tm, uint64_t t, uint32_t beats, uint32_
   tm->rd_slot[tm->rd_grants % tm->rd_max] = TM_INF;
   tm->rd_grants++;
   tm->ar_free = t + 1;
+  tm->rr_last = owner == TM_FETCH ? 0 : owner == LOOM_Q_LOAD ? 1 : 2;
   bq_push(&tm->rq, &b);
 }
 
@@ -331,6 +340,7 @@ static uint32_t dma_next_burst(struct fsim_timing *tm, struct tm_dma *d, uint32_
   if (d->rem_beats == 0) {
     uint64_t lo = d->row_addr & ~(bus - 1), hi = (d->row_addr + d->row_bytes + bus - 1) & ~(bus - 1);
     d->addr = lo;
+    d->row_lo = d->row_addr, d->row_hi = d->row_addr + d->row_bytes;
     d->rem_beats = (uint32_t)((hi - lo) / bus);
     d->row_addr += d->stride;
     d->rows_left--;
@@ -338,9 +348,13 @@ static uint32_t dma_next_burst(struct fsim_timing *tm, struct tm_dma *d, uint32_
   uint32_t to_4k = (uint32_t)((4096 - (d->addr & 4095)) / bus);
   uint32_t len = d->rem_beats < TM_MAX_BEATS ? d->rem_beats : TM_MAX_BEATS;
   if (len > to_4k) len = to_4k;
+  /* A UOP beat is held while its micro-ops of this row are written, one
+   * per cycle (loom_compute.v). */
+  uint64_t a = d->addr > d->row_lo ? d->addr : d->row_lo, b = d->addr + (uint64_t)len * bus;
+  if (b > d->row_hi) b = d->row_hi;
+  *uops = d->hold_uops ? (uint32_t)((b - a) / LOOM_UOP_BYTES) : len;
   d->addr += (uint64_t)len * bus;
   d->rem_beats -= len;
-  *uops = d->hold_uops ? (uint32_t)(len * bus / LOOM_UOP_BYTES) : len;
   return len;
 }
 
@@ -412,7 +426,7 @@ static uint64_t loop_ops(uint32_t io, uint32_t ii, uint32_t ub, uint32_t ue) {
 }
 
 /* Cycles from engine start to done for GEMM, ALU, QCFG, NOP. */
-static uint64_t engine_cycles(const struct loom_insn *in) {
+static uint64_t engine_cycles(const struct fsim_timing *tm, const struct loom_insn *in, uint32_t index) {
   switch (in->opcode) {
   case LOOM_OP_GEMM: {
     uint64_t n = loop_ops(in->gemm.iter_out, in->gemm.iter_in, in->gemm.uop_begin, in->gemm.uop_end);
@@ -420,7 +434,7 @@ static uint64_t engine_cycles(const struct loom_insn *in) {
   }
   case LOOM_OP_ALU: {
     uint64_t n = loop_ops(in->alu.iter_out, in->alu.iter_in, in->alu.uop_begin, in->alu.uop_end);
-    return n ? n * (in->alu.use_imm ? 1 : 2) + consts.alu_fill : 1;
+    return n ? n * (in->alu.use_imm ? 1 : 2) + consts.alu_fill + tm->alu_stall[index] : 1;
   }
   default: return 1;
   }
@@ -581,7 +595,7 @@ static void mod_act(struct fsim_timing *tm, int m, uint64_t t) {
       exec_done(tm, m, mod->dma.first); /* empty transfer: the check only */
       return;
     }
-    exec_done(tm, m, t + engine_cycles(&mod->insn));
+    exec_done(tm, m, t + engine_cycles(tm, &mod->insn, mod->index));
     return;
   }
 }
@@ -638,6 +652,62 @@ static void disp_act(struct fsim_timing *tm, uint64_t t) {
   trace(tm, LOOM_MOD_FETCH, LOOM_TRACE_INSN, i, in.opcode, tm->arrive[i], t + 1);
 }
 
+/* ---- ALU interlock ----
+ *
+ * loom_alu.v checks the row a micro-op reads first (the source of a vector
+ * operand, else the destination) against the destinations of the micro-ops
+ * accepted in the 7 cycles before (its pipeline, Lat = 7); the second read
+ * of a vector operand follows unchecked.  So a micro-op waits until every
+ * earlier one writing its destination (or its vector source) was accepted
+ * at least 8 cycles before.  The functional run calls this with the
+ * instruction's micro-ops decoded; the stall is kept for the timed run. */
+
+struct tm_alu_slot {
+  uint32_t row;
+  uint64_t accept;
+};
+
+void fsim_timing_alu(struct fsim_timing *tm, uint32_t index, const struct loom_insn_alu *in,
+                     const struct loom_uop *uops) {
+  struct tm_alu_slot ring[8] = {{0, 0}};
+  uint32_t live = 0, head = 0;
+  uint64_t c = 8, stall = 0; /* first-read cycle of the next micro-op; 8: nothing in flight */
+  int vec = !in->use_imm;
+  if (index >= tm->alu_cap) return;
+  for (uint32_t i = 0; i < in->iter_out; i++)
+    for (uint32_t j = 0; j < in->iter_in; j++)
+      for (uint32_t u = in->uop_begin; u < in->uop_end; u++) {
+        uint32_t d = uops[u].acc + i * in->dst_factor_out + j * in->dst_factor_in;
+        uint32_t sr = uops[u].inp + i * in->src_factor_out + j * in->src_factor_in;
+        uint64_t t = c;
+        for (uint32_t k = 0; k < live; k++) {
+          const struct tm_alu_slot *e = &ring[(head + k) % 8];
+          if ((e->row == d || (vec && e->row == sr)) && e->accept + 8 > t) t = e->accept + 8;
+        }
+        stall += t - c;
+        uint64_t acc = t + (uint64_t)vec;
+        /* keep the micro-ops accepted in the last 7 cycles: at most 7 */
+        while (live && ring[head].accept + 8 <= acc + 1) head = (head + 1) % 8, live--;
+        if (live == 8) head = (head + 1) % 8, live--;
+        ring[(head + live) % 8] = (struct tm_alu_slot){d, acc};
+        live++;
+        c = acc + 1;
+      }
+  tm->alu_stall[index] = stall;
+}
+
+void fsim_timing_begin(struct fsim_timing *tm, const struct fsim_job *job) {
+  if (tm->alu_cap < job->insn_count) {
+    uint64_t *a = realloc(tm->alu_stall, job->insn_count * sizeof *a);
+    if (!a) {
+      tm->alu_cap = 0; /* no interlock stalls then: an underestimate, never a crash */
+      return;
+    }
+    tm->alu_stall = a, tm->alu_cap = job->insn_count;
+  }
+  memset(tm->alu_stall, 0, job->insn_count * sizeof *tm->alu_stall);
+}
+
 /* ---- the run ---- */
 
 static int cmp_event(const void *a, const void *b) {
@@ -678,6 +748,7 @@ void fsim_timing_destroy(struct fsim_timing *tm) {
   for (int m = 0; m < LOOM_Q_COUNT; m++) free(tm->mod[m].q.idx), free(tm->mod[m].q.at);
   for (int k = 0; k < FSIM_TOK_COUNT; k++) free(tm->tok[k].at);
   free(tm->arrive);
+  free(tm->alu_stall);
   free(tm->ev);
   free(tm);
 }
@@ -687,6 +758,30 @@ void fsim_timing_set_trace(struct fsim_timing *tm, int on) { tm->tracing = on; }
 const struct loom_trace_event *fsim_timing_trace(const struct fsim_timing *tm, size_t *count) {
   *count = tm->nev;
   return tm->ev;
+}
+
+/* Whether entity `e`'s next step is a read burst request. */
+static int reads_next(const struct fsim_timing *tm, int e) {
+  if (e == TM_FETCH) return 1;
+  if (e != LOOM_Q_LOAD && e != LOOM_Q_COMPUTE) return 0;
+  const struct tm_mod *mod = &tm->mod[e];
+  return mod->phase == TM_EXEC && mod->dma.active && !dma_walk_done(&mod->dma);
+}
+
+/* Which of the entities ready at `best` steps first: the bus (its bursts
+ * finishing free slots for the others), then the read requesters in
+ * loom_axi_rd_arb.v's round-robin order after the last granted, then the
+ * rest. */
+static int pick(const struct fsim_timing *tm, const uint64_t *rt, uint64_t best) {
+  static const int by_port[3] = {TM_FETCH, LOOM_Q_LOAD, LOOM_Q_COMPUTE};
+  if (rt[TM_BUS] == best) return TM_BUS;
+  for (uint32_t k = 1; k <= 3; k++) {
+    int e = by_port[(tm->rr_last + k) % 3];
+    if (rt[e] == best && reads_next(tm, e)) return e;
+  }
+  for (int e = 0; e < TM_ENTITIES; e++)
+    if (rt[e] == best) return e;
+  return TM_BUS;
 }
 
 static void reset_run(struct fsim_timing *tm, const struct fsim_job *job) {
@@ -704,6 +799,7 @@ static void reset_run(struct fsim_timing *tm, const struct fsim_job *job) {
   tm->bus_bytes = (uint32_t)tm->cfg->bus_bits / 8;
   tm->beat_cycles = tm->bus_bytes / TM_DRAM_BYTES_PER_CYCLE ? tm->bus_bytes / TM_DRAM_BYTES_PER_CYCLE : 1;
   tm->rd_grants = tm->wr_grants = tm->ar_free = tm->aw_free = 0;
+  tm->rr_last = 0;
   memset(tm->rd_slot, 0, tm->rd_max * sizeof *tm->rd_slot);
   memset(tm->wr_slot, 0, sizeof tm->wr_slot);
   tm->insns = job->insns;
@@ -732,29 +828,25 @@ int fsim_timing_run(struct fsim_timing *tm, const struct fsim_job *job, uint64_t
   reset_run(tm, job);
   if (!counters) return -1;
   tm->finish_index = find_finish(job);
-  if (tm->finish_index >= job->insn_count) return -1;
+  if (tm->finish_index >= job->insn_count || tm->alu_cap < job->insn_count) return -1;
   if (tm->arrive_cap < job->insn_count) {
     uint64_t *a = realloc(tm->arrive, job->insn_count * sizeof *a);
     if (!a) return -1;
     tm->arrive = a, tm->arrive_cap = job->insn_count;
   }
   while (!tm->finished) {
-    uint64_t best = TM_INF;
-    int who = -1;
-    uint64_t r = bus_next(tm);
-    if (r < best) best = r, who = 5;
-    r = fetch_ready(tm);
-    if (r < best) best = r, who = 3;
-    r = disp_ready(tm);
-    if (r < best) best = r, who = 4;
-    for (int m = 0; m < LOOM_Q_COUNT; m++) {
-      r = mod_ready(tm, m);
-      if (r < best) best = r, who = m;
-    }
-    if (who < 0) return -1; /* cannot happen after a clean functional run */
-    if (who == 5) bus_act(tm, best);
-    else if (who == 3) fetch_act(tm, best);
-    else if (who == 4) disp_act(tm, best);
+    uint64_t rt[TM_ENTITIES], best = TM_INF;
+    rt[TM_BUS] = bus_next(tm);
+    rt[TM_FETCH] = fetch_ready(tm);
+    rt[TM_DISPATCH] = disp_ready(tm);
+    for (int m = 0; m < LOOM_Q_COUNT; m++) rt[m] = mod_ready(tm, m);
+    for (int e = 0; e < TM_ENTITIES; e++)
+      if (rt[e] < best) best = rt[e];
+    if (best == TM_INF) return -1; /* cannot happen after a clean functional run */
+    int who = pick(tm, rt, best);
+    if (who == TM_BUS) bus_act(tm, best);
+    else if (who == TM_FETCH) fetch_act(tm, best);
+    else if (who == TM_DISPATCH) disp_act(tm, best);
     else mod_act(tm, who, best);
   }
   static const int busy[LOOM_Q_COUNT] = {LOOM_CNT_LOAD_BUSY, LOOM_CNT_COMPUTE_BUSY, LOOM_CNT_STORE_BUSY};

@@ -6,11 +6,12 @@
 #                      TIMING_ARGS="--tsim-cache build/timing.cache --verbose")
 
 TIMING_AGREE := $(BUILD)/tests/timing/timing_agree
+TIMING_SUPPORT := tests/support/stream.c tests/support/randstream.c tests/support/randstream_describe.c
 
-$(TIMING_AGREE): tests/timing/timing_agree.c $(call obj,tests/support/stream.c) $(LIBLOOMC) $(LIBLOOM) \
+$(TIMING_AGREE): tests/timing/timing_agree.c $(call obj,$(TIMING_SUPPORT)) $(LIBLOOMC) $(LIBLOOM) \
     $(GEN_HEADERS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -Itests/support $(CFLAGS) $(LDFLAGS) -o $@ $< $(call obj,tests/support/stream.c) \
+	$(CC) $(CPPFLAGS) -Itests/support $(CFLAGS) $(LDFLAGS) -o $@ $< $(call obj,$(TIMING_SUPPORT)) \
 	  $(LIBLOOMC) $(LIBLOOM) $(LOOM_EXTRA_LIBS) $(LDLIBS)
 
 SCRIPT_TESTS += $(TIMING_AGREE)

@@ -17,7 +17,11 @@
  *     at several M x K x N.
  *
  *   timing_agree [--tol PCT] [--only SUBSTR] [--tsim-cache FILE] [--fsim-only]
- *                [--verbose] [--tsim-lib PATH]
+ *                [--verbose] [--trace] [--tsim-lib PATH] [--tsim-opts OPTIONS] [--random N]
+ *
+ * --random N replaces the workloads by the first N constrained-random jobs
+ * of tests/support/randstream.c (short jobs of every instruction kind, with
+ * random tokens: a harder test of the per-instruction costs).
  *
  * --tsim-cache keeps tsim's counters per workload in FILE (read when
  * present, written otherwise): the RTL is deterministic, so calibrating
@@ -31,10 +35,11 @@
 
 #include "loom/isa.h"
 #include "loom/loom.h"
+#include "randstream.h"
 #include "stream.h"
 #include "sw_compiler/lower.h"
 
-#define MAX_WORKLOADS 64
+#define MAX_WORKLOADS 1100
 
 struct workload {
   char name[48];
@@ -221,6 +226,23 @@ static int make_workloads(const struct loom_hw_config *cfg, struct workload *w) 
   return n;
 }
 
+/* A constrained-random job of tests/support/randstream.c (--random). */
+static void random_workload(const struct loom_hw_config *cfg, uint64_t seed, struct workload *w) {
+  struct randstream_knobs k;
+  struct randstream rs;
+  char msg[256];
+  randstream_knobs_default(&k);
+  if (randstream_build(cfg, seed, &k, &rs, msg, sizeof msg)) die("randstream", msg);
+  snprintf(w->name, sizeof w->name, "random seed %llu", (unsigned long long)seed);
+  w->code = dup_bytes(rs.insns, (size_t)rs.insn_count * LOOM_INSN_BYTES);
+  w->insn_count = rs.insn_count;
+  for (int s = 0; s < LOOM_NUM_SEGMENTS; s++) {
+    w->seg_bytes[s] = rs.seg[s].size;
+    if (rs.seg[s].size) w->seg_init[s] = dup_bytes(rs.seg[s].data, rs.seg[s].size);
+  }
+  randstream_free(&rs);
+}
+
 static void free_workload(struct workload *w) {
   free(w->code);
   for (int s = 0; s < 8; s++) free(w->seg_init[s]);
@@ -303,6 +325,17 @@ static void print_detail(const char *who, const struct outcome *o) {
          (unsigned long long)o->counters[c[8]]);
 }
 
+/* --trace: fsim's timeline of the last job, one slice per line. */
+static void print_trace(const loom_device *dev) {
+  static const char *const mods[] = {"fetch", "load", "compute", "store"};
+  static const char *const kinds[] = {"insn", "token", "mem"};
+  size_t n;
+  const struct loom_trace_event *e = loom_device_trace(dev, &n);
+  for (size_t i = 0; i < n; i++)
+    printf("  trace %-7s %-5s insn %5u op %u  [%llu, %llu)\n", mods[e[i].module % 4], kinds[e[i].kind % 3],
+           e[i].insn, e[i].opcode, (unsigned long long)e[i].begin, (unsigned long long)e[i].end);
+}
+
 /* 1 when the exact counters of the two runs differ. */
 static int exact_mismatch(const struct outcome *a, const struct outcome *b) {
   if (a->error != b->error) return 1;
@@ -313,15 +346,18 @@ static int exact_mismatch(const struct outcome *a, const struct outcome *b) {
 
 int main(int argc, char **argv) {
   double tol = 5.0;
-  const char *only = NULL, *cache = NULL, *lib = NULL;
-  int fsim_only = 0, verbose = 0;
+  const char *only = NULL, *cache = NULL, *lib = NULL, *topt = NULL;
+  int fsim_only = 0, verbose = 0, random = 0, show_trace = 0;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--tol") && i + 1 < argc) tol = atof(argv[++i]);
     else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
     else if (!strcmp(argv[i], "--tsim-cache") && i + 1 < argc) cache = argv[++i];
     else if (!strcmp(argv[i], "--tsim-lib") && i + 1 < argc) lib = argv[++i];
+    else if (!strcmp(argv[i], "--tsim-opts") && i + 1 < argc) topt = argv[++i];
     else if (!strcmp(argv[i], "--fsim-only")) fsim_only = 1;
+    else if (!strcmp(argv[i], "--random") && i + 1 < argc) random = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--verbose")) verbose = 1;
+    else if (!strcmp(argv[i], "--trace")) show_trace = 1;
     else {
       fprintf(stderr, "usage: timing_agree [--tol PCT] [--only SUBSTR] [--tsim-cache FILE] "
                       "[--tsim-lib PATH] [--fsim-only] [--verbose]\n");
@@ -330,10 +366,13 @@ int main(int argc, char **argv) {
   }
   const struct loom_hw_config *cfg = loom_hw_config_by_name("default");
   static struct workload w[MAX_WORKLOADS];
-  int n = make_workloads(cfg, w);
+  int n = random > 0 ? 0 : make_workloads(cfg, w);
+  for (int i = 0; i < random && n < MAX_WORKLOADS; i++) random_workload(cfg, (uint64_t)i + 1, &w[n++]);
   char topts[512];
-  snprintf(topts, sizeof topts, "config=default%s%s", lib ? ",lib=" : "", lib ? lib : "");
+  snprintf(topts, sizeof topts, "config=default%s%s%s%s", lib ? ",lib=" : "", lib ? lib : "",
+           topt ? "," : "", topt ? topt : "");
   loom_device *fdev = open_dev("fsim", "config=default,timing=1"), *tdev = NULL;
+  if (show_trace && loom_device_set_trace(fdev, 1) != LOOM_OK) die("set_trace", loom_device_error(fdev));
   int bad = 0;
   double worst = 0, fsim_secs = 0, tsim_secs = 0;
   printf("%-28s %12s %12s %8s\n", "workload", "tsim cycles", "fsim cycles", "error");
@@ -343,6 +382,7 @@ int main(int argc, char **argv) {
     double t0 = now_s();
     run(fdev, &w[i], &f);
     fsim_secs += now_s() - t0;
+    if (show_trace) print_trace(fdev);
     if (fsim_only) {
       printf("%-28s %12s %12llu\n", w[i].name, "-", (unsigned long long)f.counters[LOOM_CNT_CYCLES]);
       if (verbose) print_detail("fsim", &f);

@@ -1,7 +1,8 @@
 # tests/timing/module.mk - fsim's timing model against the RTL (docs/fsim-timing.md).
 #
-#   make test          runs timing_agree: the twelve ResNet-18 convolutions and the
-#                      GEMM sweep on tsim and on fsim timing=1, default config, +-5%
+#   make test          runs tests/timing/run-agree.sh: timing_agree with the twelve
+#                      ResNet-18 convolutions, the GEMM sweep and 100 random jobs on
+#                      tsim and on fsim timing=1, default config; fails beyond +-5%
 #   make timing-agree  the same, by itself (TIMING_ARGS for more flags, e.g.
 #                      TIMING_ARGS="--tsim-cache build/timing.cache --verbose")
 
@@ -14,9 +15,9 @@ $(TIMING_AGREE): tests/timing/timing_agree.c $(call obj,$(TIMING_SUPPORT)) $(LIB
 	$(CC) $(CPPFLAGS) -Itests/support $(CFLAGS) $(LDFLAGS) -o $@ $< $(call obj,$(TIMING_SUPPORT)) \
 	  $(LIBLOOMC) $(LIBLOOM) $(LOOM_EXTRA_LIBS) $(LDLIBS)
 
-SCRIPT_TESTS += $(TIMING_AGREE)
+SCRIPT_TESTS += tests/timing/run-agree.sh
 TEST_DEPS += $(TIMING_AGREE) $(BUILD)/tsim/default/libloom_tsim.so
 
 .PHONY: timing-agree
 timing-agree: $(TIMING_AGREE) $(BUILD)/tsim/default/libloom_tsim.so
-	$(TIMING_AGREE) $(TIMING_ARGS)
+	BUILD=$(BUILD) tests/timing/run-agree.sh $(TIMING_ARGS)

@@ -19,9 +19,10 @@
  *   timing_agree [--tol PCT] [--only SUBSTR] [--tsim-cache FILE] [--fsim-only]
  *                [--verbose] [--trace] [--tsim-lib PATH] [--tsim-opts OPTIONS] [--random N]
  *
- * --random N replaces the workloads by the first N constrained-random jobs
- * of tests/support/randstream.c (short jobs of every instruction kind, with
- * random tokens: a harder test of the per-instruction costs).
+ * --random N adds the first N constrained-random jobs of
+ * tests/support/randstream.c (short jobs of every instruction kind, with
+ * random tokens and ALU hazards: a harder test of the per-instruction
+ * costs than the long layers).  --trace prints fsim's timeline of each job.
  *
  * --tsim-cache keeps tsim's counters per workload in FILE (read when
  * present, written otherwise): the RTL is deterministic, so calibrating
@@ -366,7 +367,7 @@ int main(int argc, char **argv) {
   }
   const struct loom_hw_config *cfg = loom_hw_config_by_name("default");
   static struct workload w[MAX_WORKLOADS];
-  int n = random > 0 ? 0 : make_workloads(cfg, w);
+  int n = make_workloads(cfg, w);
   for (int i = 0; i < random && n < MAX_WORKLOADS; i++) random_workload(cfg, (uint64_t)i + 1, &w[n++]);
   char topts[512];
   snprintf(topts, sizeof topts, "config=default%s%s%s%s", lib ? ",lib=" : "", lib ? lib : "",

@@ -1,0 +1,7 @@
+#!/bin/sh
+# tests/timing/run-agree.sh - the timing model's agreement test in `make test`
+# (docs/fsim-timing.md): the twelve ResNet-18 convolutions, the GEMM sweep
+# and 100 constrained-random jobs, on tsim and on fsim timing=1 (default
+# configuration, default DRAM model); fails beyond +-5% on any of them.
+set -eu
+exec "${BUILD:-build}/tests/timing/timing_agree" --random 100 "$@"

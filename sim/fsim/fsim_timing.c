@@ -43,7 +43,7 @@
 #include "sim/fsim/fsim_internal.h"
 
 #define TM_INF UINT64_MAX
-#define TM_BQ_CAP 64            /* bursts in flight per direction, far above the limits */
+#define TM_BQ_CAP 256           /* bursts (fetch: parts) in flight per direction, above the limits */
 #define TM_FETCH_BUF 16        /* loom_fetch.v: instruction buffer entries */
 #define TM_FETCH_BURST 16      /* loom_fetch.v: instructions per burst at most */
 #define TM_STORE_LENQ 8        /* loom_store.v LenQ: AW may run LenQ - 2 bursts ahead of W */
@@ -57,11 +57,14 @@ struct tm_consts {
   uint32_t start;      /* loom_insn_seq: start_q is registered: the engine starts 1 cycle later */
   uint32_t done;       /* exec_done to the next phase */
   uint32_t check;      /* loom_mem_check: 3 cycles (two products in DSPs), + StCheck */
-  uint32_t rd_lat;     /* AR issue to first beat at the module: DRAM latency + skid + R path */
+  uint32_t rd_ar;      /* burst_gen to the DRAM's AR (arbiter, skid), added to its latency */
+  uint32_t rd_r;       /* a beat at the DRAM to the requester */
   uint32_t rd_tail;    /* last beat to the row's SRAM write and StDone */
+  uint32_t acc_tail;   /* LOAD ACC: one more (OUT = sat8 written with the row) */
+  uint32_t pad_tail;   /* padding-bound LOAD: last cell written to StDone */
   uint32_t gemm_fill;  /* loom_gemm: F0..E6, the drain after the last issue */
   uint32_t alu_fill;   /* loom_alu: front end + S1..S6 */
-  uint32_t wr_lat;     /* WLAST to B at the store: DRAM latency + B path */
+  uint32_t wr_tail;    /* B at the DRAM to the store's StDone */
   uint32_t aw_to_w;    /* AW accepted to its first W beat */
   uint32_t out_lead;   /* store: first OUT row read to its first W beat */
   uint32_t fetch_lat;  /* job start to fetch's first request */
@@ -70,9 +73,9 @@ struct tm_consts {
 };
 
 static const struct tm_consts consts = {
-    .take = 1, .token = 1, .start = 1, .done = 1, .check = 2, .rd_lat = 3, .rd_tail = 2,
-    .gemm_fill = 7, .alu_fill = 10, .wr_lat = 2, .aw_to_w = 2, .out_lead = 3, .fetch_lat = 2,
-    .dispatch = 2, .finish = 0,
+    .take = 1, .token = 1, .start = 0, .done = 0, .check = 3, .rd_ar = 1, .rd_r = 2, .rd_tail = 3, .acc_tail = 1, .pad_tail = 2,
+    .gemm_fill = 11, .alu_fill = 12, .wr_tail = 3, .aw_to_w = 2, .out_lead = 3, .fetch_lat = 2,
+    .dispatch = 1, .finish = 0,
 };
 
 /* DRAM model parameters: tsim's defaults (sim/tsim/dram_model.h, docs/tsim.md). */
@@ -101,8 +104,9 @@ struct tm_burst {
   uint64_t at;     /* cycle it can start moving data */
   uint64_t rem;    /* half-cycles of the bus it still needs */
   int owner;       /* LOOM_Q_* module, or TM_FETCH */
-  uint32_t aux;    /* fetch: the first instruction of the burst */
+  uint32_t aux;    /* fetch: the instruction this part of the burst carries */
   uint64_t grant;  /* index among the grants of its direction */
+  int more;        /* fetch: more parts of the same burst follow */
 };
 
 struct tm_bq {
@@ -160,13 +164,13 @@ struct fsim_timing {
   uint64_t aw_count, w_done; /* store: AWs issued, W bursts finished */
   uint64_t ar_free, aw_free;
   uint32_t rr_last;        /* read port granted last: 0 fetch, 1 load, 2 compute */
+  uint64_t now;            /* the event loop's time */
   /* fetch */
   const uint8_t *insns;
   uint32_t insn_count, finish_index; /* dispatch stops after FINISH */
   uint32_t fetch_req, fetch_disp;
   uint64_t fetch_t, disp_t;
   uint64_t *arrive;                  /* cycle instruction i is in the fetch buffer */
-  uint32_t fetch_len[TM_FETCH_BUF];  /* instructions of the burst starting at i, by i % 16 */
   uint32_t arrive_cap;
   uint64_t *alu_stall;               /* interlock cycles of ALU instruction i (fsim_timing_alu) */
   uint32_t alu_cap;
@@ -223,6 +227,14 @@ static uint64_t rd_ready(const struct fsim_timing *tm, uint64_t t) {
   return s > r ? s : r;
 }
 
+/* Takes a read slot and the AR channel at cycle `t` for requester `owner`. */
+static void rd_grant(struct fsim_timing *tm, uint64_t t, int owner) {
+  tm->rd_slot[tm->rd_grants % tm->rd_max] = TM_INF;
+  tm->rd_grants++;
+  tm->ar_free = t + 1;
+  tm->rr_last = owner == TM_FETCH ? 0 : owner == LOOM_Q_LOAD ? 1 : 2;
+}
+
 /* Grants a read burst of `beats` at cycle `t`; `hold` is the cycles the R
  * channel is held (the micro-ops of a UOP load are written one per cycle
  * while their beat waits). */
@@ -230,12 +242,20 @@ static void rd_burst(struct fsim_timing *tm, uint64_t t, uint32_t beats, uint32_
                      uint32_t aux) {
   uint64_t cycles = (uint64_t)beats * tm->beat_cycles;
   if (hold > cycles) cycles = hold;
-  struct tm_burst b = {t + TM_DRAM_LATENCY + consts.rd_lat, 2 * cycles, owner, aux, tm->rd_grants};
-  tm->rd_slot[tm->rd_grants % tm->rd_max] = TM_INF;
-  tm->rd_grants++;
-  tm->ar_free = t + 1;
-  tm->rr_last = owner == TM_FETCH ? 0 : owner == LOOM_Q_LOAD ? 1 : 2;
+  struct tm_burst b = {t + TM_DRAM_LATENCY + consts.rd_ar, 2 * cycles, owner, aux, tm->rd_grants, 0};
+  rd_grant(tm, t, owner);
   bq_push(&tm->rq, &b);
+}
+
+/* A fetch burst of `n` instructions: one part per instruction, so that
+ * each arrives (and can be dispatched) as its beats do. */
+static void rd_fetch_burst(struct fsim_timing *tm, uint64_t t, uint32_t first, uint32_t n, uint32_t per) {
+  for (uint32_t i = 0; i < n; i++) {
+    struct tm_burst b = {t + TM_DRAM_LATENCY + consts.rd_ar, 2 * (uint64_t)per * tm->beat_cycles, TM_FETCH,
+                         first + i, tm->rd_grants, i + 1 < n};
+    bq_push(&tm->rq, &b);
+  }
+  rd_grant(tm, t, TM_FETCH);
 }
 
 /* Earliest cycle a write burst's address can be accepted. */
@@ -253,7 +273,7 @@ static uint64_t wr_ready(const struct fsim_timing *tm, uint64_t t) {
 static void wr_burst(struct fsim_timing *tm, uint64_t t, uint64_t data_at, uint32_t beats) {
   uint64_t s = t + consts.aw_to_w;
   struct tm_burst b = {s > data_at ? s : data_at, 2 * (uint64_t)beats * tm->beat_cycles, LOOM_Q_STORE, 0,
-                       tm->wr_grants};
+                       tm->wr_grants, 0};
   tm->wr_slot[tm->wr_grants % TM_DRAM_OUTSTANDING] = TM_INF;
   tm->wr_grants++;
   tm->aw_count++;
@@ -388,22 +408,20 @@ static void dma_step(struct fsim_timing *tm, int m, uint64_t t) {
 }
 
 static void rd_finished(struct fsim_timing *tm, const struct tm_burst *b, uint64_t last) {
-  tm->rd_slot[b->grant % tm->rd_max] = last + 1;
+  if (!b->more) tm->rd_slot[b->grant % tm->rd_max] = last + 1;
   if (b->owner == TM_FETCH) {
-    uint32_t per = LOOM_INSN_BYTES / tm->bus_bytes ? LOOM_INSN_BYTES / tm->bus_bytes : 1;
-    uint32_t n = (uint32_t)(tm->fetch_len[b->aux % TM_FETCH_BUF]);
-    for (uint32_t i = 0; i < n; i++) tm->arrive[b->aux + i] = last - (uint64_t)(n - 1 - i) * per;
+    tm->arrive[b->aux] = last + consts.rd_r;
     return;
   }
   struct tm_dma *d = &tm->mod[b->owner].dma;
   d->pending--;
-  if (last > d->last_done) d->last_done = last;
+  if (last + consts.rd_r > d->last_done) d->last_done = last + consts.rd_r;
 }
 
 static void wr_finished(struct fsim_timing *tm, const struct tm_burst *b, uint64_t last) {
-  uint64_t bresp = last + TM_DRAM_LATENCY + consts.wr_lat;
+  uint64_t bresp = last + TM_DRAM_LATENCY + consts.wr_tail;
   struct tm_dma *d = &tm->mod[LOOM_Q_STORE].dma;
-  tm->wr_slot[b->grant % TM_DRAM_OUTSTANDING] = bresp + 1;
+  tm->wr_slot[b->grant % TM_DRAM_OUTSTANDING] = last + TM_DRAM_LATENCY + 1;
   tm->w_done++;
   d->pending--;
   if (bresp > d->last_done) d->last_done = bresp;
@@ -413,9 +431,10 @@ static void wr_finished(struct fsim_timing *tm, const struct tm_burst *b, uint64
 static uint64_t dma_end(const struct tm_mod *mod) {
   const struct tm_dma *d = &mod->dma;
   if (!d->active) return d->first;
-  uint64_t e = d->last_done + consts.rd_tail;
+  uint64_t e = d->last_done + (d->is_store ? 0 : consts.rd_tail);
+  if (mod->insn.mem.buffer == LOOM_BUF_ACC) e += consts.acc_tail;
   /* loom_pad_walk: data rows and padding share one SRAM write port. */
-  if (d->first + d->cells + consts.rd_tail > e) e = d->first + d->cells + consts.rd_tail;
+  if (d->first + d->cells + consts.pad_tail > e) e = d->first + d->cells + consts.pad_tail;
   return e;
 }
 
@@ -531,8 +550,8 @@ static void exec_done(struct fsim_timing *tm, int m, uint64_t end) {
     uint64_t moving = mod->dma.beats * tm->beat_cycles, span = end - mod->dma.first;
     if (span > moving) mod->mem_stall += span - moving;
     trace(tm, trace_module[m], LOOM_TRACE_MEM_WAIT, mod->index, mod->insn.opcode, mod->dma.first,
-          mod->dma.first + TM_DRAM_LATENCY + consts.rd_lat < end
-              ? mod->dma.first + TM_DRAM_LATENCY + consts.rd_lat : end);
+          mod->dma.first + TM_DRAM_LATENCY + consts.rd_ar + consts.rd_r < end
+              ? mod->dma.first + TM_DRAM_LATENCY + consts.rd_ar + consts.rd_r : end);
   }
   enter_phase(tm, m, TM_PUSH_PREV, end + consts.done);
 }
@@ -622,8 +641,7 @@ static uint64_t fetch_ready(const struct fsim_timing *tm) {
 static void fetch_act(struct fsim_timing *tm, uint64_t t) {
   uint32_t n = fetch_burst_len(tm), per = LOOM_INSN_BYTES / tm->bus_bytes ? LOOM_INSN_BYTES / tm->bus_bytes : 1;
   for (uint32_t i = 0; i < n; i++) tm->arrive[tm->fetch_req + i] = TM_INF;
-  tm->fetch_len[tm->fetch_req % TM_FETCH_BUF] = n;
-  rd_burst(tm, t, n * per, n * per, TM_FETCH, tm->fetch_req);
+  rd_fetch_burst(tm, t, tm->fetch_req, n, per);
   tm->fetch_req += n;
   tm->fetch_t = t + 1;
 }
@@ -800,6 +818,7 @@ static void reset_run(struct fsim_timing *tm, const struct fsim_job *job) {
   tm->beat_cycles = tm->bus_bytes / TM_DRAM_BYTES_PER_CYCLE ? tm->bus_bytes / TM_DRAM_BYTES_PER_CYCLE : 1;
   tm->rd_grants = tm->wr_grants = tm->ar_free = tm->aw_free = 0;
   tm->rr_last = 0;
+  tm->now = 0;
   memset(tm->rd_slot, 0, tm->rd_max * sizeof *tm->rd_slot);
   memset(tm->wr_slot, 0, sizeof tm->wr_slot);
   tm->insns = job->insns;
@@ -844,6 +863,8 @@ int fsim_timing_run(struct fsim_timing *tm, const struct fsim_job *job, uint64_t
       if (rt[e] < best) best = rt[e];
     if (best == TM_INF) return -1; /* cannot happen after a clean functional run */
     int who = pick(tm, rt, best);
+    if (best < tm->now) best = tm->now; /* a step never goes back in time */
+    tm->now = best;
     if (who == TM_BUS) bus_act(tm, best);
     else if (who == TM_FETCH) fetch_act(tm, best);
     else if (who == TM_DISPATCH) disp_act(tm, best);

@@ -18,11 +18,15 @@
  *
  *   timing_agree [--tol PCT] [--only SUBSTR] [--tsim-cache FILE] [--fsim-only]
  *                [--verbose] [--trace] [--tsim-lib PATH] [--tsim-opts OPTIONS] [--random N]
+ *                [--random-only] [--config NAME]
  *
  * --random N adds the first N constrained-random jobs of
  * tests/support/randstream.c (short jobs of every instruction kind, with
  * random tokens and ALU hazards: a harder test of the per-instruction
- * costs than the long layers).  --trace prints fsim's timeline of each job.
+ * costs than the long layers); --random-only leaves the others out, and
+ * --config runs another configuration (random jobs only: the fixed
+ * workloads are sized for the default one).  --trace prints fsim's timeline
+ * of each job.
  *
  * --tsim-cache keeps tsim's counters per workload in FILE (read when
  * present, written otherwise): the RTL is deterministic, so calibrating
@@ -215,6 +219,110 @@ static const struct shape resident_shapes[] = {
 static const struct shape streamed_shapes[] = {
     {64, 16, 128, 2}, {16, 16, 128, 2}, {32, 8, 64, 4}, {128, 4, 32, 8}, {8, 32, 64, 8}, {64, 32, 64, 4}};
 
+/* ---- micro-benchmarks: one mechanism each ---- */
+
+/* Segments 0..3 of 256 KiB; micro-ops 0..63 = {i, i, i} in segment 2. */
+static void micro_segments(struct workload *w) {
+  for (int s = 0; s < 4; s++) w->seg_bytes[s] = 256u << 10, w->seg_init[s] = pattern(w->seg_bytes[s]);
+  for (uint32_t i = 0; i < 256; i++) {
+    struct loom_uop op = {i, i, i % 64};
+    loom_uop_encode(&op, w->seg_init[2] + 4 * i);
+  }
+}
+
+enum micro_kind {
+  MICRO_GEMM, MICRO_ALU_IMM, MICRO_ALU_VEC, MICRO_ALU_CHAIN, MICRO_LOAD_WGT, MICRO_LOAD_INP_STRIDED,
+  MICRO_LOAD_INP_PAD, MICRO_LOAD_UOP, MICRO_LOAD_ACC, MICRO_STORE, MICRO_STORE_STRIDED,
+  MICRO_TOKENS, MICRO_NOPS, MICRO_EMPTY, MICRO_QCFG, MICRO_ACC_PAD, MICRO_GEMM_SHORT, MICRO_ALU_SHORT,
+  MICRO_UOP_SHORT, MICRO_COUNT
+};
+
+static const char *const micro_names[MICRO_COUNT] = {
+    "gemm", "alu imm", "alu vector", "alu chain", "load wgt", "load inp strided", "load inp padded",
+    "load uop", "load acc", "store", "store strided", "tokens", "nops", "empty", "qcfg", "load acc padded",
+    "gemm short", "alu short", "load uop short"};
+
+static void micro_body(struct stream *s, enum micro_kind k, uint32_t n) {
+  struct loom_insn_gemm g = {.uop_begin = 0, .uop_end = 16, .iter_out = n, .iter_in = 1};
+  struct loom_insn_alu a = {.alu_op = LOOM_ALU_ADD, .use_imm = 1, .imm = 3, .uop_begin = 0, .uop_end = 16,
+                            .iter_out = n, .iter_in = 1};
+  struct loom_insn_mem m = {.buffer = LOOM_BUF_INP, .y_size = n, .x_size = 1, .x_stride = 4};
+  switch (k) {
+  case MICRO_GEMM: stream_gemm(s, 0, &g); break;
+  case MICRO_ALU_IMM: stream_alu(s, 0, &a); break;
+  case MICRO_ALU_VEC: a.use_imm = 0, stream_alu(s, 0, &a); break;
+  case MICRO_ALU_CHAIN: a.uop_begin = 5, a.uop_end = 6, stream_alu(s, 0, &a); break;
+  case MICRO_LOAD_WGT: stream_load(s, 0, LOOM_BUF_WGT, 0, 1, 0, n); break;
+  case MICRO_LOAD_INP_STRIDED: stream_load_2d(s, 0, &m); break;
+  case MICRO_LOAD_INP_PAD:
+    m.y_size = n / 8, m.x_size = 8, m.x_stride = 8, m.y_pad_top = m.y_pad_bottom = 2;
+    m.x_pad_left = m.x_pad_right = 3;
+    stream_load_2d(s, 0, &m);
+    break;
+  case MICRO_LOAD_UOP: stream_load(s, 0, LOOM_BUF_UOP, 0, 2, 1, n); break;
+  case MICRO_LOAD_ACC: stream_load(s, 0, LOOM_BUF_ACC, 0, 1, 0, n); break;
+  case MICRO_STORE: stream_store(s, 0, 0, 3, 0, n); break;
+  case MICRO_STORE_STRIDED:
+    m.buffer = LOOM_BUF_OUT, m.segment = 3;
+    stream_store_2d(s, 0, &m);
+    break;
+  case MICRO_TOKENS: /* a token ping-pong: load -> compute -> store -> compute -> load */
+    for (uint32_t i = 0; i < n; i++) {
+      stream_nop(s, STREAM_PUSH_NEXT | (i ? STREAM_POP_NEXT : 0), LOOM_Q_LOAD);
+      stream_nop(s, STREAM_POP_PREV | STREAM_PUSH_NEXT, LOOM_Q_COMPUTE);
+      stream_nop(s, STREAM_POP_PREV | STREAM_PUSH_PREV, LOOM_Q_STORE);
+      stream_nop(s, STREAM_POP_NEXT | STREAM_PUSH_PREV, LOOM_Q_COMPUTE);
+    }
+    stream_nop(s, STREAM_POP_NEXT, LOOM_Q_LOAD);
+    break;
+  case MICRO_NOPS: /* fetch-bound: alternating queues */
+    for (uint32_t i = 0; i < n; i++) stream_nop(s, 0, i % 3);
+    break;
+  case MICRO_EMPTY: /* instructions that do nothing: empty loops and transfers */
+    for (uint32_t i = 0; i < n / 4; i++) {
+      g.iter_out = 0, stream_gemm(s, 0, &g);
+      a.iter_out = 0, stream_alu(s, 0, &a);
+      m.y_size = 0, stream_load_2d(s, 0, &m);
+      m.buffer = LOOM_BUF_OUT, m.segment = 3, stream_store_2d(s, 0, &m);
+      m.buffer = LOOM_BUF_INP, m.segment = 0;
+    }
+    break;
+  case MICRO_QCFG: {
+    struct loom_insn_qcfg q = {.multiplier = 1 << 30, .shift = 8, .clamp_lo = -128, .clamp_hi = 127};
+    for (uint32_t i = 0; i < n; i++) stream_qcfg(s, 0, &q);
+    break;
+  }
+  case MICRO_ACC_PAD:
+    m.buffer = LOOM_BUF_ACC, m.y_size = n / 8, m.x_size = 8, m.x_stride = 8, m.y_pad_top = 1;
+    m.x_pad_left = m.x_pad_right = 1, m.src_int8 = 1;
+    stream_load_2d(s, 0, &m);
+    break;
+  case MICRO_GEMM_SHORT: /* many 4-micro-op GEMMs */
+    g.uop_end = 4, g.iter_out = 1;
+    for (uint32_t i = 0; i < n; i++) stream_gemm(s, 0, &g);
+    break;
+  case MICRO_ALU_SHORT: /* many 4-micro-op ALU instructions */
+    a.uop_end = 4, a.iter_out = 1;
+    for (uint32_t i = 0; i < n; i++) stream_alu(s, 0, &a);
+    break;
+  case MICRO_UOP_SHORT: /* many 4-micro-op UOP loads */
+    for (uint32_t i = 0; i < n; i++) stream_load(s, 0, LOOM_BUF_UOP, 4 * (i % 64), 2, 4 * (i % 64), 4);
+    break;
+  default: break;
+  }
+}
+
+static void micro_workload(enum micro_kind k, uint32_t n, struct workload *w) {
+  struct stream s;
+  snprintf(w->name, sizeof w->name, "micro %s %u", micro_names[k], n);
+  micro_segments(w);
+  stream_init(&s);
+  if (k <= MICRO_ALU_CHAIN || k == MICRO_GEMM_SHORT || k == MICRO_ALU_SHORT) stream_load(&s, 0, LOOM_BUF_UOP, 0, 2, 0, 64);
+  micro_body(&s, k, n);
+  stream_finish(&s, 0);
+  take_stream(&s, w);
+}
+
 static int make_workloads(const struct loom_hw_config *cfg, struct workload *w) {
   int n = 0;
   for (int i = 0; i < 12; i++) conv_workload(cfg, &resnet18[i], &w[n++]);
@@ -224,6 +332,14 @@ static int make_workloads(const struct loom_hw_config *cfg, struct workload *w) 
   }
   for (size_t i = 0; i < sizeof streamed_shapes / sizeof streamed_shapes[0]; i++)
     streamed_gemm(cfg, &streamed_shapes[i], &w[n++]);
+  return n;
+}
+
+static int make_micro(struct workload *w) {
+  static const uint32_t sizes[] = {8, 64, 512};
+  int n = 0;
+  for (int k = 0; k < MICRO_COUNT; k++)
+    for (int j = 0; j < 3; j++) micro_workload((enum micro_kind)k, sizes[j], &w[n++]);
   return n;
 }
 
@@ -347,8 +463,8 @@ static int exact_mismatch(const struct outcome *a, const struct outcome *b) {
 
 int main(int argc, char **argv) {
   double tol = 5.0;
-  const char *only = NULL, *cache = NULL, *lib = NULL, *topt = NULL;
-  int fsim_only = 0, verbose = 0, random = 0, show_trace = 0;
+  const char *only = NULL, *cache = NULL, *lib = NULL, *topt = NULL, *config = "default";
+  int fsim_only = 0, verbose = 0, random = 0, show_trace = 0, random_only = 0, micro = 0;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--tol") && i + 1 < argc) tol = atof(argv[++i]);
     else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
@@ -356,23 +472,30 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--tsim-lib") && i + 1 < argc) lib = argv[++i];
     else if (!strcmp(argv[i], "--tsim-opts") && i + 1 < argc) topt = argv[++i];
     else if (!strcmp(argv[i], "--fsim-only")) fsim_only = 1;
+    else if (!strcmp(argv[i], "--config") && i + 1 < argc) config = argv[++i];
+    else if (!strcmp(argv[i], "--random-only")) random_only = 1;
+    else if (!strcmp(argv[i], "--micro")) micro = 1;
     else if (!strcmp(argv[i], "--random") && i + 1 < argc) random = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--verbose")) verbose = 1;
     else if (!strcmp(argv[i], "--trace")) show_trace = 1;
     else {
       fprintf(stderr, "usage: timing_agree [--tol PCT] [--only SUBSTR] [--tsim-cache FILE] "
-                      "[--tsim-lib PATH] [--fsim-only] [--verbose]\n");
+                      "[--tsim-lib PATH] [--tsim-opts OPTS] [--fsim-only] [--verbose] [--trace] "
+                      "[--random N] [--random-only] [--config NAME]\n");
       return 2;
     }
   }
-  const struct loom_hw_config *cfg = loom_hw_config_by_name("default");
+  const struct loom_hw_config *cfg = loom_hw_config_by_name(config);
+  if (!cfg) die("unknown configuration", config);
   static struct workload w[MAX_WORKLOADS];
-  int n = make_workloads(cfg, w);
+  int n = random_only ? 0 : make_workloads(cfg, w);
+  if (micro) n += make_micro(w + n);
   for (int i = 0; i < random && n < MAX_WORKLOADS; i++) random_workload(cfg, (uint64_t)i + 1, &w[n++]);
-  char topts[512];
-  snprintf(topts, sizeof topts, "config=default%s%s%s%s", lib ? ",lib=" : "", lib ? lib : "",
+  char topts[512], fopts[128];
+  snprintf(fopts, sizeof fopts, "config=%s,timing=1", config);
+  snprintf(topts, sizeof topts, "config=%s%s%s%s%s", config, lib ? ",lib=" : "", lib ? lib : "",
            topt ? "," : "", topt ? topt : "");
-  loom_device *fdev = open_dev("fsim", "config=default,timing=1"), *tdev = NULL;
+  loom_device *fdev = open_dev("fsim", fopts), *tdev = NULL;
   if (show_trace && loom_device_set_trace(fdev, 1) != LOOM_OK) die("set_trace", loom_device_error(fdev));
   int bad = 0;
   double worst = 0, fsim_secs = 0, tsim_secs = 0;

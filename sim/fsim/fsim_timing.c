@@ -62,6 +62,7 @@ struct tm_consts {
   uint32_t rd_tail;    /* last beat to the row's SRAM write and StDone */
   uint32_t acc_tail;   /* LOAD ACC: one more (OUT = sat8 written with the row) */
   uint32_t pad_tail;   /* padding-bound LOAD: last cell written to StDone */
+  uint32_t dma_gap;    /* load and store: StDone to taking the next instruction */
   uint32_t gemm_fill;  /* loom_gemm: F0..E6, the drain after the last issue */
   uint32_t alu_fill;   /* loom_alu: front end + S1..S6 */
   uint32_t wr_tail;    /* B at the DRAM to the store's StDone */
@@ -73,7 +74,7 @@ struct tm_consts {
 };
 
 static const struct tm_consts consts = {
-    .take = 1, .token = 1, .start = 0, .done = 0, .check = 3, .rd_ar = 1, .rd_r = 2, .rd_tail = 3, .acc_tail = 1, .pad_tail = 2,
+    .take = 1, .token = 1, .start = 0, .done = 0, .check = 3, .rd_ar = 1, .rd_r = 2, .rd_tail = 3, .acc_tail = 1, .pad_tail = 2, .dma_gap = 1,
     .gemm_fill = 11, .alu_fill = 12, .wr_tail = 3, .aw_to_w = 2, .out_lead = 3, .fetch_lat = 2,
     .dispatch = 1, .finish = 0,
 };
@@ -145,6 +146,7 @@ struct tm_mod {
   uint64_t idle_at;    /* back in StIdle */
   struct tm_dma dma;
   uint64_t busy, tok_stall, mem_stall;
+  uint32_t take_gap;   /* cycles between going idle and the next take (see exec_done) */
 };
 
 struct fsim_timing {
@@ -492,7 +494,7 @@ static uint64_t mod_ready(struct fsim_timing *tm, int m) {
   switch (mod->phase) {
   case TM_IDLE:
     if (mod->q.count == 0) return TM_INF;
-    return max64(mod->t, mod->q.at[mod->q.head] + 1);
+    return max64(mod->t + mod->take_gap, mod->q.at[mod->q.head] + 1);
   case TM_POP_PREV:
   case TM_POP_NEXT: {
     struct tm_tokq *q = phase_tok(tm, m, mod->phase);
@@ -545,6 +547,9 @@ static void enter_phase(struct fsim_timing *tm, int m, enum tm_phase p, uint64_t
 
 static void exec_done(struct fsim_timing *tm, int m, uint64_t end) {
   struct tm_mod *mod = &tm->mod[m];
+  /* loom_load.v and loom_store.v leave StDone a cycle after reporting done:
+   * idle (for FINISH) at once, the next instruction a cycle later. */
+  mod->take_gap = mod->dma.active && m != LOOM_Q_COMPUTE ? consts.dma_gap : 0;
   trace(tm, trace_module[m], LOOM_TRACE_INSN, mod->index, mod->insn.opcode, mod->exec_begin, end);
   if (mod->dma.active) {
     uint64_t moving = mod->dma.beats * tm->beat_cycles, span = end - mod->dma.first;

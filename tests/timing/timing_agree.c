@@ -18,7 +18,7 @@
  *
  *   timing_agree [--tol PCT] [--only SUBSTR] [--tsim-cache FILE] [--fsim-only]
  *                [--verbose] [--trace] [--tsim-lib PATH] [--tsim-opts OPTIONS] [--random N]
- *                [--random-only] [--config NAME]
+ *                [--random-only] [--config NAME] [--micro] [--pick SEED:I,J,...]
  *
  * --random N adds the first N constrained-random jobs of
  * tests/support/randstream.c (short jobs of every instruction kind, with
@@ -234,13 +234,13 @@ enum micro_kind {
   MICRO_GEMM, MICRO_ALU_IMM, MICRO_ALU_VEC, MICRO_ALU_CHAIN, MICRO_LOAD_WGT, MICRO_LOAD_INP_STRIDED,
   MICRO_LOAD_INP_PAD, MICRO_LOAD_UOP, MICRO_LOAD_ACC, MICRO_STORE, MICRO_STORE_STRIDED,
   MICRO_TOKENS, MICRO_NOPS, MICRO_EMPTY, MICRO_QCFG, MICRO_ACC_PAD, MICRO_GEMM_SHORT, MICRO_ALU_SHORT,
-  MICRO_UOP_SHORT, MICRO_COUNT
+  MICRO_UOP_SHORT, MICRO_INP_SHORT, MICRO_STORE_SHORT, MICRO_ACC_SHORT, MICRO_COUNT
 };
 
 static const char *const micro_names[MICRO_COUNT] = {
     "gemm", "alu imm", "alu vector", "alu chain", "load wgt", "load inp strided", "load inp padded",
     "load uop", "load acc", "store", "store strided", "tokens", "nops", "empty", "qcfg", "load acc padded",
-    "gemm short", "alu short", "load uop short"};
+    "gemm short", "alu short", "load uop short", "load inp short", "store short", "load acc short"};
 
 static void micro_body(struct stream *s, enum micro_kind k, uint32_t n) {
   struct loom_insn_gemm g = {.uop_begin = 0, .uop_end = 16, .iter_out = n, .iter_in = 1};
@@ -305,6 +305,15 @@ static void micro_body(struct stream *s, enum micro_kind k, uint32_t n) {
     a.uop_end = 4, a.iter_out = 1;
     for (uint32_t i = 0; i < n; i++) stream_alu(s, 0, &a);
     break;
+  case MICRO_INP_SHORT: /* many 4-row loads of each kind */
+    for (uint32_t i = 0; i < n; i++) stream_load(s, 0, LOOM_BUF_INP, 4 * (i % 64), 0, 4 * i, 4);
+    break;
+  case MICRO_STORE_SHORT:
+    for (uint32_t i = 0; i < n; i++) stream_store(s, 0, 4 * (i % 64), 3, 4 * i, 4);
+    break;
+  case MICRO_ACC_SHORT:
+    for (uint32_t i = 0; i < n; i++) stream_load(s, 0, LOOM_BUF_ACC, 4 * (i % 64), 1, 4 * (i % 64), 4);
+    break;
   case MICRO_UOP_SHORT: /* many 4-micro-op UOP loads */
     for (uint32_t i = 0; i < n; i++) stream_load(s, 0, LOOM_BUF_UOP, 4 * (i % 64), 2, 4 * (i % 64), 4);
     break;
@@ -358,6 +367,28 @@ static void random_workload(const struct loom_hw_config *cfg, uint64_t seed, str
     if (rs.seg[s].size) w->seg_init[s] = dup_bytes(rs.seg[s].data, rs.seg[s].size);
   }
   randstream_free(&rs);
+}
+
+/* --pick SEED:I,J,...: instructions I, J, ... of random job SEED, token
+ * flags cleared, then FINISH (to isolate what an instruction costs). */
+static void picked_workload(const struct loom_hw_config *cfg, const char *spec, struct workload *w) {
+  char *end;
+  uint64_t seed = strtoull(spec, &end, 10);
+  random_workload(cfg, seed, w);
+  snprintf(w->name, sizeof w->name, "pick %s", spec);
+  struct stream s;
+  stream_init(&s);
+  while (*end == ':' || *end == ',') {
+    uint32_t i = (uint32_t)strtoul(end + 1, &end, 10);
+    struct loom_insn in;
+    const char *why;
+    if (i >= w->insn_count || loom_insn_decode(w->code + 16u * i, &in, &why)) die("--pick", spec);
+    in.pop_prev = in.pop_next = in.push_prev = in.push_next = 0;
+    stream_emit(&s, &in);
+  }
+  stream_finish(&s, 0);
+  free(w->code);
+  take_stream(&s, w);
 }
 
 static void free_workload(struct workload *w) {
@@ -463,7 +494,7 @@ static int exact_mismatch(const struct outcome *a, const struct outcome *b) {
 
 int main(int argc, char **argv) {
   double tol = 5.0;
-  const char *only = NULL, *cache = NULL, *lib = NULL, *topt = NULL, *config = "default";
+  const char *only = NULL, *cache = NULL, *lib = NULL, *topt = NULL, *config = "default", *pick = NULL;
   int fsim_only = 0, verbose = 0, random = 0, show_trace = 0, random_only = 0, micro = 0;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--tol") && i + 1 < argc) tol = atof(argv[++i]);
@@ -475,13 +506,14 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--config") && i + 1 < argc) config = argv[++i];
     else if (!strcmp(argv[i], "--random-only")) random_only = 1;
     else if (!strcmp(argv[i], "--micro")) micro = 1;
+    else if (!strcmp(argv[i], "--pick") && i + 1 < argc) pick = argv[++i];
     else if (!strcmp(argv[i], "--random") && i + 1 < argc) random = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--verbose")) verbose = 1;
     else if (!strcmp(argv[i], "--trace")) show_trace = 1;
     else {
       fprintf(stderr, "usage: timing_agree [--tol PCT] [--only SUBSTR] [--tsim-cache FILE] "
                       "[--tsim-lib PATH] [--tsim-opts OPTS] [--fsim-only] [--verbose] [--trace] "
-                      "[--random N] [--random-only] [--config NAME]\n");
+                      "[--random N] [--random-only] [--config NAME] [--micro] [--pick SEED:I,J,...]\n");
       return 2;
     }
   }
@@ -490,6 +522,7 @@ int main(int argc, char **argv) {
   static struct workload w[MAX_WORKLOADS];
   int n = random_only ? 0 : make_workloads(cfg, w);
   if (micro) n += make_micro(w + n);
+  if (pick) picked_workload(cfg, pick, &w[n++]);
   for (int i = 0; i < random && n < MAX_WORKLOADS; i++) random_workload(cfg, (uint64_t)i + 1, &w[n++]);
   char topts[512], fopts[128];
   snprintf(fopts, sizeof fopts, "config=%s,timing=1", config);

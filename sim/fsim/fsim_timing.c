@@ -17,24 +17,29 @@
  *              operand: two) plus the pipeline drain; LOAD and STORE: the
  *              bounds check, then one burst per cycle split at 256 beats and
  *              at 4 KiB, never spanning two rows (loom_burst_gen.v);
- *   the bus    reads share the outstanding-burst limit of loom_axi_rd_arb.v
- *              and the DRAM model's (sim/tsim/dram_model.cpp): a burst's
- *              first beat comes `latency` cycles after its address, bursts
- *              are answered in order; reads and writes share one beat per
- *              cycle (bytes per cycle / bus width), booked on a calendar so
- *              that a write fills the cycles reads leave free; at most
- *              `outstanding` write bursts wait for their response.
+ *   the bus    read requests are granted round-robin (fetch, load, compute)
+ *              one per cycle, within the outstanding-burst limit of
+ *              loom_axi_rd_arb.v and the DRAM model's (sim/tsim/
+ *              dram_model.cpp); a burst's first beat comes `latency` cycles
+ *              after its address and bursts are answered in order; reads and
+ *              writes share one beat per cycle (a fluid model of the DRAM's
+ *              R/W alternation, see "the bus" below); at most `outstanding`
+ *              write bursts wait for their response; the store's AW runs at
+ *              most LenQ - 2 bursts ahead of its W.
  *
- * Every entity (the fetch requester, the dispatcher, three modules) can say
- * when its next step can happen given the others' state, or that it waits
- * for another to act; the loop always runs the earliest step, so bus
- * bookings are made in time order.  Each step is a burst or a phase of an
- * instruction, never a cycle, so the model costs about as much as the
- * functional run.
+ * Every entity (the fetch requester, the dispatcher, the three modules, the
+ * bus) says when its next step can happen given the others' state, or that
+ * it waits for another to act; the loop always runs the earliest step (ties:
+ * the bus first, then the read requesters in round-robin order), so
+ * everything happens in time order.  A step is a burst, a bus event or a
+ * phase of an instruction, never a cycle, so the model costs a tenth of
+ * the functional run.  The ALU's interlock depends on the micro-ops, so the
+ * functional run reports each ALU instruction's stall (fsim_timing_alu).
  *
- * Constants that are not configuration or DRAM-model parameters are
- * measured on tsim (tests/timing/timing_agree.c); each says where it comes
- * from in struct tm_consts below.
+ * The other constants are cycle costs of the RTL's fixed steps, each
+ * pinned by a micro-benchmark on tsim (struct tm_consts below); the DRAM's
+ * are tsim's defaults.  Segment bases count as 4 KiB aligned (tsim's
+ * allocator and the runtime's give that), for the 4 KiB burst splits.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -49,34 +54,33 @@
 #define TM_STORE_LENQ 8        /* loom_store.v LenQ: AW may run LenQ - 2 bursts ahead of W */
 #define TM_MAX_BEATS 256       /* AXI4 INCR burst */
 
-/* Cycle costs of the RTL's fixed steps.  The sources are the RTL files
- * named; the values were checked (and where noted fitted) against tsim. */
+/* Cycle costs of the RTL's fixed steps.  Each names the RTL that causes it
+ * and the micro-benchmark of tests/timing/timing_agree.c (--micro) that
+ * pins its value on tsim; docs/fsim-timing.md has the table. */
 struct tm_consts {
-  uint32_t take;       /* loom_insn_seq: StIdle pops the command queue (registered), 1 cycle */
-  uint32_t token;      /* loom_insn_seq: one pop or push phase, 1 cycle */
-  uint32_t start;      /* loom_insn_seq: start_q is registered: the engine starts 1 cycle later */
-  uint32_t done;       /* exec_done to the next phase */
-  uint32_t check;      /* loom_mem_check: 3 cycles (two products in DSPs), + StCheck */
-  uint32_t rd_ar;      /* burst_gen to the DRAM's AR (arbiter, skid), added to its latency */
-  uint32_t rd_r;       /* a beat at the DRAM to the requester */
-  uint32_t rd_tail;    /* last beat to the row's SRAM write and StDone */
-  uint32_t acc_tail;   /* LOAD ACC: one more (OUT = sat8 written with the row) */
-  uint32_t pad_tail;   /* padding-bound LOAD: last cell written to StDone */
-  uint32_t dma_gap;    /* load and store: StDone to taking the next instruction */
-  uint32_t gemm_fill;  /* loom_gemm: F0..E6, the drain after the last issue */
-  uint32_t alu_fill;   /* loom_alu: front end + S1..S6 */
-  uint32_t wr_tail;    /* B at the DRAM to the store's StDone */
-  uint32_t aw_to_w;    /* AW accepted to its first W beat */
-  uint32_t out_lead;   /* store: first OUT row read to its first W beat */
-  uint32_t fetch_lat;  /* job start to fetch's first request */
-  uint32_t dispatch;   /* fetch: beat arrival to dispatch (decode) */
-  uint32_t finish;     /* FINISH executes to DONE (drain) */
+  uint32_t take;      /* loom_insn_seq: StIdle pops the command queue, next phase a cycle later (tokens, nops) */
+  uint32_t token;     /* loom_insn_seq: one pop or push phase (tokens) */
+  uint32_t check;     /* loom_mem_check: three cycles before the first request (load wgt 8, store 8) */
+  uint32_t rd_ar;     /* burst_gen and the arbiter's skid to the DRAM's AR (load inp strided) */
+  uint32_t rd_r;      /* a beat at the DRAM to the requester (load wgt minus rd_ar) */
+  uint32_t rd_tail;   /* last beat to done: the row's SRAM write, StDone (load wgt, load uop) */
+  uint32_t acc_tail;  /* LOAD ACC: the OUT = sat8 write after the row (load acc) */
+  uint32_t pad_tail;  /* padding-bound LOAD: last cell written to done (load inp padded) */
+  uint32_t dma_gap;   /* loom_load/loom_store: StDone to the next take (load inp short, store short) */
+  uint32_t gemm_fill; /* loom_gemm: F0..E6 and StDone after the last issue (gemm short) */
+  uint32_t alu_fill;  /* loom_uop_fe + loom_alu Lat 7 + StDone after the last issue (alu short) */
+  uint32_t wr_tail;   /* B at the DRAM to the store's done (store 8) */
+  uint32_t aw_to_w;   /* AW accepted to its first W beat: length queue, W slice (store strided) */
+  uint32_t out_lead;  /* store: first OUT read to its beat, through the 4-row queue (store 8) */
+  uint32_t fetch_lat; /* job start to fetch's first request (every micro-benchmark's offset) */
+  uint32_t dispatch;  /* fetch: second beat of an instruction to its dispatch (nops) */
 };
 
 static const struct tm_consts consts = {
-    .take = 1, .token = 1, .start = 0, .done = 0, .check = 3, .rd_ar = 1, .rd_r = 2, .rd_tail = 3, .acc_tail = 1, .pad_tail = 2, .dma_gap = 1,
-    .gemm_fill = 11, .alu_fill = 12, .wr_tail = 3, .aw_to_w = 2, .out_lead = 3, .fetch_lat = 2,
-    .dispatch = 1, .finish = 0,
+    .take = 1,      .token = 1,     .check = 3,      .rd_ar = 1,     .rd_r = 2,
+    .rd_tail = 3,   .acc_tail = 1,  .pad_tail = 2,   .dma_gap = 1,   .gemm_fill = 11,
+    .alu_fill = 12, .wr_tail = 3,   .aw_to_w = 2,    .out_lead = 3,  .fetch_lat = 2,
+    .dispatch = 1,
 };
 
 /* DRAM model parameters: tsim's defaults (sim/tsim/dram_model.h, docs/tsim.md). */
@@ -132,7 +136,6 @@ struct tm_dma {
   uint64_t last_done;                         /* last beat (reads) or B (stores) so far */
   uint64_t cells;                             /* SRAM rows written (data + padding) */
   uint64_t beats, bursts, pending;            /* pending: issued, not finished */
-  uint64_t w_row;                             /* store: OUT rows already assigned to beats */
 };
 
 struct tm_mod {
@@ -533,7 +536,7 @@ static void enter_phase(struct fsim_timing *tm, int m, enum tm_phase p, uint64_t
   mod->phase = p;
   mod->t = t;
   if (p == TM_EXEC) {
-    mod->exec_begin = t + consts.start;
+    mod->exec_begin = t; /* start_q: the engine starts in the cycle the phase is entered */
     if (mod->insn.opcode == LOOM_OP_LOAD || mod->insn.opcode == LOOM_OP_STORE)
       dma_start(tm, mod, mod->exec_begin);
     else
@@ -558,7 +561,7 @@ static void exec_done(struct fsim_timing *tm, int m, uint64_t end) {
           mod->dma.first + TM_DRAM_LATENCY + consts.rd_ar + consts.rd_r < end
               ? mod->dma.first + TM_DRAM_LATENCY + consts.rd_ar + consts.rd_r : end);
   }
-  enter_phase(tm, m, TM_PUSH_PREV, end + consts.done);
+  enter_phase(tm, m, TM_PUSH_PREV, end);
 }
 
 static void tok_wait(struct fsim_timing *tm, int m, uint64_t t) {
@@ -606,7 +609,7 @@ static void mod_act(struct fsim_timing *tm, int m, uint64_t t) {
   case TM_EXEC:
     if (mod->insn.opcode == LOOM_OP_FINISH) {
       tm->finished = 1;
-      tm->end = t + consts.finish;
+      tm->end = t; /* finish_go: done in the cycle FINISH executes */
       mod->busy += t + 1 - mod->taken;
       return;
     }

@@ -136,6 +136,7 @@ struct tm_dma {
   uint64_t last_done;                         /* last beat (reads) or B (stores) so far */
   uint64_t cells;                             /* SRAM rows written (data + padding) */
   uint64_t beats, bursts, pending;            /* pending: issued, not finished */
+  uint64_t moving;                            /* cycles of those beats on the bus (UOP: held) */
 };
 
 struct tm_mod {
@@ -407,6 +408,7 @@ static void dma_step(struct fsim_timing *tm, int m, uint64_t t) {
     rd_burst(tm, t, beats, hold, m, 0);
   }
   d->beats += beats;
+  d->moving += hold > (uint64_t)beats * tm->beat_cycles ? hold : (uint64_t)beats * tm->beat_cycles;
   d->bursts++;
   d->pending++;
   d->next_issue = t + 1;
@@ -544,7 +546,7 @@ static void enter_phase(struct fsim_timing *tm, int m, enum tm_phase p, uint64_t
     mod->t = mod->exec_begin;
   } else if (p == TM_IDLE) {
     mod->idle_at = t;
-    mod->busy += t - mod->taken;
+    mod->busy += t - mod->taken - 1; /* StIdle, where the take happens, is not busy */
   }
 }
 
@@ -555,7 +557,8 @@ static void exec_done(struct fsim_timing *tm, int m, uint64_t end) {
   mod->take_gap = mod->dma.active && m != LOOM_Q_COMPUTE ? consts.dma_gap : 0;
   trace(tm, trace_module[m], LOOM_TRACE_INSN, mod->index, mod->insn.opcode, mod->exec_begin, end);
   if (mod->dma.active) {
-    uint64_t moving = mod->dma.beats * tm->beat_cycles, span = end - mod->dma.first;
+    /* the RTL counts the cycles of the transfer without a beat at hand */
+    uint64_t moving = mod->dma.moving, span = mod->dma.last_done - mod->dma.first;
     if (span > moving) mod->mem_stall += span - moving;
     trace(tm, trace_module[m], LOOM_TRACE_MEM_WAIT, mod->index, mod->insn.opcode, mod->dma.first,
           mod->dma.first + TM_DRAM_LATENCY + consts.rd_ar + consts.rd_r < end
@@ -610,7 +613,7 @@ static void mod_act(struct fsim_timing *tm, int m, uint64_t t) {
     if (mod->insn.opcode == LOOM_OP_FINISH) {
       tm->finished = 1;
       tm->end = t; /* finish_go: done in the cycle FINISH executes */
-      mod->busy += t + 1 - mod->taken;
+      mod->busy += t - mod->taken;
       return;
     }
     if (mod->dma.active) {

@@ -244,11 +244,10 @@ static void rd_grant(struct fsim_timing *tm, uint64_t t, int owner) {
 /* Grants a read burst of `beats` at cycle `t`; `hold` is the cycles the R
  * channel is held (the micro-ops of a UOP load are written one per cycle
  * while their beat waits). */
-static void rd_burst(struct fsim_timing *tm, uint64_t t, uint32_t beats, uint32_t hold, int owner,
-                     uint32_t aux) {
+static void rd_burst(struct fsim_timing *tm, uint64_t t, uint32_t beats, uint32_t hold, int owner) {
   uint64_t cycles = (uint64_t)beats * tm->beat_cycles;
   if (hold > cycles) cycles = hold;
-  struct tm_burst b = {t + TM_DRAM_LATENCY + consts.rd_ar, 2 * cycles, owner, aux, tm->rd_grants, 0};
+  struct tm_burst b = {t + TM_DRAM_LATENCY + consts.rd_ar, 2 * cycles, owner, 0, tm->rd_grants, 0};
   rd_grant(tm, t, owner);
   bq_push(&tm->rq, &b);
 }
@@ -320,14 +319,11 @@ static void bus_act(struct fsim_timing *tm, uint64_t t) {
     struct tm_burst b = *hr;
     tm->rq.head = (tm->rq.head + 1) % TM_BQ_CAP, tm->rq.count--;
     rd_finished(tm, &b, t - 1);
-    /* the next read starts where this one ended */
-    if (tm->rq.count && bq_at(&tm->rq, 0)->at < t) bq_at(&tm->rq, 0)->at = t;
   }
   if (hw && hw->rem == 0) {
     struct tm_burst b = *hw;
     tm->wq.head = (tm->wq.head + 1) % TM_BQ_CAP, tm->wq.count--;
     wr_finished(tm, &b, t - 1);
-    if (tm->wq.count && bq_at(&tm->wq, 0)->at < t) bq_at(&tm->wq, 0)->at = t;
   }
 }
 
@@ -405,7 +401,7 @@ static void dma_step(struct fsim_timing *tm, int m, uint64_t t) {
     uint64_t data_at = d->first + consts.out_lead + d->beats * tm->bus_bytes / (r ? r : 1);
     wr_burst(tm, t, data_at, beats);
   } else {
-    rd_burst(tm, t, beats, hold, m, 0);
+    rd_burst(tm, t, beats, hold, m);
   }
   d->beats += beats;
   d->moving += hold > (uint64_t)beats * tm->beat_cycles ? hold : (uint64_t)beats * tm->beat_cycles;

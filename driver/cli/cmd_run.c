@@ -33,6 +33,7 @@ struct run_args {
   int n_in, n_out;
   unsigned long timeout_ms;
   int counters;
+  int timing; /* --timing: fsim's timing model estimates the cycle counters */
 };
 
 struct run_ctx {
@@ -74,6 +75,7 @@ static int parse_option(struct run_args *a, int argc, char **argv, int *i) {
     return r;
   }
   if (!strcmp(argv[*i], "--counters")) return a->counters = 1;
+  if (!strcmp(argv[*i], "--timing")) return a->timing = 1;
   return 0;
 }
 
@@ -97,6 +99,8 @@ static int parse_args(struct run_args *a, int argc, char **argv) {
     a->model = argv[i];
   }
   if (!a->model) return cli_usage_error(&cli_cmd_run, "no model file given");
+  if (a->timing && strcmp(a->backend, "fsim"))
+    return cli_usage_error(&cli_cmd_run, "--timing is fsim's timing model: it needs --backend fsim");
   return -1;
 }
 
@@ -119,8 +123,8 @@ static int open_and_load(struct run_ctx *c) {
   char msg[LOOM_MSG_MAX], options[512];
   int r = pick_config(c, &config);
   if (r != CLI_OK) return r;
-  snprintf(options, sizeof options, "config=%s%s%s", config, c->a.options ? "," : "",
-           c->a.options ? c->a.options : "");
+  snprintf(options, sizeof options, "config=%s%s%s%s", config, c->a.timing ? ",timing=1" : "",
+           c->a.options ? "," : "", c->a.options ? c->a.options : "");
   if (loom_device_open(c->a.backend, options, &c->dev, msg) != LOOM_OK)
     return cli_error("%s", msg);
   if (loom_model_load_memory(c->dev, c->bytes, c->size, c->a.model, &c->m, msg) != LOOM_OK)
@@ -271,12 +275,13 @@ static void counters(struct run_ctx *c) {
   int jobs = loom_model_job_count(c->m);
   for (int j = 0; j < jobs; j++) {
     const struct loom_job_result *r = loom_model_job_result(c->m, j);
-    char title[32];
-    snprintf(title, sizeof title, "job %d counters", j);
+    char title[48];
+    snprintf(title, sizeof title, "job %d counters%s", j, c->a.timing ? " (cycles estimated)" : "");
     print_counters(title, r->counters);
     for (int k = 0; k < LOOM_CNT_COUNT; k++) total[k] += r->counters[k];
   }
-  if (jobs > 1) print_counters("total counters", total);
+  if (jobs > 1)
+    print_counters(c->a.timing ? "total counters (cycles estimated)" : "total counters", total);
 }
 
 static int run_model(struct run_ctx *c) {
@@ -322,6 +327,8 @@ const struct cli_cmd cli_cmd_run = {
         "                          any, every output is summarized on stdout\n"
         "      --timeout MS        per-job timeout in milliseconds (0: backend default)\n"
         "      --counters          print the performance counters of every job\n"
+        "      --timing            fsim only: estimate the cycle counters with fsim's\n"
+        "                          timing model (option timing=1; see docs/fsim-timing.md)\n"
         "  -h, --help              show this help\n"
         "\n"
         "Inputs take the tensor's type (float32 for a quantized int8 tensor, which\n"

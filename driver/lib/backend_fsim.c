@@ -16,7 +16,10 @@
  * "default" when absent); budget=N, the work budget of fsim_job (micro-ops
  * plus DRAM rows per job, default FSIM_DEFAULT_BUDGET: about 1000 times the
  * largest ResNet-18 layer, tens of seconds of simulation at worst; 0 =
- * unlimited).
+ * unlimited); timing=1, the timing model of sim/fsim/fsim_timing.c: the
+ * cycle counters become estimates of the RTL's (docs/fsim-timing.md), and
+ * set_trace/trace give per-instruction timelines.  Without it the cycle
+ * counters are 0 and set_trace is unsupported.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,12 +33,13 @@
 struct fsim_state {
   const struct loom_hw_config *cfg;
   uint64_t budget;
+  int timing; /* timing=1: the timing model is on */
   struct fsim *sim;
   int have_result;
   struct fsim_result res;
 };
 
-static const char *const fsim_options[] = {"config", "budget", NULL};
+static const char *const fsim_options[] = {"config", "budget", "timing", NULL};
 
 static loom_status unknown_config(const char *name, char msg[LOOM_MSG_MAX]) {
   char list[128];
@@ -67,11 +71,19 @@ static loom_status fsim_open(const char *options, void **state,
       return loom_fail(msg, LOOM_E_INVALID, "fsim: budget '%s' is not a whole number", budget);
     }
   }
+  char timing[8] = "0";
+  loom_option_get(options, "timing", timing, sizeof timing);
+  if (strcmp(timing, "0") != 0 && strcmp(timing, "1") != 0) {
+    free(s);
+    return loom_fail(msg, LOOM_E_INVALID, "fsim: timing '%s' must be 0 or 1", timing);
+  }
   s->sim = fsim_create(c);
-  if (!s->sim) {
+  if (!s->sim || (timing[0] == '1' && fsim_set_timing(s->sim, 1) != 0)) {
+    fsim_destroy(s->sim);
     free(s);
     return loom_fail(msg, LOOM_E_NOMEM, "fsim: out of memory for the simulator");
   }
+  s->timing = timing[0] == '1';
   *state = s;
   *cfg = c;
   return LOOM_OK;
@@ -137,6 +149,20 @@ static loom_status fsim_reset(void *state, char msg[LOOM_MSG_MAX]) {
   return LOOM_OK;
 }
 
+static loom_status fsim_set_trace_op(void *state, int on, char msg[LOOM_MSG_MAX]) {
+  struct fsim_state *s = state;
+  if (!s->timing)
+    return loom_fail(msg, LOOM_E_UNSUPPORTED,
+                     "fsim: timelines need the timing model (option timing=1)");
+  fsim_set_trace(s->sim, on);
+  return LOOM_OK;
+}
+
+static const struct loom_trace_event *fsim_trace_op(void *state, size_t *count) {
+  struct fsim_state *s = state;
+  return fsim_trace(s->sim, count);
+}
+
 const struct loom_backend_ops loom_backend_fsim = {
     .name = "fsim",
     .open = fsim_open,
@@ -147,4 +173,6 @@ const struct loom_backend_ops loom_backend_fsim = {
     .submit = fsim_submit,
     .wait = fsim_wait,
     .reset = fsim_reset,
+    .set_trace = fsim_set_trace_op,
+    .trace = fsim_trace_op,
 };

@@ -73,6 +73,7 @@ void fsim_destroy(struct fsim *sim) {
   free(sim->out);
   free(sim->uop_scratch);
   free(sim->alu_operand);
+  fsim_timing_destroy(sim->timing);
   free(sim);
 }
 
@@ -97,10 +98,32 @@ uint32_t fsim_run(struct fsim *sim, const struct fsim_job *job, struct fsim_resu
   assert(job->insns || job->insn_count == 0);
   memset(res, 0, sizeof *res);
   reset_state(sim, job, res);
+  if (sim->timing) fsim_timing_begin(sim->timing, job);
   fsim_schedule(sim);
+  if (sim->timing)
+    fsim_timing_run(sim->timing, job, res->error == LOOM_ERR_NONE ? res->counters : NULL);
   sim->st.job = NULL;
   sim->st.res = NULL;
   return res->error;
+}
+
+int fsim_set_timing(struct fsim *sim, int on) {
+  if (!on) {
+    fsim_timing_destroy(sim->timing);
+    sim->timing = NULL;
+    return 0;
+  }
+  if (!sim->timing) sim->timing = fsim_timing_create(sim->cfg);
+  return sim->timing ? 0 : -1;
+}
+
+void fsim_set_trace(struct fsim *sim, int on) {
+  if (sim->timing) fsim_timing_set_trace(sim->timing, on);
+}
+
+const struct loom_trace_event *fsim_trace(const struct fsim *sim, size_t *count) {
+  *count = 0;
+  return sim->timing ? fsim_timing_trace(sim->timing, count) : NULL;
 }
 
 void *fsim_sram(struct fsim *sim, int buffer, size_t *bytes) {

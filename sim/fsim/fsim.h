@@ -50,6 +50,18 @@ void fsim_destroy(struct fsim *sim);
  * in res->error).  Never aborts on a malformed stream. */
 uint32_t fsim_run(struct fsim *sim, const struct fsim_job *job, struct fsim_result *res);
 
+/* The timing model (fsim_timing.c, docs/fsim-timing.md).  Off by default.
+ * When on, every job that ends without error also gets the cycle counters
+ * (CYCLES, *_BUSY, *_TOKEN_STALL, *_MEM_STALL) estimated for the RTL with
+ * tsim's default DRAM model.  Returns 0, or -1 when out of memory. */
+int fsim_set_timing(struct fsim *sim, int on);
+
+/* With the timing model on: record each job's timeline (on != 0) and read
+ * the last one, sorted by begin; NULL and 0 when none. */
+struct loom_trace_event;
+void fsim_set_trace(struct fsim *sim, int on);
+const struct loom_trace_event *fsim_trace(const struct fsim *sim, size_t *count);
+
 /* Direct SRAM access for tests and debugging; NULL for a bad buffer. */
 void *fsim_sram(struct fsim *sim, int buffer, size_t *bytes);
 

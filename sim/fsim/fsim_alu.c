@@ -118,6 +118,7 @@ uint32_t fsim_alu(struct fsim *sim, const struct fsim_slot *s) {
   for (l.i = 0; l.i < in->iter_out && !err; l.i++)
     for (l.j = 0; l.j < in->iter_in && !err; l.j++) err = alu_pass(sim, &l);
   sim->st.res->counters[LOOM_CNT_ALU_OPS] += l.ops;
+  if (sim->timing && !err) fsim_timing_alu(sim->timing, s->index, in, sim->uop_scratch);
   return err;
 }
 

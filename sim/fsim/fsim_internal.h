@@ -17,6 +17,8 @@
  *   fsim_mem.c     LOAD and STORE with their bounds checks
  *   fsim_gemm.c    GEMM (the hot loop)
  *   fsim_alu.c     ALU and QCFG
+ *   fsim_timing.c  the optional timing model: cycle counters and timelines
+ *                  estimated after the functional run
  *
  * Executors return 0 or the error code they raised with fsim_fail(); the
  * first error stops the job.
@@ -103,6 +105,7 @@ struct fsim {
   struct loom_uop *uop_scratch; /* uop_rows decoded micro-ops (GEMM, ALU) */
   int32_t *alu_operand;         /* acc_elems: the ALU's b operand of one micro-op */
   struct fsim_run_state st;
+  struct fsim_timing *timing; /* NULL: timing off */
 };
 
 /* ---- fsim_sched.c ---- */
@@ -137,6 +140,26 @@ uint32_t fsim_gemm(struct fsim *sim, const struct fsim_slot *s);
 
 uint32_t fsim_alu(struct fsim *sim, const struct fsim_slot *s);
 void fsim_qcfg(struct fsim *sim, const struct fsim_slot *s);
+
+/* ---- fsim_timing.c ---- */
+
+struct fsim_timing;
+struct loom_trace_event;
+struct fsim_timing *fsim_timing_create(const struct loom_hw_config *cfg);
+void fsim_timing_destroy(struct fsim_timing *tm);
+void fsim_timing_set_trace(struct fsim_timing *tm, int on);
+/* Before the functional run of `job`. */
+void fsim_timing_begin(struct fsim_timing *tm, const struct fsim_job *job);
+/* fsim_alu() with the micro-ops of instruction `index` decoded (uops is
+ * indexed by micro-op number): records its interlock stalls. */
+void fsim_timing_alu(struct fsim_timing *tm, uint32_t index, const struct loom_insn_alu *in,
+                     const struct loom_uop *uops);
+/* Estimates the timed counters of a job that ran to FINISH; 0, or -1 when
+ * the job failed (counters NULL: the timeline is cleared), the stream has no
+ * FINISH or memory ran out (counters untouched). */
+int fsim_timing_run(struct fsim_timing *tm, const struct fsim_job *job,
+                    uint64_t counters[LOOM_CNT_COUNT]);
+const struct loom_trace_event *fsim_timing_trace(const struct fsim_timing *tm, size_t *count);
 
 /* ---- shared helpers ---- */
 

@@ -122,6 +122,10 @@ expect 0 out "C: int8 [64, 64] = [" "$LOOM" run "$G" -i A="$A" -i B="$B"
 expect 0 out "C: int8 [64, 64] = [" "$LOOM" run "$G" --backend=fsim --config=tiny \
   --input=A="$A" --input B="$B" --timeout 1000
 expect 0 out "GEMM_OPS             4096" "$LOOM" run "$G" -i A="$A" -i B="$B" --counters
+expect 0 out "counters (cycles estimated)" "$LOOM" run "$G" -i A="$A" -i B="$B" --counters --timing
+"$LOOM" run "$G" -i A="$A" -i B="$B" --counters --timing | grep -q "CYCLES  *[1-9]" ||
+  fail "loom run --timing --counters: CYCLES is 0"
+expect 1 err "--timing is fsim's timing model" "$LOOM" run "$G" --backend tsim --timing
 
 mknpy "$tmp/f32.npy" '<f4' '(64, 64)' 16384
 mknpy "$tmp/short.npy" '|i1' '(64, 32)' 2048

@@ -1,0 +1,889 @@
+/*
+ * fsim_timing.c - the cycle-approximate timing model (docs/fsim-timing.md).
+ *
+ * fsim is a Kahn network: what a job computes does not depend on timing, so
+ * the model runs after the functional run, on the same instruction stream,
+ * as a small discrete-event simulation of the RTL's structure:
+ *
+ *   fetch      reads the stream in bursts of up to 16 instructions into a
+ *              16-entry buffer (a burst only when half of it is free) and
+ *              dispatches one instruction per cycle, in order, stalling on
+ *              a full command queue (loom_fetch.v);
+ *   load, compute, store
+ *              take an instruction, pop tokens, execute, push tokens
+ *              (loom_insn_seq.v), one cycle per step;
+ *   the engines
+ *              GEMM and ALU: one micro-op per cycle (ALU with a vector
+ *              operand: two) plus the pipeline drain; LOAD and STORE: the
+ *              bounds check, then one burst per cycle split at 256 beats and
+ *              at 4 KiB, never spanning two rows (loom_burst_gen.v);
+ *   the bus    read requests are granted round-robin (fetch, load, compute)
+ *              one per cycle, within the outstanding-burst limit of
+ *              loom_axi_rd_arb.v and the DRAM model's (sim/tsim/
+ *              dram_model.cpp); a burst's first beat comes `latency` cycles
+ *              after its address and bursts are answered in order; reads and
+ *              writes share one beat per cycle (a fluid model of the DRAM's
+ *              R/W alternation, see "the bus" below); at most `outstanding`
+ *              write bursts wait for their response; the store's AW runs at
+ *              most LenQ - 2 bursts ahead of its W.
+ *
+ * Every entity (the fetch requester, the dispatcher, the three modules, the
+ * bus) says when its next step can happen given the others' state, or that
+ * it waits for another to act; the loop always runs the earliest step (ties:
+ * the bus first, then the read requesters in round-robin order), so
+ * everything happens in time order.  A step is a burst, a bus event or a
+ * phase of an instruction, never a cycle, so the model costs a tenth of
+ * the functional run.  The ALU's interlock depends on the micro-ops, so the
+ * functional run reports each ALU instruction's stall (fsim_timing_alu).
+ *
+ * The other constants are cycle costs of the RTL's fixed steps, each
+ * pinned by a micro-benchmark on tsim (struct tm_consts below); the DRAM's
+ * are tsim's defaults.  Segment bases count as 4 KiB aligned (tsim's
+ * allocator and the runtime's give that), for the 4 KiB burst splits.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "loom/loom.h"
+#include "sim/fsim/fsim_internal.h"
+
+#define TM_INF UINT64_MAX
+#define TM_BQ_CAP 256           /* bursts (fetch: parts) in flight per direction, above the limits */
+#define TM_FETCH_BUF 16        /* loom_fetch.v: instruction buffer entries */
+#define TM_FETCH_BURST 16      /* loom_fetch.v: instructions per burst at most */
+#define TM_STORE_LENQ 8        /* loom_store.v LenQ: AW may run LenQ - 2 bursts ahead of W */
+#define TM_MAX_BEATS 256       /* AXI4 INCR burst */
+
+/* Cycle costs of the RTL's fixed steps.  Each names the RTL that causes it
+ * and the micro-benchmark of tests/timing/timing_agree.c (--micro) that
+ * pins its value on tsim; docs/fsim-timing.md has the table. */
+struct tm_consts {
+  uint32_t take;      /* loom_insn_seq: StIdle pops the command queue, next phase a cycle later (tokens, nops) */
+  uint32_t token;     /* loom_insn_seq: one pop or push phase (tokens) */
+  uint32_t check;     /* loom_mem_check: three cycles before the first request (load wgt 8, store 8) */
+  uint32_t rd_ar;     /* burst_gen and the arbiter's skid to the DRAM's AR (load inp strided) */
+  uint32_t rd_r;      /* a beat at the DRAM to the requester (load wgt minus rd_ar) */
+  uint32_t rd_tail;   /* last beat to done: the row's SRAM write, StDone (load wgt, load uop) */
+  uint32_t acc_tail;  /* LOAD ACC: the OUT = sat8 write after the row (load acc) */
+  uint32_t pad_tail;  /* padding-bound LOAD: last cell written to done (load inp padded) */
+  uint32_t dma_gap;   /* loom_load/loom_store: StDone to the next take (load inp short, store short) */
+  uint32_t gemm_fill; /* loom_gemm: F0..E6 and StDone after the last issue (gemm short) */
+  uint32_t alu_fill;  /* loom_uop_fe + loom_alu Lat 7 + StDone after the last issue (alu short) */
+  uint32_t wr_tail;   /* B at the DRAM to the store's done (store 8) */
+  uint32_t aw_to_w;   /* AW accepted to its first W beat: length queue, W slice (store strided) */
+  uint32_t out_lead;  /* store: first OUT read to its beat, through the 4-row queue (store 8) */
+  uint32_t fetch_lat; /* job start to fetch's first request (every micro-benchmark's offset) */
+  uint32_t dispatch;  /* fetch: second beat of an instruction to its dispatch (nops) */
+};
+
+static const struct tm_consts consts = {
+    .take = 1,      .token = 1,     .check = 3,      .rd_ar = 1,     .rd_r = 2,
+    .rd_tail = 3,   .acc_tail = 1,  .pad_tail = 2,   .dma_gap = 1,   .gemm_fill = 11,
+    .alu_fill = 12, .wr_tail = 3,   .aw_to_w = 2,    .out_lead = 3,  .fetch_lat = 2,
+    .dispatch = 1,
+};
+
+/* DRAM model parameters: tsim's defaults (sim/tsim/dram_model.h, docs/tsim.md). */
+#define TM_DRAM_LATENCY 32
+#define TM_DRAM_BYTES_PER_CYCLE 8
+#define TM_DRAM_OUTSTANDING 8
+
+enum tm_phase { TM_IDLE, TM_POP_PREV, TM_POP_NEXT, TM_EXEC, TM_PUSH_PREV, TM_PUSH_NEXT };
+
+/* A command queue: stream indices and the cycle each was pushed. */
+struct tm_cmdq {
+  uint32_t *idx;
+  uint64_t *at;
+  uint32_t head, count, cap;
+  uint64_t room_at; /* a push can happen from this cycle on (after a take from a full queue) */
+};
+
+struct tm_tokq {
+  uint64_t *at; /* push cycles of the tokens in the queue, a ring of `cap` */
+  uint32_t head, count, cap;
+  uint64_t room_at;
+};
+
+/* A burst on the data bus. */
+struct tm_burst {
+  uint64_t at;     /* cycle it can start moving data */
+  uint64_t rem;    /* half-cycles of the bus it still needs */
+  int owner;       /* LOOM_Q_* module, or TM_FETCH */
+  uint32_t aux;    /* fetch: the instruction this part of the burst carries */
+  uint64_t grant;  /* index among the grants of its direction */
+  int more;        /* fetch: more parts of the same burst follow */
+};
+
+struct tm_bq {
+  struct tm_burst b[TM_BQ_CAP];
+  uint32_t head, count;
+};
+
+/* The entities of the event loop: the three modules (LOOM_Q_*), then: */
+#define TM_FETCH LOOM_Q_COUNT         /* fetch's burst requests */
+#define TM_DISPATCH (LOOM_Q_COUNT + 1) /* fetch's dispatch into the command queues */
+#define TM_BUS (LOOM_Q_COUNT + 2)      /* the data bus */
+#define TM_ENTITIES (LOOM_Q_COUNT + 3)
+
+/* A DMA transfer in progress: the walk of loom_burst_gen over its rows. */
+struct tm_dma {
+  int active, is_store, hold_uops;
+  uint64_t addr, row_addr, stride, row_bytes; /* bytes */
+  uint64_t row_lo, row_hi;                    /* the current row's bytes */
+  uint32_t rows_left, rem_beats;              /* rows still to start; beats left in this row */
+  uint64_t next_issue;                        /* burst_gen: one burst per cycle */
+  uint64_t first;                             /* cycle the first burst could go */
+  uint64_t last_done;                         /* last beat (reads) or B (stores) so far */
+  uint64_t cells;                             /* SRAM rows written (data + padding) */
+  uint64_t beats, bursts, pending;            /* pending: issued, not finished */
+  uint64_t moving;                            /* cycles of those beats on the bus (UOP: held) */
+};
+
+struct tm_mod {
+  struct tm_cmdq q;
+  enum tm_phase phase;
+  struct loom_insn insn;
+  uint32_t index;
+  uint64_t t;          /* the module's next step cannot happen before this cycle */
+  uint64_t taken;      /* when it took the current instruction */
+  uint64_t exec_begin; /* engine start */
+  uint64_t idle_at;    /* back in StIdle */
+  struct tm_dma dma;
+  uint64_t busy, tok_stall, mem_stall;
+  uint32_t take_gap;   /* cycles between going idle and the next take (see exec_done) */
+};
+
+struct fsim_timing {
+  const struct loom_hw_config *cfg;
+  struct tm_mod mod[LOOM_Q_COUNT];
+  struct tm_tokq tok[FSIM_TOK_COUNT];
+  /* the bus */
+  uint64_t bus_t;          /* the bus has been simulated up to this cycle */
+  struct tm_bq rq, wq;     /* read bursts (answered in order), write bursts (W in AW order) */
+  uint32_t beat_cycles;    /* bus cycles per beat: bus bytes / bytes per cycle, at least 1 */
+  uint32_t bus_bytes;
+  uint64_t *rd_slot;       /* cycle each of the last `rd_max` read grants frees its slot, a ring */
+  uint64_t rd_grants;
+  uint32_t rd_max;
+  uint64_t wr_slot[TM_DRAM_OUTSTANDING]; /* the same for write bursts (at their B) */
+  uint64_t wr_grants;
+  uint64_t aw_count, w_done; /* store: AWs issued, W bursts finished */
+  uint64_t ar_free, aw_free;
+  uint32_t rr_last;        /* read port granted last: 0 fetch, 1 load, 2 compute */
+  uint64_t now;            /* the event loop's time */
+  /* fetch */
+  const uint8_t *insns;
+  uint32_t insn_count, finish_index; /* dispatch stops after FINISH */
+  uint32_t fetch_req, fetch_disp;
+  uint64_t fetch_t, disp_t;
+  uint64_t *arrive;                  /* cycle instruction i is in the fetch buffer */
+  uint32_t arrive_cap;
+  uint64_t *alu_stall;               /* interlock cycles of ALU instruction i (fsim_timing_alu) */
+  uint32_t alu_cap;
+  /* result */
+  int finished;
+  uint64_t end;
+  int tracing;
+  struct loom_trace_event *ev;
+  size_t nev, cap_ev;
+};
+
+/* ---- trace ---- */
+
+static void trace(struct fsim_timing *tm, int module, int kind, uint32_t insn, uint32_t opcode,
+                  uint64_t begin, uint64_t end) {
+  if (!tm->tracing || end <= begin) return;
+  if (tm->nev == tm->cap_ev) {
+    size_t cap = tm->cap_ev ? 2 * tm->cap_ev : 1024;
+    struct loom_trace_event *e = realloc(tm->ev, cap * sizeof *e);
+    if (!e) return; /* the timeline is best effort; the counters stay right */
+    tm->ev = e, tm->cap_ev = cap;
+  }
+  tm->ev[tm->nev++] = (struct loom_trace_event){begin, end, insn, (uint8_t)module, (uint8_t)kind,
+                                                (uint16_t)opcode};
+}
+
+/* ---- the bus ----
+ *
+ * The data bus is a fluid model of the DRAM model's beat scheduler: one beat
+ * per `beat_cycles` cycles in all; the head read burst (reads are answered
+ * in order) and the head write burst share it half and half when both want
+ * it (dram_model.cpp alternates R and W), and either has it whole when
+ * alone.  Work is counted in half-cycles of the bus, so both rates are
+ * whole numbers.  The bus is itself an entity of the event loop: its next
+ * event is the next burst to start or finish, and bursts only ever join
+ * after the bus time, so advancing it never has to be undone. */
+
+static struct tm_burst *bq_at(struct tm_bq *q, uint32_t i) { return &q->b[(q->head + i) % TM_BQ_CAP]; }
+
+static void bq_push(struct tm_bq *q, const struct tm_burst *b) {
+  assert(q->count < TM_BQ_CAP && "more bursts in flight than the outstanding limits allow");
+  *bq_at(q, q->count) = *b;
+  q->count++;
+}
+
+static uint64_t slot_free(const uint64_t *ring, uint64_t grants, uint32_t max) {
+  return grants >= max ? ring[grants % max] : 0;
+}
+
+/* Earliest cycle a read burst can be granted (TM_INF: when a burst in
+ * flight finishes). */
+static uint64_t rd_ready(const struct fsim_timing *tm, uint64_t t) {
+  uint64_t r = t > tm->ar_free ? t : tm->ar_free, s = slot_free(tm->rd_slot, tm->rd_grants, tm->rd_max);
+  return s > r ? s : r;
+}
+
+/* Takes a read slot and the AR channel at cycle `t` for requester `owner`. */
+static void rd_grant(struct fsim_timing *tm, uint64_t t, int owner) {
+  tm->rd_slot[tm->rd_grants % tm->rd_max] = TM_INF;
+  tm->rd_grants++;
+  tm->ar_free = t + 1;
+  tm->rr_last = owner == TM_FETCH ? 0 : owner == LOOM_Q_LOAD ? 1 : 2;
+}
+
+/* Grants a read burst of `beats` at cycle `t`; `hold` is the cycles the R
+ * channel is held (the micro-ops of a UOP load are written one per cycle
+ * while their beat waits). */
+static void rd_burst(struct fsim_timing *tm, uint64_t t, uint32_t beats, uint32_t hold, int owner) {
+  uint64_t cycles = (uint64_t)beats * tm->beat_cycles;
+  if (hold > cycles) cycles = hold;
+  struct tm_burst b = {t + TM_DRAM_LATENCY + consts.rd_ar, 2 * cycles, owner, 0, tm->rd_grants, 0};
+  rd_grant(tm, t, owner);
+  bq_push(&tm->rq, &b);
+}
+
+/* A fetch burst of `n` instructions: one part per instruction, so that
+ * each arrives (and can be dispatched) as its beats do. */
+static void rd_fetch_burst(struct fsim_timing *tm, uint64_t t, uint32_t first, uint32_t n, uint32_t per) {
+  for (uint32_t i = 0; i < n; i++) {
+    struct tm_burst b = {t + TM_DRAM_LATENCY + consts.rd_ar, 2 * (uint64_t)per * tm->beat_cycles, TM_FETCH,
+                         first + i, tm->rd_grants, i + 1 < n};
+    bq_push(&tm->rq, &b);
+  }
+  rd_grant(tm, t, TM_FETCH);
+}
+
+/* Earliest cycle a write burst's address can be accepted. */
+static uint64_t wr_ready(const struct fsim_timing *tm, uint64_t t) {
+  uint64_t r = t > tm->aw_free ? t : tm->aw_free;
+  uint64_t s = slot_free(tm->wr_slot, tm->wr_grants, TM_DRAM_OUTSTANDING);
+  if (s > r) r = s;
+  /* loom_store.v: an AW only while its W length queue has two free entries. */
+  if (tm->aw_count - tm->w_done + 2 > TM_STORE_LENQ) return TM_INF;
+  return r;
+}
+
+/* A write burst whose address goes at `t` and whose data is ready from
+ * `data_at`. */
+static void wr_burst(struct fsim_timing *tm, uint64_t t, uint64_t data_at, uint32_t beats) {
+  uint64_t s = t + consts.aw_to_w;
+  struct tm_burst b = {s > data_at ? s : data_at, 2 * (uint64_t)beats * tm->beat_cycles, LOOM_Q_STORE, 0,
+                       tm->wr_grants, 0};
+  tm->wr_slot[tm->wr_grants % TM_DRAM_OUTSTANDING] = TM_INF;
+  tm->wr_grants++;
+  tm->aw_count++;
+  tm->aw_free = t + 1;
+  bq_push(&tm->wq, &b);
+}
+
+static int bq_active(struct tm_bq *q, uint64_t t) { return q->count && bq_at(q, 0)->at <= t; }
+
+/* The next cycle at which a burst starts or finishes, with nothing new. */
+static uint64_t bus_next(struct fsim_timing *tm) {
+  uint64_t t = tm->bus_t, next = TM_INF;
+  int r = bq_active(&tm->rq, t), w = bq_active(&tm->wq, t);
+  uint64_t rate = r && w ? 1 : 2;
+  if (r) next = t + (bq_at(&tm->rq, 0)->rem + rate - 1) / rate;
+  else if (tm->rq.count && bq_at(&tm->rq, 0)->at < next) next = bq_at(&tm->rq, 0)->at;
+  if (w) {
+    uint64_t e = t + (bq_at(&tm->wq, 0)->rem + rate - 1) / rate;
+    if (e < next) next = e;
+  } else if (tm->wq.count && bq_at(&tm->wq, 0)->at < next) {
+    next = bq_at(&tm->wq, 0)->at;
+  }
+  return next;
+}
+
+static void rd_finished(struct fsim_timing *tm, const struct tm_burst *b, uint64_t last);
+static void wr_finished(struct fsim_timing *tm, const struct tm_burst *b, uint64_t last);
+
+/* Runs the bus to cycle `t` (at most bus_next()), finishing bursts there. */
+static void bus_act(struct fsim_timing *tm, uint64_t t) {
+  int r = bq_active(&tm->rq, tm->bus_t), w = bq_active(&tm->wq, tm->bus_t);
+  uint64_t rate = r && w ? 1 : 2, dt = t - tm->bus_t;
+  struct tm_burst *hr = r ? bq_at(&tm->rq, 0) : NULL, *hw = w ? bq_at(&tm->wq, 0) : NULL;
+  if (hr) hr->rem = hr->rem > dt * rate ? hr->rem - dt * rate : 0;
+  if (hw) hw->rem = hw->rem > dt * rate ? hw->rem - dt * rate : 0;
+  tm->bus_t = t;
+  if (hr && hr->rem == 0) {
+    struct tm_burst b = *hr;
+    tm->rq.head = (tm->rq.head + 1) % TM_BQ_CAP, tm->rq.count--;
+    rd_finished(tm, &b, t - 1);
+  }
+  if (hw && hw->rem == 0) {
+    struct tm_burst b = *hw;
+    tm->wq.head = (tm->wq.head + 1) % TM_BQ_CAP, tm->wq.count--;
+    wr_finished(tm, &b, t - 1);
+  }
+}
+
+/* ---- DMA ---- */
+
+static uint32_t row_bytes(const struct fsim_timing *tm, const struct loom_insn_mem *m) {
+  return loom_hw_row_bytes(tm->cfg, (int)m->buffer, (int)m->src_int8);
+}
+
+/* Sets up the burst walk of a LOAD or STORE starting its engine at `t`.
+ * Segment bases are taken as 4 KiB aligned (tsim's allocator and the
+ * runtime's give at least that), so only offsets decide the 4 KiB splits. */
+static void dma_start(struct fsim_timing *tm, struct tm_mod *mod, uint64_t t) {
+  const struct loom_insn_mem *m = &mod->insn.mem;
+  struct tm_dma *d = &mod->dma;
+  uint64_t r = row_bytes(tm, m);
+  memset(d, 0, sizeof *d);
+  d->first = t + consts.check;
+  if (m->x_size == 0 || m->y_size == 0) return;
+  d->active = 1;
+  d->is_store = mod->insn.opcode == LOOM_OP_STORE;
+  d->hold_uops = m->buffer == LOOM_BUF_UOP;
+  d->row_addr = (uint64_t)m->dram_offset * r;
+  d->stride = (uint64_t)m->x_stride * r;
+  d->row_bytes = (uint64_t)m->x_size * r;
+  d->rows_left = m->y_size;
+  d->next_issue = d->first;
+  d->last_done = d->first;
+  d->cells = (uint64_t)(m->y_pad_top + m->y_size + m->y_pad_bottom) *
+             (m->x_pad_left + m->x_size + m->x_pad_right);
+}
+
+/* The next burst of the walk: its address and beats; advances the walk. */
+static uint32_t dma_next_burst(struct fsim_timing *tm, struct tm_dma *d, uint32_t *uops) {
+  uint64_t bus = tm->bus_bytes;
+  if (d->rem_beats == 0) {
+    uint64_t lo = d->row_addr & ~(bus - 1), hi = (d->row_addr + d->row_bytes + bus - 1) & ~(bus - 1);
+    d->addr = lo;
+    d->row_lo = d->row_addr, d->row_hi = d->row_addr + d->row_bytes;
+    d->rem_beats = (uint32_t)((hi - lo) / bus);
+    d->row_addr += d->stride;
+    d->rows_left--;
+  }
+  uint32_t to_4k = (uint32_t)((4096 - (d->addr & 4095)) / bus);
+  uint32_t len = d->rem_beats < TM_MAX_BEATS ? d->rem_beats : TM_MAX_BEATS;
+  if (len > to_4k) len = to_4k;
+  /* A UOP beat is held while its micro-ops of this row are written, one
+   * per cycle (loom_compute.v). */
+  uint64_t a = d->addr > d->row_lo ? d->addr : d->row_lo, b = d->addr + (uint64_t)len * bus;
+  if (b > d->row_hi) b = d->row_hi;
+  *uops = d->hold_uops ? (uint32_t)((b - a) / LOOM_UOP_BYTES) : len;
+  d->addr += (uint64_t)len * bus;
+  d->rem_beats -= len;
+  return len;
+}
+
+static int dma_walk_done(const struct tm_dma *d) { return d->rem_beats == 0 && d->rows_left == 0; }
+
+/* Earliest cycle the next burst of `mod`'s transfer can go. */
+static uint64_t dma_ready(const struct fsim_timing *tm, const struct tm_mod *mod) {
+  const struct tm_dma *d = &mod->dma;
+  return d->is_store ? wr_ready(tm, d->next_issue) : rd_ready(tm, d->next_issue);
+}
+
+/* Issues one burst at `t`. */
+static void dma_step(struct fsim_timing *tm, int m, uint64_t t) {
+  struct tm_mod *mod = &tm->mod[m];
+  struct tm_dma *d = &mod->dma;
+  uint32_t hold;
+  uint32_t beats = dma_next_burst(tm, d, &hold);
+  if (d->is_store) {
+    /* OUT rows are read one per cycle from the start of the run; the W
+     * beats of this burst need theirs. */
+    uint32_t r = row_bytes(tm, &mod->insn.mem);
+    uint64_t data_at = d->first + consts.out_lead + d->beats * tm->bus_bytes / (r ? r : 1);
+    wr_burst(tm, t, data_at, beats);
+  } else {
+    rd_burst(tm, t, beats, hold, m);
+  }
+  d->beats += beats;
+  d->moving += hold > (uint64_t)beats * tm->beat_cycles ? hold : (uint64_t)beats * tm->beat_cycles;
+  d->bursts++;
+  d->pending++;
+  d->next_issue = t + 1;
+}
+
+static void rd_finished(struct fsim_timing *tm, const struct tm_burst *b, uint64_t last) {
+  if (!b->more) tm->rd_slot[b->grant % tm->rd_max] = last + 1;
+  if (b->owner == TM_FETCH) {
+    tm->arrive[b->aux] = last + consts.rd_r;
+    return;
+  }
+  struct tm_dma *d = &tm->mod[b->owner].dma;
+  d->pending--;
+  if (last + consts.rd_r > d->last_done) d->last_done = last + consts.rd_r;
+}
+
+static void wr_finished(struct fsim_timing *tm, const struct tm_burst *b, uint64_t last) {
+  uint64_t bresp = last + TM_DRAM_LATENCY + consts.wr_tail;
+  struct tm_dma *d = &tm->mod[LOOM_Q_STORE].dma;
+  tm->wr_slot[b->grant % TM_DRAM_OUTSTANDING] = last + TM_DRAM_LATENCY + 1;
+  tm->w_done++;
+  d->pending--;
+  if (bresp > d->last_done) d->last_done = bresp;
+}
+
+/* When the engine reports done, once every burst has finished. */
+static uint64_t dma_end(const struct tm_mod *mod) {
+  const struct tm_dma *d = &mod->dma;
+  if (!d->active) return d->first;
+  uint64_t e = d->last_done + (d->is_store ? 0 : consts.rd_tail);
+  if (mod->insn.mem.buffer == LOOM_BUF_ACC) e += consts.acc_tail;
+  /* loom_pad_walk: data rows and padding share one SRAM write port. */
+  if (d->first + d->cells + consts.pad_tail > e) e = d->first + d->cells + consts.pad_tail;
+  return e;
+}
+
+/* ---- engines without the bus ---- */
+
+static uint64_t loop_ops(uint32_t io, uint32_t ii, uint32_t ub, uint32_t ue) {
+  return ue > ub ? (uint64_t)io * ii * (ue - ub) : 0;
+}
+
+/* Cycles from engine start to done for GEMM, ALU, QCFG, NOP. */
+static uint64_t engine_cycles(const struct fsim_timing *tm, const struct loom_insn *in, uint32_t index) {
+  switch (in->opcode) {
+  case LOOM_OP_GEMM: {
+    uint64_t n = loop_ops(in->gemm.iter_out, in->gemm.iter_in, in->gemm.uop_begin, in->gemm.uop_end);
+    return n ? n + consts.gemm_fill : 1;
+  }
+  case LOOM_OP_ALU: {
+    uint64_t n = loop_ops(in->alu.iter_out, in->alu.iter_in, in->alu.uop_begin, in->alu.uop_end);
+    return n ? n * (in->alu.use_imm ? 1 : 2) + consts.alu_fill + tm->alu_stall[index] : 1;
+  }
+  default: return 1;
+  }
+}
+
+/* ---- queues ---- */
+
+static uint64_t max64(uint64_t a, uint64_t b) { return a > b ? a : b; }
+
+static struct tm_tokq *phase_tok(struct fsim_timing *tm, int m, enum tm_phase p) {
+  static const int8_t map[LOOM_Q_COUNT][6] = {
+      [LOOM_Q_LOAD] = {-1, -1, FSIM_TOK_C2L, -1, -1, FSIM_TOK_L2C},
+      [LOOM_Q_COMPUTE] = {-1, FSIM_TOK_L2C, FSIM_TOK_S2C, -1, FSIM_TOK_C2L, FSIM_TOK_C2S},
+      [LOOM_Q_STORE] = {-1, FSIM_TOK_C2S, -1, -1, FSIM_TOK_S2C, -1},
+  };
+  int q = map[m][p];
+  return q < 0 ? NULL : &tm->tok[q];
+}
+
+static uint32_t phase_flag(const struct loom_insn *in, enum tm_phase p) {
+  switch (p) {
+  case TM_POP_PREV: return in->pop_prev;
+  case TM_POP_NEXT: return in->pop_next;
+  case TM_PUSH_PREV: return in->push_prev;
+  case TM_PUSH_NEXT: return in->push_next;
+  default: return 0;
+  }
+}
+
+/* ---- modules ---- */
+
+static int mod_drained(const struct tm_mod *mod) { return mod->phase == TM_IDLE && mod->q.count == 0; }
+
+static uint64_t mod_ready(struct fsim_timing *tm, int m) {
+  struct tm_mod *mod = &tm->mod[m];
+  switch (mod->phase) {
+  case TM_IDLE:
+    if (mod->q.count == 0) return TM_INF;
+    return max64(mod->t + mod->take_gap, mod->q.at[mod->q.head] + 1);
+  case TM_POP_PREV:
+  case TM_POP_NEXT: {
+    struct tm_tokq *q = phase_tok(tm, m, mod->phase);
+    if (q->count == 0) return TM_INF;
+    return max64(mod->t, q->at[q->head] + 1);
+  }
+  case TM_PUSH_PREV:
+  case TM_PUSH_NEXT: {
+    struct tm_tokq *q = phase_tok(tm, m, mod->phase);
+    if (q->count == q->cap) return TM_INF;
+    return max64(mod->t, q->room_at);
+  }
+  case TM_EXEC:
+    if (mod->insn.opcode == LOOM_OP_FINISH) {
+      const struct tm_mod *l = &tm->mod[LOOM_Q_LOAD], *s = &tm->mod[LOOM_Q_STORE];
+      if (!mod_drained(l) || !mod_drained(s)) return TM_INF;
+      return max64(mod->t, max64(l->idle_at, s->idle_at));
+    }
+    if (mod->dma.active) {
+      if (!dma_walk_done(&mod->dma)) return max64(mod->t, dma_ready(tm, mod));
+      return mod->dma.pending ? TM_INF : max64(mod->t, mod->dma.last_done);
+    }
+    return mod->t;
+  }
+  return TM_INF;
+}
+
+static const int trace_module[LOOM_Q_COUNT] = {LOOM_MOD_LOAD, LOOM_MOD_COMPUTE, LOOM_MOD_STORE};
+
+/* Moves past phases whose flag is clear (no cycle spent) from `p`. */
+static void enter_phase(struct fsim_timing *tm, int m, enum tm_phase p, uint64_t t) {
+  struct tm_mod *mod = &tm->mod[m];
+  while ((p == TM_POP_PREV || p == TM_POP_NEXT || p == TM_PUSH_PREV || p == TM_PUSH_NEXT) &&
+         !phase_flag(&mod->insn, p))
+    p = p == TM_PUSH_NEXT ? TM_IDLE : p + 1;
+  mod->phase = p;
+  mod->t = t;
+  if (p == TM_EXEC) {
+    mod->exec_begin = t; /* start_q: the engine starts in the cycle the phase is entered */
+    if (mod->insn.opcode == LOOM_OP_LOAD || mod->insn.opcode == LOOM_OP_STORE)
+      dma_start(tm, mod, mod->exec_begin);
+    else
+      mod->dma.active = 0;
+    mod->t = mod->exec_begin;
+  } else if (p == TM_IDLE) {
+    mod->idle_at = t;
+    mod->busy += t - mod->taken - 1; /* StIdle, where the take happens, is not busy */
+  }
+}
+
+static void exec_done(struct fsim_timing *tm, int m, uint64_t end) {
+  struct tm_mod *mod = &tm->mod[m];
+  /* loom_load.v and loom_store.v leave StDone a cycle after reporting done:
+   * idle (for FINISH) at once, the next instruction a cycle later. */
+  mod->take_gap = mod->dma.active && m != LOOM_Q_COMPUTE ? consts.dma_gap : 0;
+  trace(tm, trace_module[m], LOOM_TRACE_INSN, mod->index, mod->insn.opcode, mod->exec_begin, end);
+  if (mod->dma.active) {
+    /* the RTL counts the cycles of the transfer without a beat at hand */
+    uint64_t moving = mod->dma.moving, span = mod->dma.last_done - mod->dma.first;
+    if (span > moving) mod->mem_stall += span - moving;
+    trace(tm, trace_module[m], LOOM_TRACE_MEM_WAIT, mod->index, mod->insn.opcode, mod->dma.first,
+          mod->dma.first + TM_DRAM_LATENCY + consts.rd_ar + consts.rd_r < end
+              ? mod->dma.first + TM_DRAM_LATENCY + consts.rd_ar + consts.rd_r : end);
+  }
+  enter_phase(tm, m, TM_PUSH_PREV, end);
+}
+
+static void tok_wait(struct fsim_timing *tm, int m, uint64_t t) {
+  struct tm_mod *mod = &tm->mod[m];
+  if (t > mod->t) {
+    mod->tok_stall += t - mod->t;
+    trace(tm, trace_module[m], LOOM_TRACE_TOKEN_WAIT, mod->index, mod->insn.opcode, mod->t, t);
+  }
+}
+
+static void mod_act(struct fsim_timing *tm, int m, uint64_t t) {
+  struct tm_mod *mod = &tm->mod[m];
+  switch (mod->phase) {
+  case TM_IDLE: {
+    struct tm_cmdq *q = &mod->q;
+    mod->index = q->idx[q->head];
+    const char *why;
+    loom_insn_decode(tm->insns + (size_t)mod->index * LOOM_INSN_BYTES, &mod->insn, &why);
+    if (q->count == q->cap) q->room_at = t + 1;
+    q->head = (q->head + 1) % q->cap;
+    q->count--;
+    mod->taken = t;
+    enter_phase(tm, m, TM_POP_PREV, t + consts.take);
+    return;
+  }
+  case TM_POP_PREV:
+  case TM_POP_NEXT: {
+    struct tm_tokq *q = phase_tok(tm, m, mod->phase);
+    tok_wait(tm, m, t);
+    if (q->count == q->cap) q->room_at = t + 1;
+    q->head = (q->head + 1) % q->cap;
+    q->count--;
+    enter_phase(tm, m, mod->phase + 1, t + consts.token);
+    return;
+  }
+  case TM_PUSH_PREV:
+  case TM_PUSH_NEXT: {
+    struct tm_tokq *q = phase_tok(tm, m, mod->phase);
+    tok_wait(tm, m, t);
+    q->at[(q->head + q->count) % q->cap] = t;
+    q->count++;
+    enter_phase(tm, m, mod->phase == TM_PUSH_NEXT ? TM_IDLE : mod->phase + 1, t + consts.token);
+    return;
+  }
+  case TM_EXEC:
+    if (mod->insn.opcode == LOOM_OP_FINISH) {
+      tm->finished = 1;
+      tm->end = t; /* finish_go: done in the cycle FINISH executes */
+      mod->busy += t - mod->taken;
+      return;
+    }
+    if (mod->dma.active) {
+      if (!dma_walk_done(&mod->dma)) dma_step(tm, m, t);
+      else exec_done(tm, m, dma_end(mod));
+      return;
+    }
+    if (mod->insn.opcode == LOOM_OP_LOAD || mod->insn.opcode == LOOM_OP_STORE) {
+      exec_done(tm, m, mod->dma.first); /* empty transfer: the check only */
+      return;
+    }
+    exec_done(tm, m, t + engine_cycles(tm, &mod->insn, mod->index));
+    return;
+  }
+}
+
+/* ---- fetch ---- */
+
+/* The requester: a burst for as many instructions as the buffer has room
+ * for, once half of it is free or the rest of the stream fits. */
+static uint32_t fetch_burst_len(const struct fsim_timing *tm) {
+  uint32_t left = tm->insn_count - tm->fetch_req;
+  uint32_t room = TM_FETCH_BUF - (tm->fetch_req - tm->fetch_disp);
+  if (left == 0 || (room < TM_FETCH_BUF / 2 && left > room)) return 0;
+  uint32_t n = left < room ? left : room;
+  if (n > TM_FETCH_BURST) n = TM_FETCH_BURST;
+  uint32_t to_4k = (uint32_t)((4096 - ((uint64_t)tm->fetch_req * LOOM_INSN_BYTES) % 4096) / LOOM_INSN_BYTES);
+  return n < to_4k ? n : to_4k;
+}
+
+static uint64_t fetch_ready(const struct fsim_timing *tm) {
+  if (tm->fetch_disp > tm->finish_index || !fetch_burst_len(tm)) return TM_INF;
+  return rd_ready(tm, tm->fetch_t);
+}
+
+static void fetch_act(struct fsim_timing *tm, uint64_t t) {
+  uint32_t n = fetch_burst_len(tm), per = LOOM_INSN_BYTES / tm->bus_bytes ? LOOM_INSN_BYTES / tm->bus_bytes : 1;
+  for (uint32_t i = 0; i < n; i++) tm->arrive[tm->fetch_req + i] = TM_INF;
+  rd_fetch_burst(tm, t, tm->fetch_req, n, per);
+  tm->fetch_req += n;
+  tm->fetch_t = t + 1;
+}
+
+static uint64_t disp_ready(const struct fsim_timing *tm) {
+  uint32_t i = tm->fetch_disp;
+  if (i > tm->finish_index || i >= tm->fetch_req || tm->arrive[i] == TM_INF) return TM_INF;
+  struct loom_insn in;
+  const char *why;
+  loom_insn_decode(tm->insns + (size_t)i * LOOM_INSN_BYTES, &in, &why);
+  const struct tm_cmdq *q = &tm->mod[loom_insn_queue(&in)].q;
+  if (q->count == q->cap) return TM_INF;
+  return max64(max64(tm->disp_t, tm->arrive[i] + consts.dispatch), q->room_at);
+}
+
+static void disp_act(struct fsim_timing *tm, uint64_t t) {
+  uint32_t i = tm->fetch_disp++;
+  struct loom_insn in;
+  const char *why;
+  loom_insn_decode(tm->insns + (size_t)i * LOOM_INSN_BYTES, &in, &why);
+  struct tm_cmdq *q = &tm->mod[loom_insn_queue(&in)].q;
+  uint32_t k = (q->head + q->count) % q->cap;
+  q->idx[k] = i, q->at[k] = t;
+  q->count++;
+  tm->disp_t = t + 1;
+  trace(tm, LOOM_MOD_FETCH, LOOM_TRACE_INSN, i, in.opcode, tm->arrive[i], t + 1);
+}
+
+/* ---- ALU interlock ----
+ *
+ * loom_alu.v checks the row a micro-op reads first (the source of a vector
+ * operand, else the destination) against the destinations of the micro-ops
+ * accepted in the 7 cycles before (its pipeline, Lat = 7); the second read
+ * of a vector operand follows unchecked.  So a micro-op waits until every
+ * earlier one writing its destination (or its vector source) was accepted
+ * at least 8 cycles before.  The functional run calls this with the
+ * instruction's micro-ops decoded; the stall is kept for the timed run. */
+
+struct tm_alu_slot {
+  uint32_t row;
+  uint64_t accept;
+};
+
+void fsim_timing_alu(struct fsim_timing *tm, uint32_t index, const struct loom_insn_alu *in,
+                     const struct loom_uop *uops) {
+  struct tm_alu_slot ring[8] = {{0, 0}};
+  uint32_t live = 0, head = 0;
+  uint64_t c = 8, stall = 0; /* first-read cycle of the next micro-op; 8: nothing in flight */
+  int vec = !in->use_imm;
+  if (index >= tm->alu_cap) return;
+  for (uint32_t i = 0; i < in->iter_out; i++)
+    for (uint32_t j = 0; j < in->iter_in; j++)
+      for (uint32_t u = in->uop_begin; u < in->uop_end; u++) {
+        uint32_t d = uops[u].acc + i * in->dst_factor_out + j * in->dst_factor_in;
+        uint32_t sr = uops[u].inp + i * in->src_factor_out + j * in->src_factor_in;
+        uint64_t t = c;
+        for (uint32_t k = 0; k < live; k++) {
+          const struct tm_alu_slot *e = &ring[(head + k) % 8];
+          if ((e->row == d || (vec && e->row == sr)) && e->accept + 8 > t) t = e->accept + 8;
+        }
+        stall += t - c;
+        uint64_t acc = t + (uint64_t)vec;
+        /* keep the micro-ops accepted in the last 7 cycles: at most 7 */
+        while (live && ring[head].accept + 8 <= acc + 1) head = (head + 1) % 8, live--;
+        if (live == 8) head = (head + 1) % 8, live--;
+        ring[(head + live) % 8] = (struct tm_alu_slot){d, acc};
+        live++;
+        c = acc + 1;
+      }
+  tm->alu_stall[index] = stall;
+}
+
+void fsim_timing_begin(struct fsim_timing *tm, const struct fsim_job *job) {
+  if (tm->alu_cap < job->insn_count) {
+    uint64_t *a = realloc(tm->alu_stall, job->insn_count * sizeof *a);
+    if (!a) {
+      tm->alu_cap = 0; /* no interlock stalls then: an underestimate, never a crash */
+      return;
+    }
+    tm->alu_stall = a, tm->alu_cap = job->insn_count;
+  }
+  memset(tm->alu_stall, 0, job->insn_count * sizeof *tm->alu_stall);
+}
+
+/* ---- the run ---- */
+
+static int cmp_event(const void *a, const void *b) {
+  const struct loom_trace_event *x = a, *y = b;
+  return x->begin < y->begin ? -1 : x->begin > y->begin ? 1 : (x->module > y->module) - (x->module < y->module);
+}
+
+struct fsim_timing *fsim_timing_create(const struct loom_hw_config *cfg) {
+  struct fsim_timing *tm = calloc(1, sizeof *tm);
+  if (!tm) return NULL;
+  tm->cfg = cfg;
+  tm->rd_max = (uint32_t)(cfg->max_outstanding_reads > 0 ? cfg->max_outstanding_reads : 1);
+  if (tm->rd_max > TM_DRAM_OUTSTANDING) tm->rd_max = TM_DRAM_OUTSTANDING; /* the DRAM's limit too */
+  tm->rd_slot = calloc(tm->rd_max, sizeof *tm->rd_slot);
+  int ok = tm->rd_slot != NULL;
+  for (int m = 0; m < LOOM_Q_COUNT && ok; m++) {
+    struct tm_cmdq *q = &tm->mod[m].q;
+    q->cap = (uint32_t)cfg->cmd_queue_depth;
+    q->idx = calloc(q->cap, sizeof *q->idx);
+    q->at = calloc(q->cap, sizeof *q->at);
+    ok = q->idx && q->at;
+  }
+  for (int k = 0; k < FSIM_TOK_COUNT && ok; k++) {
+    tm->tok[k].cap = (uint32_t)cfg->token_queue_depth;
+    tm->tok[k].at = calloc(tm->tok[k].cap, sizeof *tm->tok[k].at);
+    ok = tm->tok[k].at != NULL;
+  }
+  if (!ok) {
+    fsim_timing_destroy(tm);
+    return NULL;
+  }
+  return tm;
+}
+
+void fsim_timing_destroy(struct fsim_timing *tm) {
+  if (!tm) return;
+  free(tm->rd_slot);
+  for (int m = 0; m < LOOM_Q_COUNT; m++) free(tm->mod[m].q.idx), free(tm->mod[m].q.at);
+  for (int k = 0; k < FSIM_TOK_COUNT; k++) free(tm->tok[k].at);
+  free(tm->arrive);
+  free(tm->alu_stall);
+  free(tm->ev);
+  free(tm);
+}
+
+void fsim_timing_set_trace(struct fsim_timing *tm, int on) { tm->tracing = on; }
+
+const struct loom_trace_event *fsim_timing_trace(const struct fsim_timing *tm, size_t *count) {
+  *count = tm->nev;
+  return tm->ev;
+}
+
+/* Whether entity `e`'s next step is a read burst request. */
+static int reads_next(const struct fsim_timing *tm, int e) {
+  if (e == TM_FETCH) return 1;
+  if (e != LOOM_Q_LOAD && e != LOOM_Q_COMPUTE) return 0;
+  const struct tm_mod *mod = &tm->mod[e];
+  return mod->phase == TM_EXEC && mod->dma.active && !dma_walk_done(&mod->dma);
+}
+
+/* Which of the entities ready at `best` steps first: the bus (its bursts
+ * finishing free slots for the others), then the read requesters in
+ * loom_axi_rd_arb.v's round-robin order after the last granted, then the
+ * rest. */
+static int pick(const struct fsim_timing *tm, const uint64_t *rt, uint64_t best) {
+  static const int by_port[3] = {TM_FETCH, LOOM_Q_LOAD, LOOM_Q_COMPUTE};
+  if (rt[TM_BUS] == best) return TM_BUS;
+  for (uint32_t k = 1; k <= 3; k++) {
+    int e = by_port[(tm->rr_last + k) % 3];
+    if (rt[e] == best && reads_next(tm, e)) return e;
+  }
+  for (int e = 0; e < TM_ENTITIES; e++)
+    if (rt[e] == best) return e;
+  return TM_BUS;
+}
+
+static void reset_run(struct fsim_timing *tm, const struct fsim_job *job) {
+  for (int m = 0; m < LOOM_Q_COUNT; m++) {
+    struct tm_mod *mod = &tm->mod[m];
+    struct tm_cmdq q = mod->q;
+    memset(mod, 0, sizeof *mod);
+    q.head = q.count = 0, q.room_at = 0;
+    mod->q = q;
+  }
+  for (int k = 0; k < FSIM_TOK_COUNT; k++) tm->tok[k].head = tm->tok[k].count = 0, tm->tok[k].room_at = 0;
+  tm->bus_t = 0;
+  tm->rq.head = tm->rq.count = tm->wq.head = tm->wq.count = 0;
+  tm->aw_count = tm->w_done = 0;
+  tm->bus_bytes = (uint32_t)tm->cfg->bus_bits / 8;
+  tm->beat_cycles = tm->bus_bytes / TM_DRAM_BYTES_PER_CYCLE ? tm->bus_bytes / TM_DRAM_BYTES_PER_CYCLE : 1;
+  tm->rd_grants = tm->wr_grants = tm->ar_free = tm->aw_free = 0;
+  tm->rr_last = 0;
+  tm->now = 0;
+  memset(tm->rd_slot, 0, tm->rd_max * sizeof *tm->rd_slot);
+  memset(tm->wr_slot, 0, sizeof tm->wr_slot);
+  tm->insns = job->insns;
+  tm->insn_count = job->insn_count;
+  tm->fetch_req = tm->fetch_disp = 0;
+  tm->fetch_t = consts.fetch_lat;
+  tm->disp_t = 0;
+  tm->finished = 0;
+  tm->end = 0;
+  tm->nev = 0;
+}
+
+/* The stream index of the first FINISH (the functional run ended there). */
+static uint32_t find_finish(const struct fsim_job *job) {
+  for (uint32_t i = 0; i < job->insn_count; i++) {
+    struct loom_insn in;
+    const char *why;
+    if (loom_insn_decode(job->insns + (size_t)i * LOOM_INSN_BYTES, &in, &why) == LOOM_ERR_NONE &&
+        in.opcode == LOOM_OP_FINISH)
+      return i;
+  }
+  return job->insn_count;
+}
+
+int fsim_timing_run(struct fsim_timing *tm, const struct fsim_job *job, uint64_t counters[LOOM_CNT_COUNT]) {
+  reset_run(tm, job);
+  if (!counters) return -1;
+  tm->finish_index = find_finish(job);
+  if (tm->finish_index >= job->insn_count || tm->alu_cap < job->insn_count) return -1;
+  if (tm->arrive_cap < job->insn_count) {
+    uint64_t *a = realloc(tm->arrive, job->insn_count * sizeof *a);
+    if (!a) return -1;
+    tm->arrive = a, tm->arrive_cap = job->insn_count;
+  }
+  while (!tm->finished) {
+    uint64_t rt[TM_ENTITIES], best = TM_INF;
+    rt[TM_BUS] = bus_next(tm);
+    rt[TM_FETCH] = fetch_ready(tm);
+    rt[TM_DISPATCH] = disp_ready(tm);
+    for (int m = 0; m < LOOM_Q_COUNT; m++) rt[m] = mod_ready(tm, m);
+    for (int e = 0; e < TM_ENTITIES; e++)
+      if (rt[e] < best) best = rt[e];
+    if (best == TM_INF) return -1; /* cannot happen after a clean functional run */
+    int who = pick(tm, rt, best);
+    if (best < tm->now) best = tm->now; /* a step never goes back in time */
+    tm->now = best;
+    if (who == TM_BUS) bus_act(tm, best);
+    else if (who == TM_FETCH) fetch_act(tm, best);
+    else if (who == TM_DISPATCH) disp_act(tm, best);
+    else mod_act(tm, who, best);
+  }
+  static const int busy[LOOM_Q_COUNT] = {LOOM_CNT_LOAD_BUSY, LOOM_CNT_COMPUTE_BUSY, LOOM_CNT_STORE_BUSY};
+  counters[LOOM_CNT_CYCLES] = tm->end;
+  for (int m = 0; m < LOOM_Q_COUNT; m++) {
+    counters[busy[m]] = tm->mod[m].busy;
+    counters[busy[m] + 1] = tm->mod[m].tok_stall;
+    counters[busy[m] + 2] = tm->mod[m].mem_stall;
+  }
+  if (tm->tracing && tm->nev) qsort(tm->ev, tm->nev, sizeof *tm->ev, cmp_event);
+  return 0;
+}

@@ -124,12 +124,15 @@ static void keep_sample(struct calib_range *r, const float *v, int64_t n) {
 }
 
 static void widen(struct calib_range *r, const float *v, int64_t n) {
+  float lo = r->lo, hi = r->hi; /* locals: r may alias nothing, but the compiler cannot know */
+  int seen = r->seen;
   for (int64_t i = 0; i < n; i++) {
     if (!isfinite(v[i])) continue;
-    if (!r->seen || v[i] < r->lo) r->lo = v[i];
-    if (!r->seen || v[i] > r->hi) r->hi = v[i];
-    r->seen = 1;
+    if (!seen || v[i] < lo) lo = v[i];
+    if (!seen || v[i] > hi) hi = v[i];
+    seen = 1;
   }
+  r->lo = lo, r->hi = hi, r->seen = seen;
   keep_sample(r, v, n);
 }
 
@@ -201,13 +204,15 @@ static void channel_sums(struct calib_range *r, const struct ir_tensor *x, const
   for (int64_t o = 0; o < outer; o++)
     for (int64_t c = 0; c < ch; c++) {
       double s = 0;
+      float lo = r->ch_lo[c], hi = r->ch_hi[c];
       for (int64_t i = 0; i < inner; i++) {
         float x = v[(o * ch + c) * inner + i];
         if (!isfinite(x)) continue;
         s += x;
-        r->ch_lo[c] = fminf(r->ch_lo[c], x), r->ch_hi[c] = fmaxf(r->ch_hi[c], x);
+        lo = x < lo ? x : lo, hi = x > hi ? x : hi;
       }
       r->ch_sum[c] += s;
+      r->ch_lo[c] = lo, r->ch_hi[c] = hi;
     }
   r->ch_count += outer * inner;
 }

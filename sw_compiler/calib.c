@@ -14,6 +14,12 @@
  * The graph runs node by node on the reference interpreter (ir_eval_node),
  * so every intermediate is visible, and each buffer is freed after its last
  * use: ResNet-18 needs a few of its activations at a time, not all of them.
+ * Samples run a few at a time, one thread each (one per core, the float
+ * convolutions inside split again, conv_f32.c); each records into its own
+ * struct sample_rec, and the records are merged in sample order exactly as
+ * a sequential run would have accumulated them (the same min / max, the
+ * same subsample, the same channel sums added in the same order), so the
+ * ranges do not depend on the thread count.
  * Two ranges are kept per tensor: the observed min / max over all samples
  * (non-finite values skipped: they would make every scale infinite), and a
  * clipping range that minimizes the mean squared int8 quantization error
@@ -28,10 +34,12 @@
 #include "sw_compiler/compiler.h"
 
 #include <dirent.h>
+#include <pthread.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "driver/lib/npy.h"
 
@@ -39,6 +47,7 @@
 #define CALIB_SAMPLE_VALUES 4096 /* values kept per tensor and sample */
 #define CALIB_MIN_CLIP 0.2f      /* the search never clips below 20% of the range */
 #define CALIB_CLIP_STEP 0.02f
+#define CALIB_MAX_THREADS 8 /* samples run at once (one thread each, at most one per core) */
 
 /* The samples of one file, checked against the model input. */
 struct sample_file {
@@ -124,12 +133,15 @@ static void keep_sample(struct calib_range *r, const float *v, int64_t n) {
 }
 
 static void widen(struct calib_range *r, const float *v, int64_t n) {
+  float lo = r->lo, hi = r->hi; /* locals: r may alias nothing, but the compiler cannot know */
+  int seen = r->seen;
   for (int64_t i = 0; i < n; i++) {
     if (!isfinite(v[i])) continue;
-    if (!r->seen || v[i] < r->lo) r->lo = v[i];
-    if (!r->seen || v[i] > r->hi) r->hi = v[i];
-    r->seen = 1;
+    if (!seen || v[i] < lo) lo = v[i];
+    if (!seen || v[i] > hi) hi = v[i];
+    seen = 1;
   }
+  r->lo = lo, r->hi = hi, r->seen = seen;
   keep_sample(r, v, n);
 }
 
@@ -188,8 +200,13 @@ double calib_channel_mean(const struct calib_range *r, int c) {
   return r->ch_sum && c < r->channels && r->ch_count ? r->ch_sum[c] / (double)r->ch_count : 0.0;
 }
 
-/* Sums per channel (axis 1): the means pass_quantize.c corrects biases with. */
-static void channel_sums(struct calib_range *r, const struct ir_tensor *x, const float *v) {
+/* Sums per channel (axis 1): the means pass_quantize.c corrects biases with.
+ * The sum of each (outer index, channel) goes to ch_sum[c], or, when `part`
+ * is set, to part[o * ch + c]: merge_sample() adds those into the total
+ * later, in the same order, so a sample run on another thread sums exactly
+ * as a sequential run does. */
+static void channel_sums(struct calib_range *r, const struct ir_tensor *x, const float *v,
+                         double *part) {
   if (x->rank < 2) return;
   int64_t outer = x->dims[0], ch = x->dims[1], inner = outer > 0 && ch > 0 ? ir_tensor_numel(x) / (outer * ch) : 0;
   if (!r->ch_sum) {
@@ -201,22 +218,35 @@ static void channel_sums(struct calib_range *r, const struct ir_tensor *x, const
   for (int64_t o = 0; o < outer; o++)
     for (int64_t c = 0; c < ch; c++) {
       double s = 0;
+      float lo = r->ch_lo[c], hi = r->ch_hi[c];
       for (int64_t i = 0; i < inner; i++) {
         float x = v[(o * ch + c) * inner + i];
         if (!isfinite(x)) continue;
         s += x;
-        r->ch_lo[c] = fminf(r->ch_lo[c], x), r->ch_hi[c] = fmaxf(r->ch_hi[c], x);
+        lo = x < lo ? x : lo, hi = x > hi ? x : hi;
       }
-      r->ch_sum[c] += s;
+      if (part) part[o * ch + c] = s;
+      else r->ch_sum[c] += s;
+      r->ch_lo[c] = lo, r->ch_hi[c] = hi;
     }
   r->ch_count += outer * inner;
 }
 
-static void note_tensor(const struct ir_graph *g, int t, const void *buf, struct calib_range *ranges) {
+/* What one sample records: ranges[t] for every tensor, and (parallel runs
+ * only) the per-channel partial sums parts[t] of channel_sums(). */
+struct sample_rec {
+  struct calib_range *ranges;
+  double **parts; /* NULL: sums go straight into ranges[t].ch_sum */
+};
+
+static void note_tensor(const struct ir_graph *g, int t, const void *buf, struct sample_rec *rec) {
   const struct ir_tensor *x = &g->tensors[t];
   if (x->dtype != IR_DT_F32 || x->data || !buf) return;
-  widen(&ranges[t], buf, ir_tensor_numel(x));
-  channel_sums(&ranges[t], x, buf);
+  widen(&rec->ranges[t], buf, ir_tensor_numel(x));
+  double *part = NULL;
+  if (rec->parts && x->rank >= 2)
+    part = rec->parts[t] = ir_xcalloc((size_t)(x->dims[0] * x->dims[1]) + 1, sizeof *part);
+  channel_sums(&rec->ranges[t], x, buf, part);
 }
 
 /* last[t] = index of the last node reading t (n_nodes for graph outputs). */
@@ -232,7 +262,7 @@ static int *last_uses(const struct ir_graph *g) {
 
 /* Runs node i, recording its results' ranges; frees operands it used last. */
 static int run_node(const struct ir_graph *g, int i, void **vals, const int *last,
-                    struct calib_range *ranges, struct ir_error *err) {
+                    struct sample_rec *rec, struct ir_error *err) {
   const struct ir_node *n = &g->nodes[i];
   const void **in = ir_xcalloc((size_t)n->n_in + 1, sizeof *in);
   void **out = ir_xcalloc((size_t)n->n_out + 1, sizeof *out);
@@ -243,7 +273,7 @@ static int run_node(const struct ir_graph *g, int i, void **vals, const int *las
     out[k] = vals[n->out[k]] = ir_xcalloc(1, (size_t)bytes + 1);
   }
   int rc = ir_eval_node(g, i, in, out, err);
-  for (int k = 0; k < n->n_out && !rc; k++) note_tensor(g, n->out[k], out[k], ranges);
+  for (int k = 0; k < n->n_out && !rc; k++) note_tensor(g, n->out[k], out[k], rec);
   for (int k = 0; k < n->n_in; k++) {
     int t = n->in[k];
     if (t >= 0 && last[t] == i && !g->tensors[t].data && !g->tensors[t].is_input) {
@@ -257,28 +287,138 @@ static int run_node(const struct ir_graph *g, int i, void **vals, const int *las
 }
 
 static int run_sample(const struct ir_graph *g, const void *input, const int *last,
-                      struct calib_range *ranges, struct ir_error *err) {
+                      struct sample_rec *rec, struct ir_error *err) {
   void **vals = ir_xcalloc((size_t)g->n_tensors + 1, sizeof *vals);
   int rc = 0;
   for (int t = 0; t < g->n_tensors; t++) vals[t] = g->tensors[t].data;
   vals[g->inputs[0]] = (void *)input;
-  note_tensor(g, g->inputs[0], input, ranges);
+  note_tensor(g, g->inputs[0], input, rec);
   for (int i = 0; i < g->n_nodes && !rc; i++)
-    if (!g->nodes[i].dead) rc = run_node(g, i, vals, last, ranges, err);
+    if (!g->nodes[i].dead) rc = run_node(g, i, vals, last, rec, err);
   for (int t = 0; t < g->n_tensors; t++)
     if (!g->tensors[t].data && !g->tensors[t].is_input) free(vals[t]);
   free(vals);
   return rc;
 }
 
-static int run_file(const struct ir_graph *g, const char *file, const int *last,
-                    struct calib_range *ranges, int *samples, struct ir_error *err) {
-  struct sample_file sf;
-  if (read_samples(file, &g->tensors[g->inputs[0]], &sf, err)) return -1;
-  int rc = 0;
-  for (int64_t s = 0; s < sf.count && !rc; s++, (*samples)++)
-    rc = run_sample(g, (const uint8_t *)sf.npy.data + s * sf.sample_bytes, last, ranges, err);
-  loom_npy_free(&sf.npy);
+/* ---- running the samples, a few at a time ---- */
+
+/* One sample run by one thread into its own record. */
+struct sample_job {
+  const struct ir_graph *g;
+  const void *input;
+  const int *last;
+  struct sample_rec rec;
+  struct ir_error err;
+  int rc;
+};
+
+static void *sample_job_run(void *arg) {
+  struct sample_job *j = arg;
+  j->rc = run_sample(j->g, j->input, j->last, &j->rec, &j->err);
+  return NULL;
+}
+
+/* Adds one sample's record to the totals, as if it had been run into them:
+ * min / max, the subsample appended, the channel sums added in order. */
+static void merge_sample(const struct ir_graph *g, struct calib_range *d, struct sample_rec *rec) {
+  for (int t = 0; t < g->n_tensors; t++) {
+    struct calib_range *s = &rec->ranges[t];
+    if (s->seen) {
+      if (!d[t].seen || s->lo < d[t].lo) d[t].lo = s->lo;
+      if (!d[t].seen || s->hi > d[t].hi) d[t].hi = s->hi;
+      d[t].seen = 1;
+    }
+    if (s->n_sample) {
+      if (d[t].n_sample + s->n_sample > d[t].cap_sample) {
+        d[t].cap_sample = d[t].n_sample + s->n_sample;
+        d[t].sample = ir_xrealloc(d[t].sample, (size_t)d[t].cap_sample * sizeof *d[t].sample);
+      }
+      memcpy(d[t].sample + d[t].n_sample, s->sample, (size_t)s->n_sample * sizeof *s->sample);
+      d[t].n_sample += s->n_sample;
+    }
+    if (s->ch_sum) {
+      const struct ir_tensor *x = &g->tensors[t];
+      int64_t ch = s->channels;
+      if (!d[t].ch_sum) {
+        d[t].ch_sum = ir_xcalloc((size_t)ch + 1, sizeof *d[t].ch_sum);
+        d[t].ch_lo = ir_xcalloc((size_t)ch + 1, sizeof *d[t].ch_lo);
+        d[t].ch_hi = ir_xcalloc((size_t)ch + 1, sizeof *d[t].ch_hi);
+        d[t].channels = (int)ch;
+      }
+      for (int64_t o = 0; o < x->dims[0]; o++)
+        for (int64_t c = 0; c < ch; c++) d[t].ch_sum[c] += rec->parts[t][o * ch + c];
+      for (int64_t c = 0; c < ch; c++) {
+        d[t].ch_lo[c] = s->ch_lo[c] < d[t].ch_lo[c] ? s->ch_lo[c] : d[t].ch_lo[c];
+        d[t].ch_hi[c] = s->ch_hi[c] > d[t].ch_hi[c] ? s->ch_hi[c] : d[t].ch_hi[c];
+      }
+      d[t].ch_count += s->ch_count;
+    }
+  }
+}
+
+static void free_rec(const struct ir_graph *g, struct sample_rec *rec) {
+  calib_ranges_free(rec->ranges, g->n_tensors);
+  for (int t = 0; rec->parts && t < g->n_tensors; t++) free(rec->parts[t]);
+  free(rec->ranges);
+  free(rec->parts);
+}
+
+/* Runs samples in[0..n) at once (one thread each, the first on this one)
+ * and merges them in order: the totals come out as from a sequential run. */
+static int run_batch(const struct ir_graph *g, const void *const *in, int n, const int *last,
+                     struct calib_range *ranges, int *samples, struct ir_error *err) {
+  struct sample_job jobs[CALIB_MAX_THREADS];
+  pthread_t tid[CALIB_MAX_THREADS];
+  int started[CALIB_MAX_THREADS] = {0}, rc = 0;
+  for (int j = 0; j < n; j++) {
+    jobs[j] = (struct sample_job){g, in[j], last, {NULL, NULL}, {{0}}, 0};
+    jobs[j].rec.ranges = ir_xcalloc((size_t)g->n_tensors + 1, sizeof *jobs[j].rec.ranges);
+    jobs[j].rec.parts = ir_xcalloc((size_t)g->n_tensors + 1, sizeof *jobs[j].rec.parts);
+  }
+  for (int j = 1; j < n; j++) started[j] = !pthread_create(&tid[j], NULL, sample_job_run, &jobs[j]);
+  sample_job_run(&jobs[0]);
+  for (int j = 1; j < n; j++) started[j] ? (void)pthread_join(tid[j], NULL) : (void)sample_job_run(&jobs[j]);
+  for (int j = 0; j < n; j++) {
+    if (!rc && jobs[j].rc) rc = -1, *err = jobs[j].err;
+    if (!rc) merge_sample(g, ranges, &jobs[j].rec), (*samples)++;
+    free_rec(g, &jobs[j].rec);
+  }
+  return rc;
+}
+
+static int thread_count(void) {
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  return cpus < 1 ? 1 : cpus > CALIB_MAX_THREADS ? CALIB_MAX_THREADS : (int)cpus;
+}
+
+/* The samples of all files in order, `width` at a time; the files a batch
+ * reads stay loaded until it is done. */
+static int run_files(const struct ir_graph *g, char **files, int n_files, const int *last,
+                     struct calib_range *ranges, int *samples, struct ir_error *err) {
+  int width = thread_count(), rc = 0, next = 0, held = 0;
+  struct sample_file sf[CALIB_MAX_THREADS + 1];
+  int64_t s = 0; /* next sample of sf[held - 1] */
+  while (!rc) {
+    const void *in[CALIB_MAX_THREADS];
+    int n = 0;
+    while (n < width && !rc) {
+      if (!held || s == sf[held - 1].count) {
+        if (next == n_files) break;
+        if (held && !n) loom_npy_free(&sf[--held].npy); /* nothing of it is in this batch */
+        rc = read_samples(files[next++], &g->tensors[g->inputs[0]], &sf[held], err);
+        if (!rc) held++, s = 0;
+        continue;
+      }
+      in[n++] = (const uint8_t *)sf[held - 1].npy.data + s++ * sf[held - 1].sample_bytes;
+    }
+    if (!rc && n) rc = run_batch(g, in, n, last, ranges, samples, err);
+    /* keep only the file still being read */
+    for (int k = 0; k + 1 < held; k++) loom_npy_free(&sf[k].npy);
+    if (held > 1) sf[0] = sf[held - 1], held = 1;
+    if (!n) break;
+  }
+  for (int k = 0; k < held; k++) loom_npy_free(&sf[k].npy);
   return rc;
 }
 
@@ -294,8 +434,8 @@ int calib_collect(const struct ir_graph *g, const char *path, struct calib_range
   int n;
   char **files = list_files(path, &n, err);
   if (!files) return -1;
-  int *last = last_uses(g), rc = 0;
-  for (int i = 0; i < n && !rc; i++) rc = run_file(g, files[i], last, ranges, samples, err);
+  int *last = last_uses(g);
+  int rc = run_files(g, files, n, last, ranges, samples, err);
   free(last);
   free_files(files, n);
   return rc;

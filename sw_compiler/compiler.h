@@ -126,6 +126,25 @@ int ir_eval_node(const struct ir_graph *g, int node, const void *const *in, void
                  struct ir_error *err);
 
 /*
+ * conv_f32.c
+ */
+
+/* The geometry of a 1-D or 2-D convolution or pooling window (1-D: h = oh
+ * = kh = 1). */
+struct conv_geo {
+  int64_t n, c, h, w;      /* input */
+  int64_t m, cg, kh, kw;   /* weight: out channels, in channels per group */
+  int64_t oh, ow, group;
+  int64_t sh, sw, dh, dw, pt, pl;
+};
+
+/* Float convolution y = conv(x, w) + b (b may be NULL), NCHW, weight
+ * [m][cg][kh][kw]: the same floats as the plain loop (each output: bias,
+ * then w*x in (ci, kh, kw) order), computed with im2col panels, a vector
+ * micro-kernel and one thread per core. */
+void conv_f32(const struct conv_geo *g, const float *x, const float *w, const float *b, float *y);
+
+/*
  * calib.c
  */
 

@@ -171,6 +171,12 @@ static int eval_relu_clip(struct ectx *c) {
   if ((lo && numel(lo) != 1) || (hi && numel(hi) != 1)) return fail(c, "min and max must be scalars");
   double mn = c->n->op == IR_OP_RELU ? 0 : param(lo, IN(c, 1), 0, -INFINITY);
   double mx = param(hi, IN(c, 2), 0, INFINITY);
+  if (x->dtype == IR_DT_F32) { /* the same clamp without the per-element dtype switch */
+    const float *xv = IN(c, 0), fmn = (float)mn, fmx = (float)mx;
+    float *yv = c->out[0];
+    for (int64_t i = 0, n = numel(x); i < n; i++) yv[i] = xv[i] < fmn ? fmn : xv[i] > fmx ? fmx : xv[i];
+    return 0;
+  }
   for (int64_t i = 0, n = numel(x); i < n; i++) {
     double v = ld(x->dtype, IN(c, 0), i);
     st(x->dtype, c->out[0], i, v < mn ? mn : v > mx ? mx : v);
@@ -187,19 +193,13 @@ static int eval_copy(struct ectx *c) {
 
 /* ---- convolution ---- */
 
-/* A 2-D view of a 1-D or 2-D window op: everything in elements. */
-struct conv_geo {
-  int64_t n, c, h, w;      /* input */
-  int64_t m, cg, kh, kw;   /* weight: out channels, in channels per group */
-  int64_t oh, ow, group;
-  int64_t sh, sw, dh, dw, pt, pl;
-};
-
 static int64_t attr_at(const struct ir_node *n, const char *name, int i, int64_t dflt) {
   const struct ir_attr *a = ir_attr_find(n, name);
   return a && a->kind == IR_ATTR_INTS && i < a->n ? a->ints[i] : dflt;
 }
 
+/* A 2-D view of a 1-D or 2-D window op (struct conv_geo, compiler.h):
+ * everything in elements. */
 static int window_geo(struct ectx *c, const struct ir_tensor *x, const struct ir_tensor *y,
                       struct conv_geo *g) {
   if (ir_attr_find(c->n, "auto_pad")) return fail(c, "auto_pad is still set; run shape inference first");
@@ -226,8 +226,8 @@ static void valid_range(int64_t out, int64_t in, int64_t s, int64_t p, int64_t o
 }
 
 /* y[n][m] += sum over the group's channels and the window; y is pre-set
- * with the bias.  Instantiated for float (f32 conv) and int32 operands
- * with int64 accumulators (integer convs). */
+ * with the bias.  Instantiated for int32 operands with int64 accumulators
+ * (integer convs); the float conv, same order, is conv_f32.c. */
 #define CONV_CORE(NAME, T, A)                                                               \
   static void NAME(const struct conv_geo *g, const T *x, const T *w, A *y) {                \
     int64_t mg = g->m / g->group;                                                           \
@@ -252,7 +252,6 @@ static void valid_range(int64_t out, int64_t in, int64_t s, int64_t p, int64_t o
         }                                                                                   \
       }                                                                                     \
   }
-CONV_CORE(conv_core_f32, float, float)
 CONV_CORE(conv_core_i32, int32_t, int64_t)
 
 static int conv_geo_full(struct ectx *c, int xi, int wi, struct conv_geo *g) {
@@ -268,8 +267,7 @@ static int eval_conv(struct ectx *c) {
   if (conv_geo_full(c, 0, 1, &g)) return -1;
   float *y = c->out[0];
   const float *b = IN(c, 2);
-  for (int64_t i = 0, plane = g.oh * g.ow; i < g.n * g.m * plane; i++) y[i] = b ? b[(i / plane) % g.m] : 0.0f;
-  conv_core_f32(&g, IN(c, 0), IN(c, 1), y);
+  conv_f32(&g, IN(c, 0), IN(c, 1), b, y);
   return 0;
 }
 

@@ -262,8 +262,9 @@ struct eval {
 };
 
 static void note_key(uint64_t (*keys)[3], uint32_t *n, int width, const uint64_t *k, int *overflow) {
+  /* plain compares, not memcmp: this runs for every chunk of every candidate */
   for (uint32_t i = 0; i < *n; i++)
-    if (memcmp(keys[i], k, (size_t)width * sizeof *k) == 0) return;
+    if (keys[i][0] == k[0] && keys[i][1] == k[1] && (width < 3 || keys[i][2] == k[2])) return;
   if (*n == TILE_MAX_SETS) {
     *overflow = 1;
     return;
@@ -299,10 +300,24 @@ static uint64_t load_cycles(const struct tile_ctx *c, const struct tile_chunk *c
   return cyc ? cyc : 1;
 }
 
-static uint64_t compute_cycles(const struct tile_ctx *c, const struct tile_chunk *ch) {
+/* GEMM micro-ops of one chunk. */
+static uint64_t chunk_gemm_uops(const struct tile_ctx *c, const struct tile_chunk *ch) {
   uint64_t pix = (uint64_t)ch->rows * (uint64_t)c->t.tw;
   uint64_t blocks = c->g->mode == LOWER_GEMM_DENSE ? (uint64_t)ch->nci * ch->nco : (uint64_t)ch->nco;
-  uint64_t cyc = cost_gemm(pix * c->L.kk * blocks);
+  return pix * c->L.kk * blocks;
+}
+
+/* GEMM micro-ops every tiling needs at least: each output pixel of each
+ * block once (shifted column tiles only add to it). */
+static uint64_t min_gemm_uops(const struct tile_ctx *c) {
+  const struct lower_geom *g = c->g;
+  uint64_t blocks = g->mode == LOWER_GEMM_DENSE ? (uint64_t)g->cib * g->cob : (uint64_t)g->cob;
+  return (uint64_t)g->n * (uint64_t)g->out_h * (uint64_t)g->out_w * c->L.kk * blocks;
+}
+
+static uint64_t compute_cycles(const struct tile_ctx *c, const struct tile_chunk *ch) {
+  uint64_t pix = (uint64_t)ch->rows * (uint64_t)c->t.tw;
+  uint64_t cyc = cost_gemm(chunk_gemm_uops(c, ch));
   if (ch->first) cyc += cost_alu(pix * (uint64_t)ch->nco);
   if (ch->last) cyc += cost_alu(pix * (uint64_t)ch->nco) * (c->g->acc_out ? 5 : 1); /* byte lanes: 5 ALU */
   if (ch->last && c->g->residual) /* QCFG x 2, MUL, residual GEMM, ADD, REQUANT */
@@ -343,6 +358,11 @@ static int evaluate(struct tile_ctx *c, uint64_t bound, uint64_t *bus) {
   struct tile_iter it;
   tile_iter_init(&it, c);
   int ok = 1;
+  /* The estimate is at least comp_prev plus the GEMM micro-ops still to
+   * run (chunks compute one after another, each at one micro-op per
+   * cycle or more), so a candidate is abandoned as soon as that exceeds
+   * `bound`: a tiling that loses anyway is not walked to its end. */
+  uint64_t need = min_gemm_uops(c), done = 0;
   while (ok && tile_iter_next(&it)) {
     struct tile_step st;
     tile_step(c, &s, &it.ch, &st);
@@ -352,7 +372,8 @@ static int evaluate(struct tile_ctx *c, uint64_t bound, uint64_t *bus) {
     if (it.ch.last) store = store_cycles(c, &it.ch, &sb);
     p.bus_bytes += lb + sb;
     cost_pipe_chunk(&p, load, compute_cycles(c, &it.ch), it.ch.first, it.ch.last, store);
-    ok = !e->overflow && p.comp_prev <= bound;
+    done += chunk_gemm_uops(c, &it.ch);
+    ok = !e->overflow && p.comp_prev + (need > done ? need - done : 0) <= bound;
   }
   c->t.uops = e->nsets * tile_gemm_set_size(c->g, &c->t) + 2 * e->nalu;
   if (c->g->residual) c->t.uops += e->nres * c->L.tile_pix + 2; /* pixel sets, MUL / ADD */

@@ -3,8 +3,8 @@
 # on calib_imagenet (8 inputs), checked on check_imagenet (4 others) on
 # fsim: bit-exact against the int8 reference, and cosine similarity of the
 # int8 logits against PyTorch's float logits >= 0.98 for every check input.
-# Takes about a minute per network (calibration and the references run on
-# the plain-C reference interpreter), so it is not part of `make test`.
+# About 15 s per network (plus ~4 min once to make the models with
+# scripts/models/make_imagenet_nets.py), so it is not part of `make test`.
 set -u
 BUILD=${BUILD:-build}
 M=${MODELS:-build/models}

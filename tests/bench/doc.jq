@@ -3,7 +3,7 @@
 # for every <!-- bench:begin NAME --> block).
 def r($d): if . == null then "-" else (. * pow(10; $d) | round / pow(10; $d) | tostring) end;
 def pct: if . == null then "-" else (. * 1000 | round / 10 | tostring) + "%" end;
-def mega: if . == null then "-" else (. / 1e6 * 100 | round / 100 | tostring) + " M" end;
+def mega: if . == null then "-" else (. / 1e6 | r(3)) + " M" end;
 def ms: if . == null then "-" else (. * 1e3 | r(1)) + " ms" end;
 def share($x): if $x == null or .cycles == null then "-" else ($x / .cycles | pct) end;
 def row: "| " + (map(tostring) | join(" | ")) + " |";
@@ -52,17 +52,22 @@ elif ($section | startswith("layers_")) then
   (net($n).layers[] | [.job, "`\(.layer)`", .op, .macs, .cycles, .est_cycles, (.utilization | pct), (.intensity | r(1)),
      (.bound_macs_per_cycle | r(0)), (.of_bound | pct)] | row)
 elif $section == "cpu" then
-  head(["network", "PyTorch fp32 wall / CPU", "PyTorch int8 wall / CPU (engine)", "loom --target cpu (LLVM) wall", "reference interpreter wall", "host steps of the accel. build: LLVM / C"]),
-  (.networks[].net as $n | torch($n) as $p | hostgen($n) as $h |
+  head(["network", "PyTorch fp32 wall / CPU", "PyTorch int8 wall / CPU (engine)", "loom --target cpu: inference wall", "loom --target cpu: whole `loom run` wall / CPU", "reference interpreter wall", "host steps of the accel. build: LLVM / C"]),
+  (.networks[] as $row | $row.net as $n | $row.target_cpu_run as $c | torch($n) as $p | hostgen($n) as $h |
     [$n, (if $p then "\($p.fp32_s | ms) / \($p.fp32_cpu_s | ms)" else "-" end),
      (if $p and $p.int8_s then "\($p.int8_s | ms) / \($p.int8_cpu_s | ms) (\($p.int8_engine))" elif $p then "n/a: \($p.int8_note)" else "-" end),
-     (if $h then ($h.cpu_llvm_s | ms) else "-" end), (if $h then ($h.interpreter_s | ms) else "-" end),
+     (if $h then ($h.cpu_llvm_s | ms) else "-" end), (if $c then "\($c.wall_s | ms) / \($c.cpu_s | ms)" else "-" end),
+     (if $h then ($h.interpreter_s | ms) else "-" end),
      (if $h then "\($h.host_llvm_s * 1e6 | r(1)) us / \($h.host_c_s * 1e6 | r(1)) us (\($h.native_steps)/\($h.host_steps) native)" else "-" end)] | row)
+elif $section == "hostops" then
+  head(["host op", "LLVM-generated", "portable C reference", "speedup"]),
+  ((.hostgen.host_ops // [])[] | [.op, "\(.llvm_s * 1e6 | r(1)) us", "\(.c_s * 1e6 | r(1)) us", "\(.c_s / .llvm_s | r(1))x"] | row)
 elif $section == "reference" then
   net("resnet18") as $r |
   head(["figure (ResNet-18)", "VTA, published", "source", "Loom, this run"]),
   (["cycles, baseline hardware", "about 31 M (TSIM)", "[tvm#4694]", ($r.tsim.cycles | mega)] | row),
   (["cycles, baseline / pipelined GEMM", "27.68 M / 7.73 M (TSIM, resnet18_v1)", "[tvm-vta#30]", "\($r.tsim.cycles | mega) (compiler estimate \($r.est_cycles | mega))"] | row),
+  (["the same, VTA's share only (convolutions after the stem)", "as above: the stem conv, max pool and classifier run on the CPU", "[deploy_classification]", "\($r.convs_after_stem.cycles | mega) for the \($r.convs_after_stem.jobs) convolutions after the stem (\($r.convs_after_stem.macs | mega) MACs, \($r.convs_after_stem.macs / ($r.convs_after_stem.cycles * $R.config.peak_macs_per_cycle) | pct) of peak)"] | row),
   (["peak utilization", "70% -> 88% with latency hiding", "[VTA paper]", "\($r.utilization | pct) whole network; best conv layer \([$R.workloads[]?.utilization] | max | pct)"] | row),
   (["end to end on the board", "0.42 s (PYNQ, 100 MHz)", "[DESIGN.md, tvm#4986]", "\($r.latency_ms_at_clock | r(1)) ms of accelerator time at \($R.config.clock_mhz) MHz (cycles / clock; no board run)"] | row),
   (["RTL simulation of one inference", "227.73 s (TSIM, Verilator)", "[tvm#4986]", "\($r.tsim.wall_s | r(1)) s wall, \($r.tsim.cpu_s | r(1)) s CPU"] | row),

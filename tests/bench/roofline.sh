@@ -29,6 +29,18 @@ plot() {
     series="$series, '$3' using 1:2 with points pt 5 ps 1 lc rgb '#2ca02c' title '$4', \
 '$3' using 1:2:3 with labels offset 0.6,-0.6 left font ',7' tc rgb '#2ca02c' notitle"
   fi
+  # axes: powers of two around the points, at least 4..128 MACs/byte and 32..peak
+  files=$1
+  [ $# -ge 4 ] && files="$1 $3"
+  # shellcheck disable=SC2086 # one or two file names
+  range=$(cat $files | awk 'NF >= 2 && $1 > 0 && $2 > 0 {
+      if (!n++ || $1 < x0) x0 = $1; if ($1 > x1) x1 = $1; if (n == 1 || $2 < y0) y0 = $2 }
+    function lo(v, c) { p = 1; while (p > v) p /= 2; while (p * 2 <= v) p *= 2; return p < c ? p : c }
+    function hi(v, c) { p = 1; while (p < v) p *= 2; return p > c ? p : c }
+    END { print lo(x0, 4), hi(x1 * 1.5, 128), lo(y0, 32) }')
+  # shellcheck disable=SC2086 # three numbers
+  set -- $range
+  xlo=$1 xhi=$2 ylo=$3
   for term in png svg; do
     if [ $term = png ]; then t="pngcairo size 1000,700 font 'sans,10'"; else t="svg size 1000,700 font 'sans,10'"; fi
     gnuplot <<GP
@@ -36,8 +48,8 @@ set terminal $t
 set output '$out.$term'
 set title "$title"
 set logscale xy 2
-set xrange [4:128]
-set yrange [32:$PEAK * 1.6]
+set xrange [$xlo:$xhi]
+set yrange [$ylo:$PEAK * 1.6]
 set xlabel 'arithmetic intensity (MACs per DRAM byte)'
 set ylabel 'achieved MACs per cycle'
 set key bottom right
@@ -46,9 +58,9 @@ set samples 2000
 peak = $PEAK
 bpc = $BPC
 roof(x) = (bpc * x < peak) ? bpc * x : peak
-set arrow from peak / bpc, 32 to peak / bpc, peak nohead dt 3 lc rgb '#888888'
-set label sprintf('compute ceiling: %d MACs/cycle', peak) at 40, peak * 1.12 font ',9'
-set label sprintf('bandwidth ceiling: %d B/cycle x intensity', bpc) at 5, bpc * 5 * 1.25 rotate by 38 font ',9'
+set arrow from peak / bpc, $ylo to peak / bpc, peak nohead dt 3 lc rgb '#888888'
+set label sprintf('compute ceiling: %d MACs/cycle', peak) at peak / bpc * 1.1, peak * 1.12 font ',9'
+set label sprintf('bandwidth ceiling: %d B/cycle x intensity', bpc) at $xlo * 1.25, bpc * $xlo * 1.25 * 1.25 rotate by 38 font ',9'
 plot roof(x) with lines lw 2 lc rgb '#d62728' title 'roofline ($CFG)', $series
 GP
   done

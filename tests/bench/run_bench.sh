@@ -130,13 +130,14 @@ bench_gemm() {
 
 # ---- whole networks: compile time, tsim, fsim ----
 bench_net() {
-  local net=$1 in=$MODELS/check_imagenet/000.npy calib=$MODELS/calib_imagenet ncal popt=() i
-  ncal=$(ls "$calib"/*.npy | wc -l)
+  local net=$1 in=$MODELS/check_imagenet/000.npy calib=$MODELS/calib_imagenet ncal popt=() i calibs
+  calibs=("$calib"/*.npy)
+  ncal=${#calibs[@]}
   say "$net: loom compile (calibrated on $ncal inputs)"
   measure "$RAW/$net.compile.time" "$RAW/$net.compile.txt" \
     "$LOOM" compile "$MODELS/$net.onnx" --config "$CONFIG" --calib "$calib" -o "$OUT/$net.loom"
   mkdir -p "$OUT/calib1"
-  cp "$(ls "$calib"/*.npy | head -n 1)" "$OUT/calib1/000.npy"
+  cp "${calibs[0]}" "$OUT/calib1/000.npy"
   say "$net: loom compile (calibrated on 1 input: the part of compile time that is not calibration)"
   measure "$RAW/$net.compile1.time" "$RAW/$net.compile1.txt" \
     "$LOOM" compile "$MODELS/$net.onnx" --config "$CONFIG" --calib "$OUT/calib1" -o "$OUT/$net.calib1.loom"
@@ -151,10 +152,20 @@ bench_net() {
   done
   cut -d' ' -f1 "$RAW/$net.fsim.time"[123] | sort -n | sed -n 2p > "$RAW/$net.fsim.wall"
   awk '{ print $2 + $3 }' "$RAW/$net.fsim.time"[123] | sort -n | sed -n 2p > "$RAW/$net.fsim.cpu"
+  local cpu=null
+  if [ "$MODE" = all ]; then
+    say "$net: loom compile --target cpu, loom run x3 (the whole process: load and inference)"
+    "$LOOM" compile "$MODELS/$net.onnx" --target cpu -o "$OUT/$net.cpu.loom" > "$RAW/$net.cpu_compile.txt"
+    for i in 1 2 3; do
+      measure "$RAW/$net.cpu.time$i" "$RAW/$net.cpu.txt" "$LOOM" run "$OUT/$net.cpu.loom" -i "$in"
+    done
+    cpu=$(for i in 1 2 3; do time_json "$RAW/$net.cpu.time$i"; echo; done | jq -s -c \
+      '{wall_s: (map(.wall_s) | sort | .[1]), cpu_s: (map(.cpu_s) | sort | .[1])}')
+  fi
   local est prof=null
   est=$(fsim_timing "$OUT/$net.loom" "$in" "$net")
   if [ $PROFILE = 1 ] && jq -e . "$RAW/$net.profile.json" > /dev/null 2>&1; then prof=$RAW/$net.profile.json; fi
-  jq -n --arg net "$net" --argjson ncal "$ncal" --argjson est "$est" \
+  jq -n --arg net "$net" --argjson ncal "$ncal" --argjson est "$est" --argjson cpu "$cpu" \
     --argjson compile "$(time_json "$RAW/$net.compile.time")" \
     --argjson compile1 "$(time_json "$RAW/$net.compile1.time")" \
     --argjson tsim "$(time_json "$RAW/$net.tsim.time")" \
@@ -163,19 +174,21 @@ bench_net() {
     --slurpfile cnt <(awk -f "$HERE/parse_counters.awk" "$RAW/$net.tsim.txt") \
     --slurpfile prof "$( [ "$prof" = null ] && echo /dev/null || echo "$prof")" \
     '{net: $net, calib_inputs: $ncal, compile: $compile, compile_calib1: $compile1, report: $rep[0], tsim: ($tsim + {counters: $cnt[0]}),
-      fsim: {wall_s: $fsim_wall, cpu_s: $fsim_cpu, timing_cycles: $est},
+      fsim: {wall_s: $fsim_wall, cpu_s: $fsim_cpu, timing_cycles: $est}, target_cpu_run: $cpu,
       profile: ($prof[0] // null)}' > "$PARTS/net_$net.json"
 }
 
 # ---- host code: LLVM against the C reference, --target cpu (bench_hostgen) ----
 bench_hostgen() {
   say "host code: bench_hostgen on $NETS (LLVM code against the C reference; --target cpu)"
+  # shellcheck disable=SC2086 # NETS is a list of names
   "$BUILD/bench/bench_hostgen" --json "$PARTS/hostgen.json" --models "$MODELS" $NETS > "$RAW/hostgen.txt"
 }
 
 # ---- CPU baseline: PyTorch fp32 and int8 ----
 bench_torch() {
   say "PyTorch baseline (fp32, int8) on $NETS"
+  # shellcheck disable=SC2086 # NETS is a list of names
   "$PY3" "$HERE/torch_baseline.py" --json "$PARTS/pytorch.json" $NETS 2> "$RAW/pytorch.txt" \
     || { cat "$RAW/pytorch.txt" >&2; die "PyTorch baseline failed"; }
 }

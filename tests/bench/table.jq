@@ -6,7 +6,7 @@ def pct: if . == null then "-" else (. * 1000 | round / 10 | tostring) + "%" end
 def mega: if . == null then "-" else (. / 1e6 * 100 | round / 100 | tostring) + " M" end;
 def yes: if . then "yes" else "NO" end;
 
-.config.peak_macs_per_cycle as $cfg_peak | .config.clock_mhz as $clock | ((.hostgen.networks) // []) as $hg
+.config.peak_macs_per_cycle as $cfg_peak | .config.clock_mhz as $clock | .networks as $nets | ((.hostgen.networks) // []) as $hg
 | "Loom benchmarks \(.meta.date), \(.meta.host), \(.meta.nproc) cores (\(.meta.cpu)), commit \(.meta.commit)",
 "load average \(.meta.load_start) at start, \(.meta.load_end // "-") at end; wall = elapsed, cpu = user + system",
 "config \(.config.name) \(.config.batch)x\(.config.block_in)x\(.config.block_out): peak \(.config.peak_macs_per_cycle) MACs/cycle, DRAM \(.config.dram_bytes_per_cycle) B/cycle, \(.config.clock_mhz) MHz; tsim \(.meta.tsim_options)",
@@ -43,7 +43,7 @@ def yes: if . then "yes" else "NO" end;
   "",
   "CPU baseline: PyTorch \(.pytorch.torch) (\(.pytorch.threads) thread), median of \(.pytorch.runs), one image; loom --target cpu from bench_hostgen",
   (.pytorch.networks[] as $p | ($hg | map(select(.net == $p.net)) | first) as $h |
-   "  \($p.net | lpad(12)) fp32 \($p.fp32_s * 1e3 | f(1)) ms wall (\($p.fp32_cpu_s * 1e3 | f(1)) cpu); int8 \(if $p.int8_s then "\($p.int8_s * 1e3 | f(1)) ms wall (\($p.int8_cpu_s * 1e3 | f(1)) cpu, \($p.int8_engine))" else "n/a (\($p.int8_note))" end); loom --target cpu \(if $h then "\($h.cpu_llvm_s * 1e3 | f(1)) ms wall" else "-" end)")
+   "  \($p.net | lpad(12)) fp32 \($p.fp32_s * 1e3 | f(1)) ms wall (\($p.fp32_cpu_s * 1e3 | f(1)) cpu); int8 \(if $p.int8_s then "\($p.int8_s * 1e3 | f(1)) ms wall (\($p.int8_cpu_s * 1e3 | f(1)) cpu, \($p.int8_engine))" else "n/a (\($p.int8_note))" end); loom --target cpu \(if $h then "\($h.cpu_llvm_s * 1e3 | f(1)) ms wall" else "-" end)\(($nets | map(select(.net == $p.net)) | first | .target_cpu_run) as $c | if $c then " (whole loom run \($c.wall_s * 1e3 | f(1)) ms wall, \($c.cpu_s * 1e3 | f(1)) cpu)" else "" end)")
  else empty end),
 "",
 "Goals",

@@ -60,6 +60,8 @@ measure() {
 time_json() { awk '{ printf "{\"wall_s\": %s, \"cpu_s\": %.3f}", $1, $2 + $3 }' "$1"; }
 
 has_flag() { "$LOOM" "$1" --help 2>&1 | grep -q -- "$2"; }
+# parse report|counters TEXT -> TEXT.json, through parse_report.awk or parse_counters.awk
+parse() { awk -f "$HERE/parse_$1.awk" "$2" > "$2.json" || die "$2: not the output parse_$1.awk expects"; }
 
 rm -rf "$RAW" "$PARTS"
 mkdir -p "$RAW" "$PARTS" "$WL"
@@ -109,10 +111,11 @@ bench_workloads() {
       > "$RAW/$name.tsim.txt"
     local est
     est=$(fsim_timing "$WL/$name.loom" "$WL/${name}_in.npy" "$name")
+    parse report "$RAW/$name.compile.txt"
+    parse counters "$RAW/$name.tsim.txt"
     jq -n --arg name "$name" --argjson h "$h" --argjson c "$c" --argjson k "$k" --argjson r "$r" \
       --argjson s "$s" --argjson est "$est" \
-      --slurpfile rep <(awk -f "$HERE/parse_report.awk" "$RAW/$name.compile.txt") \
-      --slurpfile cnt <(awk -f "$HERE/parse_counters.awk" "$RAW/$name.tsim.txt") \
+      --slurpfile rep "$RAW/$name.compile.txt.json" --slurpfile cnt "$RAW/$name.tsim.txt.json" \
       '{name: $name, h: $h, c: $c, k: $k, r: $r, s: $s, report: $rep[0], counters: $cnt[0].total,
         fsim_timing_cycles: $est}' -c >> "$PARTS/workloads.jsonl"
   done < "$WL/workloads.tsv"
@@ -145,7 +148,9 @@ bench_net() {
   [ $PROFILE = 1 ] && popt=(--profile --profile-json "$RAW/$net.profile.json")
   measure "$RAW/$net.tsim.time" "$RAW/$net.tsim.txt" \
     "$LOOM" run "$OUT/$net.loom" -b tsim --options "$TSIM_OPTS" --counters "${popt[@]}" -i "$in"
-  say "$net: tsim $(awk -f "$HERE/parse_counters.awk" "$RAW/$net.tsim.txt" | jq .total.CYCLES) cycles in" \
+  parse report "$RAW/$net.compile.txt"
+  parse counters "$RAW/$net.tsim.txt"
+  say "$net: tsim $(jq .total.CYCLES "$RAW/$net.tsim.txt.json") cycles in" \
     "$(cut -d' ' -f1 "$RAW/$net.tsim.time") s; fsim x3"
   for i in 1 2 3; do
     measure "$RAW/$net.fsim.time$i" "$RAW/$net.fsim.txt" "$LOOM" run "$OUT/$net.loom" -b fsim -i "$in"
@@ -170,8 +175,7 @@ bench_net() {
     --argjson compile1 "$(time_json "$RAW/$net.compile1.time")" \
     --argjson tsim "$(time_json "$RAW/$net.tsim.time")" \
     --argjson fsim_wall "$(cat "$RAW/$net.fsim.wall")" --argjson fsim_cpu "$(cat "$RAW/$net.fsim.cpu")" \
-    --slurpfile rep <(awk -f "$HERE/parse_report.awk" "$RAW/$net.compile.txt") \
-    --slurpfile cnt <(awk -f "$HERE/parse_counters.awk" "$RAW/$net.tsim.txt") \
+    --slurpfile rep "$RAW/$net.compile.txt.json" --slurpfile cnt "$RAW/$net.tsim.txt.json" \
     --slurpfile prof "$( [ "$prof" = null ] && echo /dev/null || echo "$prof")" \
     '{net: $net, calib_inputs: $ncal, compile: $compile, compile_calib1: $compile1, report: $rep[0], tsim: ($tsim + {counters: $cnt[0]}),
       fsim: {wall_s: $fsim_wall, cpu_s: $fsim_cpu, timing_cycles: $est}, target_cpu_run: $cpu,

@@ -1,0 +1,75 @@
+# doc.jq - the generated tables of docs/performance.md, one per section
+# (jq -r --arg section NAME -f doc.jq results.json; gen_doc.sh calls it
+# for every <!-- bench:begin NAME --> block).
+def r($d): if . == null then "-" else (. * pow(10; $d) | round / pow(10; $d) | tostring) end;
+def pct: if . == null then "-" else (. * 1000 | round / 10 | tostring) + "%" end;
+def mega: if . == null then "-" else (. / 1e6 | r(3)) + " M" end;
+def ms: if . == null then "-" else (. * 1e3 | r(1)) + " ms" end;
+def share($x): if $x == null or .cycles == null then "-" else ($x / .cycles | pct) end;
+def row: "| " + (map(tostring) | join(" | ")) + " |";
+def head($cols): (($cols | row), ($cols | map("---") | row));
+def net($n): .networks | map(select(.net == $n)) | first;
+def torch($n): (.pytorch.networks // []) | map(select(.net == $n)) | first;
+def hostgen($n): (.hostgen.networks // []) | map(select(.net == $n)) | first;
+
+. as $R |
+if $section == "run" then
+  "Measured by `make bench` on \(.meta.date | sub("T"; " ") | sub("Z"; " UTC")), commit `\(.meta.commit)`,",
+  "\(.meta.host), \(.meta.nproc) cores (\(.meta.cpu)); load average \(.meta.load_start) at the start,",
+  "\(.meta.load_end // "-") at the end (the machine was shared: read the CPU-time columns). Configuration",
+  "`\(.config.name)` (\(.config.batch)x\(.config.block_in)x\(.config.block_out), peak \(.config.peak_macs_per_cycle) MACs/cycle,",
+  "\(.config.dram_bytes_per_cycle) DRAM bytes/cycle, \(.config.clock_mhz) MHz); tsim DRAM model \(.meta.tsim_options).",
+  "fsim timing model (`--timing`): \(if .meta.fsim_timing_flag then "present" else "not in this build" end);",
+  "`loom run --profile-json`: \(if .meta.profile_flag then "present" else "not in this build" end). The whole run took \(.meta.bench_seconds) s."
+elif $section == "goals" then
+  head(["goal", "target", "measured", "met"]),
+  (.goals[] | [.goal, (if .unit == "workloads" then "\(.target) of 12" else "<= \(.target) \(.unit)" end),
+     (if .unit == "workloads" then "\(.value) of 12" elif .unit == "cycles" then (.value | mega) else "\(.value | r(3)) s" end),
+     (if .met then "yes" else "**no**" end)] | row)
+elif $section == "workloads" then
+  head(["wl", "H=W", "C -> K", "kernel/stride", "MACs", "cycles", "compiler est.", "util.", "MACs/B", "bound", "of bound", ">= 90%", "cycles: GEMM / ALU / other"]),
+  (.workloads[] | [.name, .h, "\(.c) -> \(.k)", "\(.r)x\(.r)/\(.s)", (.macs | mega), .cycles, .est_cycles,
+     (.utilization | pct), (.intensity | r(1)), (.bound_macs_per_cycle | r(0)), (.of_bound | pct),
+     (if .goal_met then "yes" else "**no**" end),
+     "\(share(.gemm_ops)) / \(share(.alu_ops)) / \(share(.compute_other))"] | row)
+elif $section == "gemm" then
+  "Resident GEMM (operands on chip): \(.gemm.resident.utilization | pct) of peak.",
+  "",
+  head(["M x K x N", "GEMM ops", "cycles", "MACs/cycle", "bound (MACs/cycle)", "of bound"]),
+  (.config.peak_macs_per_cycle as $p | .gemm.sweep[] |
+    [(.name | sub("gemm_"; "")), .gemm_ops, .cycles, (.macs_per_cycle | r(1)), (.roofline_ops_per_cycle * $p | r(0)),
+     (.fraction_of_roofline | pct)] | row)
+elif $section == "networks" then
+  head(["network", "MACs", "tsim cycles", "compiler est.", "util.", "latency at clock", "Verilator wall / CPU", "cycles/s wall / CPU", "fsim wall / CPU", "compile wall / CPU (calib. inputs)"]),
+  (.config.clock_mhz as $mhz | .networks[] |
+    [.net, (.macs | mega), (.tsim.cycles | mega), (.est_cycles | mega), (.utilization | pct), "\(.latency_ms_at_clock | r(1)) ms at \($mhz) MHz",
+     "\(.tsim.wall_s | r(1)) s / \(.tsim.cpu_s | r(1)) s", "\(.tsim.cycles_per_s | r(0)) / \(.tsim.cycles_per_cpu_s | r(0))",
+     "\(.fsim.wall_s | r(3)) s / \(.fsim.cpu_s | r(3)) s\(if .fsim.timing_cycles then " (model: \(.fsim.timing_cycles | mega))" else "" end)",
+     "\(.compile.wall_s | r(2)) s / \(.compile.cpu_s | r(2)) s (\(.calib_inputs))"] | row)
+elif ($section | startswith("layers_")) then
+  ($section | sub("layers_"; "")) as $n |
+  head(["job", "layer", "op", "MACs", "cycles", "compiler est.", "util.", "MACs/B", "bound", "of bound"]),
+  (net($n).layers[] | [.job, "`\(.layer)`", .op, .macs, .cycles, .est_cycles, (.utilization | pct), (.intensity | r(1)),
+     (.bound_macs_per_cycle | r(0)), (.of_bound | pct)] | row)
+elif $section == "cpu" then
+  head(["network", "PyTorch fp32 wall / CPU", "PyTorch int8 wall / CPU (engine)", "loom --target cpu: inference wall", "loom --target cpu: whole `loom run` wall / CPU", "reference interpreter wall", "host steps of the accel. build: LLVM / C"]),
+  (.networks[] as $row | $row.net as $n | $row.target_cpu_run as $c | torch($n) as $p | hostgen($n) as $h |
+    [$n, (if $p then "\($p.fp32_s | ms) / \($p.fp32_cpu_s | ms)" else "-" end),
+     (if $p and $p.int8_s then "\($p.int8_s | ms) / \($p.int8_cpu_s | ms) (\($p.int8_engine))" elif $p then "n/a: \($p.int8_note)" else "-" end),
+     (if $h then ($h.cpu_llvm_s | ms) else "-" end), (if $c then "\($c.wall_s | ms) / \($c.cpu_s | ms)" else "-" end),
+     (if $h then ($h.interpreter_s | ms) else "-" end),
+     (if $h then "\($h.host_llvm_s * 1e6 | r(1)) us / \($h.host_c_s * 1e6 | r(1)) us (\($h.native_steps)/\($h.host_steps) native)" else "-" end)] | row)
+elif $section == "hostops" then
+  head(["host op", "LLVM-generated", "portable C reference", "speedup"]),
+  ((.hostgen.host_ops // [])[] | [.op, "\(.llvm_s * 1e6 | r(1)) us", "\(.c_s * 1e6 | r(1)) us", "\(.c_s / .llvm_s | r(1))x"] | row)
+elif $section == "reference" then
+  net("resnet18") as $r |
+  head(["figure (ResNet-18)", "VTA, published", "source", "Loom, this run"]),
+  (["cycles, baseline hardware", "about 31 M (TSIM)", "[tvm#4694]", ($r.tsim.cycles | mega)] | row),
+  (["cycles, baseline / pipelined GEMM", "27.68 M / 7.73 M (TSIM, resnet18_v1)", "[tvm-vta#30]", "\($r.tsim.cycles | mega) (compiler estimate \($r.est_cycles | mega))"] | row),
+  (["the same, VTA's share only (convolutions after the stem)", "as above: the stem conv, max pool and classifier run on the CPU", "[deploy_classification]", "\($r.convs_after_stem.cycles | mega) for the \($r.convs_after_stem.jobs) convolutions after the stem (\($r.convs_after_stem.macs | mega) MACs, \($r.convs_after_stem.macs / ($r.convs_after_stem.cycles * $R.config.peak_macs_per_cycle) | pct) of peak)"] | row),
+  (["peak utilization", "70% -> 88% with latency hiding", "[VTA paper]", "\($r.utilization | pct) whole network; best conv layer \([$R.workloads[]?.utilization] | max | pct)"] | row),
+  (["end to end on the board", "0.42 s (PYNQ, 100 MHz)", "[DESIGN.md, tvm#4986]", "\($r.latency_ms_at_clock | r(1)) ms of accelerator time at \($R.config.clock_mhz) MHz (cycles / clock; no board run)"] | row),
+  (["RTL simulation of one inference", "227.73 s (TSIM, Verilator)", "[tvm#4986]", "\($r.tsim.wall_s | r(1)) s wall, \($r.tsim.cpu_s | r(1)) s CPU"] | row),
+  (["functional simulation of one inference", "1.01 s (fsim)", "[tvm#4986]", "\($r.fsim.wall_s | r(3)) s wall, \($r.fsim.cpu_s | r(3)) s CPU"] | row)
+else error("doc.jq: unknown section \($section)") end

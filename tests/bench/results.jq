@@ -1,0 +1,101 @@
+# results.jq - derives the benchmark figures from the joined parts
+# (assemble.sh).  The one place where utilization, roofline bounds and the
+# goals are computed (DESIGN.md, "Performance vocabulary"):
+#
+#   utilization   useful MACs / (cycles x peak MACs per cycle)
+#   intensity     MACs per DRAM byte; measured = every byte the hardware
+#                 counters saw (instructions, micro-ops, weights, inputs,
+#                 accumulators, outputs), compulsory = input + weights +
+#                 output moved once (int8)
+#   bound         min(peak, DRAM bytes per cycle x intensity), MACs/cycle
+#   of_bound      achieved MACs per cycle / bound
+#   compute_other cycles the compute module was busy issuing neither a GEMM
+#                 nor an ALU micro-op (instruction fills, interlocks, UOP and
+#                 ACC loads): COMPUTE_BUSY - GEMM_OPS - ALU_OPS
+#
+# MACs are the compiler's count of the layer's own MACs (a 3-channel stem
+# folded by im2col pads to 16 lanes; the padding is not useful work).
+
+def dram_bytes: [.BYTES_RD_INSN, .BYTES_RD_UOP, .BYTES_RD_WGT, .BYTES_RD_INP, .BYTES_RD_ACC, .BYTES_WR_OUT]
+  | map(. // 0) | add;
+def bound($peak; $bpc; $macs; $bytes):
+  if $bytes > 0 then [$peak, $bpc * $macs / $bytes] | min else $peak end;
+def ratio($a; $b): if $b == null or $b == 0 or $a == null then null else $a / $b end;
+
+# one accelerator job: compile-report row + tsim counters -> figures
+def job_figures($peak; $bpc; $row; $c):
+  ($c.CYCLES) as $cyc | ($c | dram_bytes) as $bytes | ($row.macs) as $macs
+  | {cycles: $cyc, macs: $macs, dram_bytes: $bytes, est_cycles: $row.est_cycles,
+     utilization: ratio($macs; $cyc * $peak),
+     achieved_macs_per_cycle: ratio($macs; $cyc),
+     intensity: ratio($macs; $bytes),
+     bound_macs_per_cycle: (if $macs > 0 then bound($peak; $bpc; $macs; $bytes) else null end),
+     gemm_ops: $c.GEMM_OPS, alu_ops: $c.ALU_OPS, compute_busy: $c.COMPUTE_BUSY,
+     compute_other: (if $c.COMPUTE_BUSY then $c.COMPUTE_BUSY - $c.GEMM_OPS - ($c.ALU_OPS // 0) else null end),
+     stalls: {load_mem: $c.LOAD_MEM_STALL, compute_token: $c.COMPUTE_TOKEN_STALL,
+              compute_mem: $c.COMPUTE_MEM_STALL, store_mem: $c.STORE_MEM_STALL}}
+  | .of_bound = ratio(.achieved_macs_per_cycle; .bound_macs_per_cycle)
+  | .est_error = (if $row.est_cycles then ($row.est_cycles / $cyc - 1) else null end);
+
+.config.peak_macs_per_cycle as $peak | .config.dram_bytes_per_cycle as $bpc
+| . as $in
+| {meta, config}
++ (if $in.workloads then {workloads: [$in.workloads[] as $w
+    | ($w.report.layers | map(select(.job != null)) | first) as $row
+    | (($w.h + 2 * (($w.r / 2) | floor) - $w.r) / $w.s | floor + 1) as $ho
+    | ($w.h * $w.h * $w.c + $w.k * $w.c * $w.r * $w.r + $ho * $ho * $w.k) as $cbytes
+    | {name: $w.name, h: $w.h, c: $w.c, k: $w.k, r: $w.r, s: $w.s, op: $row.op, tile: $row.tile,
+       compiler_bound: $row.bound}
+      + job_figures($peak; $bpc; $row; $w.counters)
+      + {compulsory_bytes: $cbytes, compulsory_intensity: ($row.macs / $cbytes),
+         compulsory_bound_macs_per_cycle: bound($peak; $bpc; $row.macs; $cbytes),
+         fsim_timing_cycles: $w.fsim_timing_cycles,
+         fsim_timing_error: (if $w.fsim_timing_cycles then $w.fsim_timing_cycles / $w.counters.CYCLES - 1 else null end)}
+      | .goal_met = (.of_bound != null and .of_bound >= 0.9)]} else {} end)
++ (if $in.gemm then {gemm: $in.gemm} else {} end)
++ {networks: [$in | to_entries[] | select(.key | startswith("net_")) | .value
+    | . as $n | ($n.tsim.counters.total.CYCLES) as $cyc
+    | {net, calib_inputs, compile, compile_calib1, fsim, target_cpu_run, profile,
+       macs: $n.report.total.macs, est_cycles: $n.report.total.est_cycles, jobs: $n.report.total.jobs,
+       host_steps: $n.report.total.host_steps,
+       tsim: {cycles: $cyc, wall_s: $n.tsim.wall_s, cpu_s: $n.tsim.cpu_s,
+              cycles_per_s: ($cyc / $n.tsim.wall_s), cycles_per_cpu_s: ($cyc / $n.tsim.cpu_s),
+              dram_bytes: ($n.tsim.counters.total | dram_bytes)},
+       utilization: ($n.report.total.macs / ($cyc * $peak)),
+       latency_ms_at_clock: ($cyc / $in.config.clock_mhz / 1000),
+       # What VTA's published ResNet-18 cycles cover: TVM's deploy_classification
+       # offloads from the max pool to the global average pool and keeps the
+       # first convolution on the CPU (skip_conv_layers=[0]), so only the
+       # convolutions after the stem are VTA's (docs/performance.md).
+       convs_after_stem: ([$n.report.layers[] | select(.job != null and (.op | test("^conv [0-9]")))] as $l
+         | {jobs: ($l | length), macs: ([$l[].macs] | add),
+            cycles: ([$l[] | $n.tsim.counters.jobs[.job].CYCLES] | add)}),
+       layers: [$n.report.layers[] | select(.job != null) as $row
+         | {layer: $row.layer, op: $row.op, shape: $row.shape, job: $row.job, compiler_bound: $row.bound}
+           + job_figures($peak; $bpc; $row; $n.tsim.counters.jobs[$row.job])]}]
+    | sort_by(.net != "resnet18")}
++ (if $in.hostgen then {hostgen: $in.hostgen} else {} end)
++ (if $in.pytorch then {pytorch: $in.pytorch} else {} end)
+| (.networks | map(select(.net == "resnet18")) | first) as $r
+| .goals = ([
+    (if .workloads then {goal: "each ResNet-18 conv workload >= 90% of its roofline bound",
+      target: 12, value: (.workloads | map(select(.goal_met)) | length), unit: "workloads",
+      met: (.workloads | all(.goal_met))} else empty end),
+    (if $r then
+      {goal: "ResNet-18 cycles on tsim", target: 8000000, value: $r.tsim.cycles, unit: "cycles",
+       met: ($r.tsim.cycles <= 8000000)},
+      {goal: "ResNet-18 through Verilator (wall)", target: 30, value: $r.tsim.wall_s, unit: "s",
+       met: ($r.tsim.wall_s <= 30)},
+      {goal: "ResNet-18 through Verilator (CPU)", target: 30, value: $r.tsim.cpu_s, unit: "s",
+       met: ($r.tsim.cpu_s <= 30)},
+      {goal: "ResNet-18 through fsim (wall)", target: 0.3, value: $r.fsim.wall_s, unit: "s",
+       met: ($r.fsim.wall_s <= 0.3)},
+      {goal: "ResNet-18 through fsim (CPU)", target: 0.3, value: $r.fsim.cpu_s, unit: "s",
+       met: ($r.fsim.cpu_s <= 0.3)},
+      {goal: "ResNet-18 compile (\($r.calib_inputs) calibration inputs, wall)", target: 1,
+       value: $r.compile.wall_s, unit: "s", met: ($r.compile.wall_s <= 1)},
+      {goal: "ResNet-18 compile (\($r.calib_inputs) calibration inputs, CPU)", target: 1,
+       value: $r.compile.cpu_s, unit: "s", met: ($r.compile.cpu_s <= 1)},
+      (if $r.compile_calib1 then {goal: "ResNet-18 compile (1 calibration input, CPU)", target: 1,
+       value: $r.compile_calib1.cpu_s, unit: "s", met: ($r.compile_calib1.cpu_s <= 1)} else empty end)
+     else empty end)])

@@ -1,0 +1,220 @@
+#!/bin/bash
+# run_bench.sh - Loom's benchmark suite (`make bench`, `make bench-compiler`).
+#
+#   tests/bench/run_bench.sh all        everything (docs/performance.md lists it)
+#   tests/bench/run_bench.sh compiler   ResNet-18 compile time, cycles on tsim and
+#                                       the per-layer table only
+#
+# Environment: LOOM (build/bin/loom), BUILD (build), MODELS (build/models),
+# OUT (bench), CONFIG (default), PY3 (/usr/bin/python3).  The Makefile has
+# built the tools and the models before (tests/bench/module.mk).
+#
+# Every step leaves the tools' own output in $OUT/raw/ and a JSON part in
+# $OUT/parts/; tests/bench/results.jq joins the parts into
+# $OUT/results.json and derives utilization, roofline bounds and the goals;
+# tests/bench/table.jq prints the readable table and roofline.gp the plots.
+# The hardware figures (peak MACs per cycle, DRAM bytes per cycle) come
+# from the generated configuration table through bench_config; the DRAM
+# model of tsim is run at exactly that bandwidth (bw=).
+#
+# Times are wall-clock and CPU (user + system of the measured process):
+# the machine is shared, and on a loaded machine the CPU time is the
+# figure that does not depend on the neighbours.  The load average before
+# and after the run is recorded beside them.  This is a benchmark: it
+# stops on a broken tool, never on a slow figure.
+set -eu
+set -o pipefail
+
+MODE=${1:-all}
+LOOM=${LOOM:-build/bin/loom}
+BUILD=${BUILD:-build}
+MODELS=${MODELS:-build/models}
+OUT=${OUT:-bench}
+CONFIG=${CONFIG:-default}
+PY3=${PY3:-/usr/bin/python3}
+HERE=$(cd "$(dirname "$0")" && pwd)
+RAW=$OUT/raw
+PARTS=$OUT/parts
+WL=$OUT/workloads
+NETS="resnet18 mobilenetv2"
+TSIM_LIB=$(cd "$BUILD" && pwd)/tsim/$CONFIG/libloom_tsim.so
+
+case $MODE in
+  all | compiler) ;;
+  *) echo "usage: run_bench.sh all|compiler" >&2; exit 2 ;;
+esac
+[ "$MODE" = compiler ] && NETS=resnet18
+
+T0=$(date +%s)
+say() { printf 'bench: [%4ds] %s\n' $(($(date +%s) - T0)) "$*" >&2; }
+die() { echo "bench: $*" >&2; exit 1; }
+
+# measure TIMEFILE OUTFILE CMD... : runs CMD with stdout and stderr into
+# OUTFILE; writes "wall user sys" seconds to TIMEFILE.
+measure() {
+  local tf=$1 of=$2 TIMEFORMAT='%R %U %S'
+  shift 2
+  { time "$@" > "$of" 2>&1; } 2> "$tf" || { tail -20 "$of" >&2; die "failed: $* (output in $of)"; }
+}
+# time_json TIMEFILE -> {"wall_s": .., "cpu_s": ..}
+time_json() { awk '{ printf "{\"wall_s\": %s, \"cpu_s\": %.3f}", $1, $2 + $3 }' "$1"; }
+
+has_flag() { "$LOOM" "$1" --help 2>&1 | grep -q -- "$2"; }
+# parse report|counters TEXT -> TEXT.json, through parse_report.awk or parse_counters.awk
+parse() { awk -f "$HERE/parse_$1.awk" "$2" > "$2.json" || die "$2: not the output parse_$1.awk expects"; }
+
+rm -rf "$RAW" "$PARTS"
+mkdir -p "$RAW" "$PARTS" "$WL"
+[ -x "$LOOM" ] || die "$LOOM: not built (run make bench)"
+[ -f "$TSIM_LIB" ] || die "$TSIM_LIB: not built (make tsim CONFIG=$CONFIG)"
+
+# ---- the machine and the configuration ----
+"$BUILD/bench/bench_config" "$CONFIG" > "$PARTS/config.json"
+BPC=$(jq -r .dram_bytes_per_cycle "$PARTS/config.json")
+TSIM_OPTS="lib=$TSIM_LIB,bw=$BPC"
+TIMING=0
+has_flag run --timing && TIMING=1
+PROFILE=0
+has_flag run --profile-json && PROFILE=1
+jq -n --arg mode "$MODE" --arg date "$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
+  --arg host "$(uname -srm)" --arg cpu "$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)" \
+  --argjson nproc "$(nproc)" --arg load "$(cut -d' ' -f1-3 /proc/loadavg)" \
+  --arg commit "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD 2>/dev/null || echo +dirty)" \
+  --arg tsim_options "bw=$BPC (latency and outstanding reads: tsim defaults)" \
+  --argjson fsim_timing $TIMING --argjson profile $PROFILE \
+  '{mode: $mode, date: $date, host: $host, cpu: $cpu, nproc: $nproc, load_start: $load, commit: $commit,
+    tsim_options: $tsim_options, fsim_timing_flag: ($fsim_timing == 1), profile_flag: ($profile == 1)}' \
+  > "$PARTS/meta.json"
+say "config $CONFIG: $(jq -r '"\(.peak_macs_per_cycle) MACs/cycle, \(.dram_bytes_per_cycle) DRAM bytes/cycle"' \
+  "$PARTS/config.json"); fsim --timing: $([ $TIMING = 1 ] && echo yes || echo 'not in this loom');" \
+  "run --profile-json: $([ $PROFILE = 1 ] && echo yes || echo 'not in this loom'); load $(cut -d' ' -f1 /proc/loadavg)"
+
+# fsim_timing MODEL INPUT NAME -> prints the fsim model's cycle estimate or null
+fsim_timing() {
+  if [ $TIMING = 0 ]; then echo null; return; fi
+  "$LOOM" run "$1" -b fsim --timing --counters -i "$2" > "$RAW/$3.fsim_timing.txt" 2>&1 || { echo null; return; }
+  awk -f "$HERE/parse_counters.awk" "$RAW/$3.fsim_timing.txt" | jq '.total.CYCLES // null | if . == 0 then null else . end'
+}
+
+# ---- the twelve ResNet-18 convolution workloads ----
+bench_workloads() {
+  say "workloads: making the twelve one-layer models"
+  "$PY3" "$HERE/make_workloads.py" --out "$WL" > "$RAW/make_workloads.txt"
+  local n=0 name h c k r s
+  : > "$PARTS/workloads.jsonl"
+  while IFS="$(printf '\t')" read -r name h c k r s; do
+    n=$((n + 1))
+    say "workload $n/12 $name (${h}x${h}, $c -> $k, ${r}x${r}/$s): compile, tsim"
+    "$LOOM" compile "$WL/$name.onnx" --config "$CONFIG" --calib "$WL/calib_$name" -o "$WL/$name.loom" \
+      > "$RAW/$name.compile.txt"
+    "$LOOM" run "$WL/$name.loom" -b tsim --options "$TSIM_OPTS" --counters -i "$WL/${name}_in.npy" \
+      > "$RAW/$name.tsim.txt"
+    local est
+    est=$(fsim_timing "$WL/$name.loom" "$WL/${name}_in.npy" "$name")
+    parse report "$RAW/$name.compile.txt"
+    parse counters "$RAW/$name.tsim.txt"
+    jq -n --arg name "$name" --argjson h "$h" --argjson c "$c" --argjson k "$k" --argjson r "$r" \
+      --argjson s "$s" --argjson est "$est" \
+      --slurpfile rep "$RAW/$name.compile.txt.json" --slurpfile cnt "$RAW/$name.tsim.txt.json" \
+      '{name: $name, h: $h, c: $c, k: $k, r: $r, s: $s, report: $rep[0], counters: $cnt[0].total,
+        fsim_timing_cycles: $est}' -c >> "$PARTS/workloads.jsonl"
+  done < "$WL/workloads.tsv"
+  jq -s . "$PARTS/workloads.jsonl" > "$PARTS/workloads.json"
+  rm "$PARTS/workloads.jsonl"
+}
+
+# ---- GEMM size sweep (bench_gemm: sim/tsim/bench_rtl.c's streams) ----
+bench_gemm() {
+  say "GEMM sweep on tsim"
+  "$BUILD/bench/bench_gemm" --config "$CONFIG" --lib "$TSIM_LIB" --json "$RAW/gemm.json" > "$RAW/gemm.txt"
+  jq '{resident: .resident_gemm, sweep: [to_entries[] | select(.key != "resident_gemm") | {name: .key} + .value]}' \
+    "$RAW/gemm.json" > "$PARTS/gemm.json"
+}
+
+# ---- whole networks: compile time, tsim, fsim ----
+bench_net() {
+  local net=$1 in=$MODELS/check_imagenet/000.npy calib=$MODELS/calib_imagenet ncal popt=() i calibs
+  calibs=("$calib"/*.npy)
+  ncal=${#calibs[@]}
+  say "$net: loom compile (calibrated on $ncal inputs)"
+  measure "$RAW/$net.compile.time" "$RAW/$net.compile.txt" \
+    "$LOOM" compile "$MODELS/$net.onnx" --config "$CONFIG" --calib "$calib" -o "$OUT/$net.loom"
+  mkdir -p "$OUT/calib1"
+  cp "${calibs[0]}" "$OUT/calib1/000.npy"
+  say "$net: loom compile (calibrated on 1 input: the part of compile time that is not calibration)"
+  measure "$RAW/$net.compile1.time" "$RAW/$net.compile1.txt" \
+    "$LOOM" compile "$MODELS/$net.onnx" --config "$CONFIG" --calib "$OUT/calib1" -o "$OUT/$net.calib1.loom"
+  say "$net: tsim (Verilator) ..."
+  [ $PROFILE = 1 ] && popt=(--profile --profile-json "$RAW/$net.profile.json")
+  measure "$RAW/$net.tsim.time" "$RAW/$net.tsim.txt" \
+    "$LOOM" run "$OUT/$net.loom" -b tsim --options "$TSIM_OPTS" --counters "${popt[@]}" -i "$in"
+  parse report "$RAW/$net.compile.txt"
+  parse counters "$RAW/$net.tsim.txt"
+  say "$net: tsim $(jq .total.CYCLES "$RAW/$net.tsim.txt.json") cycles in" \
+    "$(cut -d' ' -f1 "$RAW/$net.tsim.time") s; fsim x3"
+  for i in 1 2 3; do
+    measure "$RAW/$net.fsim.time$i" "$RAW/$net.fsim.txt" "$LOOM" run "$OUT/$net.loom" -b fsim -i "$in"
+  done
+  cut -d' ' -f1 "$RAW/$net.fsim.time"[123] | sort -n | sed -n 2p > "$RAW/$net.fsim.wall"
+  awk '{ print $2 + $3 }' "$RAW/$net.fsim.time"[123] | sort -n | sed -n 2p > "$RAW/$net.fsim.cpu"
+  local cpu=null
+  if [ "$MODE" = all ]; then
+    say "$net: loom compile --target cpu, loom run x3 (the whole process: load and inference)"
+    "$LOOM" compile "$MODELS/$net.onnx" --target cpu -o "$OUT/$net.cpu.loom" > "$RAW/$net.cpu_compile.txt"
+    for i in 1 2 3; do
+      measure "$RAW/$net.cpu.time$i" "$RAW/$net.cpu.txt" "$LOOM" run "$OUT/$net.cpu.loom" -i "$in"
+    done
+    cpu=$(for i in 1 2 3; do time_json "$RAW/$net.cpu.time$i"; echo; done | jq -s -c \
+      '{wall_s: (map(.wall_s) | sort | .[1]), cpu_s: (map(.cpu_s) | sort | .[1])}')
+  fi
+  local est prof=null
+  est=$(fsim_timing "$OUT/$net.loom" "$in" "$net")
+  if [ $PROFILE = 1 ] && jq -e . "$RAW/$net.profile.json" > /dev/null 2>&1; then prof=$RAW/$net.profile.json; fi
+  jq -n --arg net "$net" --argjson ncal "$ncal" --argjson est "$est" --argjson cpu "$cpu" \
+    --argjson compile "$(time_json "$RAW/$net.compile.time")" \
+    --argjson compile1 "$(time_json "$RAW/$net.compile1.time")" \
+    --argjson tsim "$(time_json "$RAW/$net.tsim.time")" \
+    --argjson fsim_wall "$(cat "$RAW/$net.fsim.wall")" --argjson fsim_cpu "$(cat "$RAW/$net.fsim.cpu")" \
+    --slurpfile rep "$RAW/$net.compile.txt.json" --slurpfile cnt "$RAW/$net.tsim.txt.json" \
+    --slurpfile prof "$( [ "$prof" = null ] && echo /dev/null || echo "$prof")" \
+    '{net: $net, calib_inputs: $ncal, compile: $compile, compile_calib1: $compile1, report: $rep[0], tsim: ($tsim + {counters: $cnt[0]}),
+      fsim: {wall_s: $fsim_wall, cpu_s: $fsim_cpu, timing_cycles: $est}, target_cpu_run: $cpu,
+      profile: ($prof[0] // null)}' > "$PARTS/net_$net.json"
+}
+
+# ---- host code: LLVM against the C reference, --target cpu (bench_hostgen) ----
+bench_hostgen() {
+  say "host code: bench_hostgen on $NETS (LLVM code against the C reference; --target cpu)"
+  # shellcheck disable=SC2086 # NETS is a list of names
+  "$BUILD/bench/bench_hostgen" --json "$PARTS/hostgen.json" --models "$MODELS" $NETS > "$RAW/hostgen.txt"
+}
+
+# ---- CPU baseline: PyTorch fp32 and int8 ----
+bench_torch() {
+  say "PyTorch baseline (fp32, int8) on $NETS"
+  # shellcheck disable=SC2086 # NETS is a list of names
+  "$PY3" "$HERE/torch_baseline.py" --json "$PARTS/pytorch.json" $NETS 2> "$RAW/pytorch.txt" \
+    || { cat "$RAW/pytorch.txt" >&2; die "PyTorch baseline failed"; }
+}
+
+if [ "$MODE" = all ]; then
+  bench_workloads
+  bench_gemm
+fi
+for net in $NETS; do bench_net "$net"; done
+if [ "$MODE" = all ]; then
+  bench_hostgen
+  bench_torch
+fi
+
+jq --arg load "$(cut -d' ' -f1-3 /proc/loadavg)" --argjson secs $(($(date +%s) - T0)) \
+  '. + {load_end: $load, bench_seconds: $secs}' "$PARTS/meta.json" > "$PARTS/meta.json.new"
+mv "$PARTS/meta.json.new" "$PARTS/meta.json"
+"$HERE/assemble.sh" "$PARTS" > "$OUT/results.json.new"
+mv "$OUT/results.json.new" "$OUT/results.json"
+jq -r -f "$HERE/table.jq" "$OUT/results.json"
+if [ "$MODE" = all ]; then
+  say "roofline plot"
+  "$HERE/roofline.sh" "$OUT/results.json" "$OUT/roofline"
+fi
+say "done: $OUT/results.json$([ "$MODE" = all ] && echo ", $OUT/roofline.png, $OUT/roofline.svg")"

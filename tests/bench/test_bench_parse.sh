@@ -1,0 +1,92 @@
+#!/bin/bash
+# test_bench_parse.sh - smoke test of the benchmark scripts (in `make test`;
+# the benchmark itself is `make bench` and is never a timed test).
+#
+# Checks on canned tool output (tests/bench/testdata) that the parsers of
+# `loom compile`'s layer table and `loom run --counters` read every field,
+# that results.jq derives utilization, roofline bound and fraction of bound
+# as DESIGN.md defines them (hand-computed values below), that the table,
+# the doc sections and gen_doc.sh run on the result, and that the parsers
+# refuse text that is not what they expect.  Then, when the digits CNN is
+# built, the same parsers read the real output of this `loom` (so a change
+# of the CLI's format breaks this test, not a 15-minute benchmark run).
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+TD=$HERE/testdata
+LOOM=${LOOM:-build/bin/loom}
+BUILD=${BUILD:-build}
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fails=0
+check() { # check DESCRIPTION JQ-EXPR FILE
+  if jq -e "$2" "$3" > /dev/null 2>&1; then echo "ok   $1"; else echo "FAIL $1: $2 on $3"; fails=$((fails + 1)); fi
+}
+must_fail() { # must_fail DESCRIPTION CMD...
+  local d=$1
+  shift
+  if "$@" > /dev/null 2>&1; then echo "FAIL $d: accepted"; fails=$((fails + 1)); else echo "ok   $d"; fi
+}
+
+awk -f "$HERE/parse_report.awk" "$TD/report.txt" > "$T/report.json" || echo '{}' > "$T/report.json"
+awk -f "$HERE/parse_counters.awk" "$TD/counters.txt" > "$T/counters.json" || echo '{}' > "$T/counters.json"
+check "report: rows, host row without a job" '(.layers | length) == 4 and .layers[0].job == null and .layers[0].macs == null' "$T/report.json"
+check "report: op with spaces, jobs in order" '.layers[2].op == "conv 3x3/1+add" and .layers[2].job == 1 and .layers[3].job == 2' "$T/report.json"
+check "report: numeric columns" '.layers[1] | .macs == 118013952 and .dma_bytes == 2853024 and .est_cycles == 605807 and .tiles == 76 and .util_est == 0.76 and .bound == "compute"' "$T/report.json"
+check "report: total line" '.total == {"jobs": 3, "host_steps": 1, "macs": 233619456, "dma_bytes": 5059456, "est_cycles": 1141481}' "$T/report.json"
+check "counters: jobs and total" '(.jobs | length) == 3 and .jobs[1].CYCLES == 564480 and .total.CYCLES == 1282259' "$T/counters.json"
+printf 'job 0 counters (cycles estimated):\n  CYCLES  5\ntotal counters (cycles estimated):\n  CYCLES  7\n' \
+  | awk -f "$HERE/parse_counters.awk" > "$T/est.json" || echo '{}' > "$T/est.json"
+check "counters: blocks with a note (fsim --timing)" '.jobs[0].CYCLES == 5 and .total.CYCLES == 7' "$T/est.json"
+
+mkdir -p "$T/parts"
+echo '{"mode": "test", "date": "2026-01-01T00:00:00Z", "host": "h", "cpu": "c", "nproc": 2, "load_start": "0 0 0",
+  "commit": "x", "tsim_options": "bw=8", "fsim_timing_flag": false, "profile_flag": false, "load_end": "0 0 0",
+  "bench_seconds": 1}' > "$T/parts/meta.json"
+echo '{"name": "default", "batch": 1, "block_in": 16, "block_out": 16, "peak_macs_per_cycle": 256,
+  "dram_bytes_per_cycle": 8, "clock_mhz": 100}' > "$T/parts/config.json"
+jq -n --slurpfile rep "$T/report.json" --slurpfile cnt "$T/counters.json" \
+  '[{name: "w02", h: 56, c: 64, k: 64, r: 3, s: 1, report: $rep[0], counters: $cnt[0].jobs[0], fsim_timing_cycles: null}]' \
+  > "$T/parts/workloads.json"
+jq -n --slurpfile rep "$T/report.json" --slurpfile cnt "$T/counters.json" \
+  '{net: "resnet18", calib_inputs: 8, compile: {wall_s: 2, cpu_s: 0.5}, report: $rep[0],
+    tsim: {wall_s: 10, cpu_s: 5, counters: $cnt[0]}, fsim: {wall_s: 0.2, cpu_s: 0.1, timing_cycles: null}, profile: null}' \
+  > "$T/parts/net_resnet18.json"
+"$HERE/assemble.sh" "$T/parts" > "$T/results.json" || echo '{}' > "$T/results.json"
+check "workload: utilization = MACs / (cycles x peak)" '.workloads[0].utilization - 118013952 / (712779 * 256) | fabs < 1e-12' "$T/results.json"
+check "workload: compulsory bytes (in + weights + out)" '.workloads[0].compulsory_bytes == 438272' "$T/results.json"
+check "workload: compute-bound bound = peak" '.workloads[0].bound_macs_per_cycle == 256 and (.workloads[0].goal_met | not)' "$T/results.json"
+check "layer: memory-bound bound = B/cycle x intensity" '.networks[0].layers[1] | .intensity == 25.6 and (.bound_macs_per_cycle - 204.8 | fabs < 1e-9) and (.of_bound - 1 | fabs < 1e-9) and .utilization == 0.8' "$T/results.json"
+check "layer: no MACs, no bound" '.networks[0].layers[2] | .bound_macs_per_cycle == null and .of_bound == null' "$T/results.json"
+check "network: cycles/s and goals" '.networks[0].tsim.cycles_per_s == 128225.9 and (.goals | map(select(.unit == "cycles"))[0].met) and (.goals | map(select(.goal | startswith("ResNet-18 through fsim (wall)")))[0].met)' "$T/results.json"
+
+if jq -r -f "$HERE/table.jq" "$T/results.json" > "$T/table.txt" && grep -q "^Goals" "$T/table.txt"; then
+  echo "ok   table.jq"
+else echo "FAIL table.jq"; fails=$((fails + 1)); fi
+printf 'intro\n<!-- bench:begin goals -->\nold\n<!-- bench:end goals -->\n<!-- bench:begin layers_resnet18 -->\n<!-- bench:end layers_resnet18 -->\nend\n' > "$T/doc.md"
+if "$HERE/gen_doc.sh" "$T/results.json" "$T/doc.md" && ! grep -q '^old$' "$T/doc.md" && grep -q '^| goal |' "$T/doc.md" \
+   && grep -q '^| 1 | `/layer1' "$T/doc.md" && tail -n 1 "$T/doc.md" | grep -q '^end$'; then
+  echo "ok   gen_doc.sh"
+else echo "FAIL gen_doc.sh"; fails=$((fails + 1)); fi
+for s in run goals workloads networks cpu reference; do
+  jq -r --arg section $s -f "$HERE/doc.jq" "$T/results.json" > /dev/null || { echo "FAIL doc.jq $s"; fails=$((fails + 1)); }
+done
+
+must_fail "report parser refuses counters" awk -f "$HERE/parse_report.awk" "$TD/counters.txt"
+must_fail "counters parser refuses a report" awk -f "$HERE/parse_counters.awk" "$TD/report.txt"
+printf 'intro\n<!-- bench:begin goals -->\n' > "$T/bad.md"
+must_fail "gen_doc.sh refuses an unterminated block" "$HERE/gen_doc.sh" "$T/results.json" "$T/bad.md"
+
+# The real CLI's output, when the digits CNN is there (make test builds it).
+M=build/models
+if [ -x "$LOOM" ] && [ -f $M/digits_cnn.onnx ]; then
+  "$LOOM" compile $M/digits_cnn.onnx --calib $M/calib_digits_cnn -o "$T/d.loom" > "$T/d.txt" 2>&1
+  "$LOOM" run "$T/d.loom" --counters -i $M/digits_cnn_in0.npy > "$T/r.txt" 2>&1
+  awk -f "$HERE/parse_report.awk" "$T/d.txt" > "$T/d.json" || echo '{}' > "$T/d.json"
+  awk -f "$HERE/parse_counters.awk" "$T/r.txt" > "$T/r.json" || echo '{}' > "$T/r.json"
+  jq -s '{report: .[0], counters: .[1]}' "$T/d.json" "$T/r.json" > "$T/dr.json"
+  check "real loom compile: every accelerator row is a job" '.report.total.jobs == (.report.layers | map(select(.job != null)) | length) and .report.total.jobs > 0' "$T/dr.json"
+  check "real loom run --counters: one block per job" '(.counters.jobs | length) == .report.total.jobs and (.counters.total.GEMM_OPS > 0)' "$T/dr.json"
+else
+  echo "skip real-CLI check ($LOOM or $M/digits_cnn.onnx missing)"
+fi
+[ "$fails" -eq 0 ]

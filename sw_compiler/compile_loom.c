@@ -451,7 +451,7 @@ static int map_segment(struct lctx *c, int node, const struct lower_program *p, 
 /* The JOBMETA record of the job just added: what `loom run --profile` sets
  * beside the measured figures. */
 static void job_meta(struct lctx *c, const struct compile_layer *row) {
-  struct loom_file_jobmeta m = {.name = loom_fb_string(c->b, row->name),
+  struct loom_file_jobmeta m = {.name = loom_fb_string(c->b, row->name[0] ? row->name : "job"),
                                 .op = loom_fb_string(c->b, row->op),
                                 .macs = row->report.macs,
                                 .est_cycles = row->report.est_cycles,

@@ -172,10 +172,10 @@ void profile_print(const struct profile_ctx *p, FILE *out) {
   if (cycles)
     fprintf(out, "cycles %" PRIu64 " = %.3f ms at %d MHz; host steps %.3f ms wall\n", sum.cycles,
             (double)sum.cycles / (1e3 * p->cfg->clock_mhz), p->cfg->clock_mhz,
-            1e3 * host_seconds(p));
+            1e3 * profile_host_seconds(p));
 }
 
-double host_seconds(const struct profile_ctx *p) {
+double profile_host_seconds(const struct profile_ctx *p) {
   double s = 0;
   for (int i = 0; i < loom_model_step_count(p->m); i++)
     if (!loom_model_step(p->m, i)->is_job) s += loom_model_step(p->m, i)->seconds;
@@ -261,7 +261,7 @@ int profile_write_json(const struct profile_ctx *p, const char *path) {
   sum.job = 0; /* print the figures */
   fprintf(f, "],\n \"total\": ");
   json_row(p, &sum, cycles, f);
-  fprintf(f, ",\n \"host_seconds\": %.9f}\n", host_seconds(p));
+  fprintf(f, ",\n \"host_seconds\": %.9f}\n", profile_host_seconds(p));
   return close_file(f, path);
 }
 

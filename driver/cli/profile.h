@@ -27,6 +27,6 @@ int profile_write_json(const struct profile_ctx *p, const char *path);
 int profile_write_trace(const struct profile_ctx *p, const char *path);
 
 /* Wall time of the host steps of the last run. */
-double host_seconds(const struct profile_ctx *p);
+double profile_host_seconds(const struct profile_ctx *p);
 
 #endif

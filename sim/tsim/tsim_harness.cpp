@@ -412,9 +412,15 @@ extern "C" void tsim_destroy(tsim *t) {
     delete t->fst;
   }
 #endif
+  // The probe's public signals give the model scopes, and a scope erases
+  // itself from the calling thread's context, not from its model's: make
+  // that this instance's context (another instance's may already be gone),
+  // and leave no pointer to it behind.
+  Verilated::threadContextp(t->ctx);
   t->top->final();
   delete t->top;
   delete t->ctx;
+  Verilated::threadContextp(nullptr);
   delete t->dram;
   if (t->axi_log) fclose(t->axi_log);
   delete t;

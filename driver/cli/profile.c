@@ -149,14 +149,14 @@ void profile_print(const struct profile_ctx *p, FILE *out) {
   struct prow r, sum;
   int cycles = has_cycles(p);
   memset(&sum, 0, sizeof sum);
-  sum.step = -1, sum.job = 0, sum.name = "total", sum.op = "";
+  sum.step = -1, sum.job = -1, sum.name = "total", sum.op = ""; /* step < 0: the total row */
   fprintf(out, "profile: %s on %s, config %s: peak %u MACs/cycle, DRAM %u bytes/cycle, %d MHz\n",
           p->model, p->backend, p->cfg->name, loom_hw_peak_macs(p->cfg),
           dram_bytes_per_cycle(p->cfg), p->cfg->clock_mhz);
   if (!cycles)
     fprintf(out, "profile: the %s backend counted no cycles (fsim counts cycles only with "
-                 "--timing; tsim and boards always do): cycles, utilization, roofline and "
-                 "stalls are not available, MACs and DMA bytes are\n",
+                 "--timing; tsim and boards always do): cycles, utilization, achieved/bound "
+                 "and stalls are not available; MACs, DMA bytes and the roofline bound are\n",
             p->backend);
   if (!has_meta(p))
     fprintf(out, "profile: %s has no job metadata (format 1.2 JOBMETA; recompile it): layers "
@@ -258,7 +258,6 @@ int profile_write_json(const struct profile_ctx *p, const char *path) {
     add_row(&sum, &r);
     first = 0;
   }
-  sum.job = 0; /* print the figures */
   fprintf(f, "],\n \"total\": ");
   json_row(p, &sum, cycles, f);
   fprintf(f, ",\n \"host_seconds\": %.9f}\n", profile_host_seconds(p));

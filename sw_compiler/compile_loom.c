@@ -502,6 +502,18 @@ static int map_segment(struct lctx *c, int node, const struct lower_program *p, 
   return 0;
 }
 
+/* The JOBMETA record of the job just added: what `loom run --profile` sets
+ * beside the measured figures. */
+static void job_meta(struct lctx *c, const struct compile_layer *row) {
+  struct loom_file_jobmeta m = {.name = loom_fb_string(c->b, row->name[0] ? row->name : "job"),
+                                .op = loom_fb_string(c->b, row->op),
+                                .macs = row->report.macs,
+                                .est_cycles = row->report.est_cycles,
+                                .dma_bytes = row->report.dma_bytes,
+                                .min_bytes = row->report.min_bytes};
+  loom_fb_jobmeta(c->b, &m);
+}
+
 static int job_node(struct lctx *c, int node) {
   const struct ir_node *n = &c->g->nodes[node];
   struct lower_program p;
@@ -531,6 +543,7 @@ static int job_node(struct lctx *c, int node) {
     for (int k = 0; k < 4; k++) s.inputs[k] = LOOM_FILE_NO_BUFFER;
     for (int k = 0; k < 2; k++) s.outputs[k] = LOOM_FILE_NO_BUFFER;
     loom_fb_step(c->b, &s);
+    job_meta(c, &row);
     *new_row(c) = row;
     if (acc_out) copy_step(c, lanes, i32), host_row(c, node, LOOM_HOSTOP_COPY);
   }

@@ -95,12 +95,21 @@ static void print_queue_counts(const struct loom_file *f, const struct loom_file
   printf(")");
 }
 
+/* JOBMETA (1.2): the layer and the compiler's figures. */
+static void print_jobmeta(const struct loom_file *f, const struct loom_file_jobmeta *m) {
+  printf("\n     layer: %s, %s, %" PRIu64 " MACs; estimated %" PRIu64 " cycles, %" PRIu64
+         " DMA bytes (compulsory %" PRIu64 ")",
+         loom_file_string(f, m->name), loom_file_string(f, m->op), m->macs, m->est_cycles,
+         m->dma_bytes, m->min_bytes);
+}
+
 static void print_jobs(const struct loom_file *f) {
   printf("jobs: %u\n", f->job_count);
   for (uint32_t i = 0; i < f->job_count; i++) {
     const struct loom_file_job *j = &f->jobs[i];
     printf("  %u: %u instructions from %u", i, j->insn_count, j->insn_first);
     print_queue_counts(f, j);
+    if (f->jobmeta) print_jobmeta(f, &f->jobmeta[i]);
     printf("\n     segments:");
     for (int s = 0; s < LOOM_NUM_SEGMENTS; s++)
       if (j->segments[s] != LOOM_FILE_NO_BUFFER)
@@ -176,8 +185,9 @@ const struct cli_cmd cli_cmd_inspect = {
             "\n"
             "Validates MODEL.loom as the loader does and prints its header and\n"
             "configuration, the section table, buffers, tensors (role, dtype, shape,\n"
-            "layout, quantization), jobs (instruction counts per queue, segment map)\n"
-            "and steps.  Then decodes every instruction: an illegal one is reported\n"
+            "layout, quantization), jobs (instruction counts per queue, segment map,\n"
+            "and the layer with the compiler's figures when the file has them) and\n"
+            "steps.  Then decodes every instruction: an illegal one is reported\n"
             "with its file offset and the exit status is 1.\n"
             "\n"
             "example:\n"

@@ -9,11 +9,13 @@
  * about the inputs (names, types, shapes) is checked by libloom; this file
  * only adds the file names to its messages.  Exit status: 1 for anything
  * the user can fix, 2 when the device stopped a job (error or timeout).
+ * The profile and trace reports are profile.c's.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "driver/cli/profile.h"
 #include "driver/lib/loomfile.h"
 #include "driver/lib/npy.h"
 #include "driver/lib/readfile.h"
@@ -34,6 +36,8 @@ struct run_args {
   unsigned long timeout_ms;
   int counters;
   int timing; /* --timing: fsim's timing model estimates the cycle counters */
+  int profile;                              /* --profile */
+  const char *profile_json, *trace_path;    /* --profile-json, --trace */
 };
 
 struct run_ctx {
@@ -58,6 +62,15 @@ static int parse_spec(const char *opt, const char *spec, struct tensor_spec *t) 
   return 1;
 }
 
+/* --profile, --profile-json FILE, --trace FILE (same return as parse_option). */
+static int parse_profile_option(struct run_args *a, int argc, char **argv, int *i) {
+  int r;
+  if (!strcmp(argv[*i], "--profile")) return a->profile = 1;
+  if ((r = cli_option_value(&cli_cmd_run, argc, argv, i, "--profile-json", NULL, &a->profile_json)))
+    return r;
+  return cli_option_value(&cli_cmd_run, argc, argv, i, "--trace", NULL, &a->trace_path);
+}
+
 /* One option at argv[*i]: 1 handled, 0 not an option of run, -1 error. */
 static int parse_option(struct run_args *a, int argc, char **argv, int *i) {
   const char *v;
@@ -76,7 +89,7 @@ static int parse_option(struct run_args *a, int argc, char **argv, int *i) {
   }
   if (!strcmp(argv[*i], "--counters")) return a->counters = 1;
   if (!strcmp(argv[*i], "--timing")) return a->timing = 1;
-  return 0;
+  return parse_profile_option(a, argc, argv, i);
 }
 
 /* Returns -1 to continue, else the exit status. */
@@ -284,9 +297,25 @@ static void counters(struct run_ctx *c) {
     print_counters(c->a.timing ? "total counters (cycles estimated)" : "total counters", total);
 }
 
+/* Timelines are recorded only for --trace: counters are enough for a profile. */
+static int start_trace(struct run_ctx *c) {
+  if (!c->a.trace_path || loom_model_set_trace(c->m, 1) == LOOM_OK) return CLI_OK;
+  return cli_error("--trace: %s", loom_device_error(c->dev));
+}
+
+static int reports(struct run_ctx *c) {
+  struct profile_ctx p = {c->m, loom_device_config(c->dev), c->a.model, loom_device_backend(c->dev)};
+  if (c->a.profile) profile_print(&p, stdout);
+  if (c->a.profile_json && profile_write_json(&p, c->a.profile_json) != CLI_OK) return CLI_USER;
+  if (c->a.trace_path && profile_write_trace(&p, c->a.trace_path) != CLI_OK) return CLI_USER;
+  return CLI_OK;
+}
+
 static int run_model(struct run_ctx *c) {
+  if (start_trace(c) != CLI_OK) return CLI_USER;
   loom_status st = loom_model_run(c->m, (uint32_t)c->a.timeout_ms);
   if (c->a.counters) counters(c);
+  if (st == LOOM_OK && reports(c) != CLI_OK) return CLI_USER;
   if (st == LOOM_OK) return outputs(c);
   cli_error("%s: %s", c->a.model, loom_device_error(c->dev));
   return st == LOOM_E_JOB || st == LOOM_E_TIMEOUT ? CLI_JOB : CLI_USER;
@@ -329,6 +358,12 @@ const struct cli_cmd cli_cmd_run = {
         "      --counters          print the performance counters of every job\n"
         "      --timing            fsim only: estimate the cycle counters with fsim's\n"
         "                          timing model (option timing=1; see docs/fsim-timing.md)\n"
+        "      --profile           print a table per layer: cycles, MACs, utilization,\n"
+        "                          DMA bytes, roofline bound, stalls by cause\n"
+        "      --profile-json FILE the same figures as JSON\n"
+        "      --trace FILE        write a Chrome trace (Perfetto, chrome://tracing) of\n"
+        "                          every instruction; needs a backend with a clock (tsim,\n"
+        "                          fsim with timing)\n"
         "  -h, --help              show this help\n"
         "\n"
         "Inputs take the tensor's type (float32 for a quantized int8 tensor, which\n"

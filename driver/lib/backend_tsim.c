@@ -32,6 +32,11 @@
  * busy/stall counters still move.  The reset after a timeout is job.c's
  * business (it calls reset(), which writes SOFT_RESET through hwregs.c).
  *
+ * Timelines (set_trace/trace, docs/profiling.md): the library records, per
+ * job, the slices of every module from the RTL's timeline probe; trace()
+ * turns them into loom_trace_events, taking each instruction's opcode from
+ * the stream the job ran.
+ *
  * Options: config=NAME lib=PATH latency=CYCLES bw=BYTES_PER_CYCLE
  * outstanding=N dram_mb=MIB reorder=SEED trace=FILE.fst progress=1
  * max_cycles=N axi_log=FILE.
@@ -44,6 +49,7 @@
 #include <unistd.h>
 
 #include "hwregs.h"
+#include "loom/isa.h"
 #include "runtime.h"
 #include "sim/tsim/tsim.h"
 
@@ -71,6 +77,8 @@ struct tsim_fns {
   int (*window_add)(struct tsim *, uint64_t, uint64_t);
   uint64_t (*violations)(const struct tsim *, char *, size_t);
   void (*violations_clear)(struct tsim *);
+  int (*timeline_record)(struct tsim *, int);
+  const struct tsim_slice *(*timeline)(struct tsim *, size_t *);
 };
 
 /* One block of simulated DRAM, free or in use; blocks tile the DRAM. */
@@ -94,6 +102,10 @@ struct tsim_state {
   uint64_t job_start_cycle;
   struct timespec job_start, last_progress;
   uint64_t last_progress_cycles;
+  const uint8_t *job_insns;       /* host view of the last job's stream */
+  uint32_t job_insn_count;
+  struct loom_trace_event *events; /* trace(): the last job's timeline */
+  size_t events_cap;
 };
 
 static const char *const tsim_option_keys[] = {
@@ -198,6 +210,8 @@ static loom_status bind_symbols(struct tsim_state *s, const char *path, char msg
   TSIM_SYM(window_add, "tsim_window_add");
   TSIM_SYM(violations, "tsim_violations");
   TSIM_SYM(violations_clear, "tsim_violations_clear");
+  TSIM_SYM(timeline_record, "tsim_timeline_record");
+  TSIM_SYM(timeline, "tsim_timeline");
   if (s->f.api_version() != TSIM_API_VERSION)
     return loom_fail(msg, LOOM_E_UNSUPPORTED,
                      "tsim: %s speaks tsim API version %u, libloom %u; rebuild it with `make tsim`",
@@ -294,6 +308,7 @@ static void tsim_close(void *state) {
   if (s->sim) s->f.destroy(s->sim);
   if (s->dl) dlclose(s->dl);
   free(s->blocks);
+  free(s->events);
   free(s);
 }
 
@@ -412,6 +427,8 @@ static loom_status tsim_submit(void *state, const struct loom_backend_buffer *in
   loom_status st = loom_hw_start(&s->io, insns->dev_addr, insn_count, seg, 1, msg);
   if (st != LOOM_OK) return st;
   s->job_running = 1;
+  s->job_insns = insns->host;
+  s->job_insn_count = insn_count;
   s->job_start_cycle = s->f.cycles(s->sim);
   clock_gettime(CLOCK_MONOTONIC, &s->job_start);
   s->last_progress = s->job_start;
@@ -512,6 +529,48 @@ static loom_status tsim_reset(void *state, char msg[LOOM_MSG_MAX]) {
   return LOOM_OK;
 }
 
+/* ---- timelines ---- */
+
+static loom_status tsim_set_trace(void *state, int on, char msg[LOOM_MSG_MAX]) {
+  struct tsim_state *s = state;
+  if (s->f.timeline_record(s->sim, on) != 0)
+    return loom_fail(msg, LOOM_E_UNSUPPORTED,
+                     "tsim: this simulator library's RTL has no timeline probe (the register-only "
+                     "stub?); rebuild it from hw/rtl with `make tsim`");
+  return LOOM_OK;
+}
+
+/* The slices of the last job as loom_trace_events (the module numbering and
+ * the kinds of tsim.h are those of loom.h), with each opcode read from the
+ * job's stream. */
+static const struct loom_trace_event *tsim_trace(void *state, size_t *count) {
+  struct tsim_state *s = state;
+  size_t n;
+  const struct tsim_slice *sl = s->f.timeline(s->sim, &n);
+  *count = 0;
+  if (n > s->events_cap) {
+    struct loom_trace_event *e = realloc(s->events, n * sizeof *e);
+    if (!e) return NULL;
+    s->events = e, s->events_cap = n;
+  }
+  for (size_t i = 0; i < n; i++) {
+    uint32_t op = LOOM_OP_COUNT;
+    if (s->job_insns && sl[i].insn < s->job_insn_count)
+      op = (uint32_t)loom_bits_get(s->job_insns + (size_t)sl[i].insn * LOOM_INSN_BYTES,
+                                   LOOM_COMMON_OPCODE_LSB, LOOM_COMMON_OPCODE_WIDTH);
+    s->events[i] = (struct loom_trace_event){sl[i].begin, sl[i].end, sl[i].insn, sl[i].module,
+                                             sl[i].kind, (uint16_t)op};
+  }
+  *count = n;
+  return s->events;
+}
+
+_Static_assert(LOOM_MOD_FETCH == 0 && LOOM_MOD_STORE == 3, "tsim.h numbers modules as loom.h");
+_Static_assert((int)LOOM_TRACE_INSN == (int)TSIM_SLICE_INSN &&
+                   (int)LOOM_TRACE_TOKEN_WAIT == (int)TSIM_SLICE_TOKEN_WAIT &&
+                   (int)LOOM_TRACE_MEM_WAIT == (int)TSIM_SLICE_MEM_WAIT,
+               "tsim.h numbers slice kinds as loom.h");
+
 const struct loom_backend_ops loom_backend_tsim = {
     .name = "tsim",
     .open = tsim_open,
@@ -522,4 +581,6 @@ const struct loom_backend_ops loom_backend_tsim = {
     .submit = tsim_submit,
     .wait = tsim_wait,
     .reset = tsim_reset,
+    .set_trace = tsim_set_trace,
+    .trace = tsim_trace,
 };

@@ -10,7 +10,7 @@
  * type order, then records that refer to other records (tensor -> buffer,
  * job -> INSNS and buffers, step -> jobs, tensors and DATA), then name
  * uniqueness, then HOSTCODE (format 1.1: native host code, whose entries
- * refer to steps).  Each check only relies on fields checked before it, so
+ * refer to steps), then JOBMETA (format 1.2: one record per job).  Each check only relies on fields checked before it, so
  * the arithmetic never sees an unchecked value; all of it is
  * overflow-checked and 64-bit.
  *
@@ -54,6 +54,7 @@ _Static_assert(sizeof(struct loom_file_step) == 48, "STEPS record is 48 bytes");
 _Static_assert(offsetof(struct loom_file_step, param_offset) == 32, "step params at 32");
 _Static_assert(sizeof(struct loom_file_hostcode) == 32, "HOSTCODE header is 32 bytes");
 _Static_assert(sizeof(struct loom_file_hostcode_entry) == 24, "HOSTCODE entry is 24 bytes");
+_Static_assert(sizeof(struct loom_file_jobmeta) == 48, "JOBMETA record is 48 bytes");
 
 static const char *const section_names[LOOM_SEC_COUNT] = {
     [0] = "?",
@@ -65,6 +66,7 @@ static const char *const section_names[LOOM_SEC_COUNT] = {
     [LOOM_SEC_JOBS] = "JOBS",
     [LOOM_SEC_STEPS] = "STEPS",
     [LOOM_SEC_HOSTCODE] = "HOSTCODE",
+    [LOOM_SEC_JOBMETA] = "JOBMETA",
 };
 _Static_assert(sizeof section_names / sizeof section_names[0] == LOOM_SEC_COUNT,
                "every section type needs a name");
@@ -79,6 +81,7 @@ static const uint32_t section_entry_sizes[LOOM_SEC_COUNT] = {
     [LOOM_SEC_JOBS] = sizeof(struct loom_file_job),
     [LOOM_SEC_STEPS] = sizeof(struct loom_file_step),
     [LOOM_SEC_HOSTCODE] = 1,
+    [LOOM_SEC_JOBMETA] = sizeof(struct loom_file_jobmeta),
 };
 
 const char *loom_section_name(uint32_t type) {
@@ -381,10 +384,12 @@ static loom_status check_table(struct reader *r, uint32_t *count) {
  * it was written on purpose). */
 static loom_status check_entry_type(struct reader *r, uint32_t i, uint64_t e, uint32_t type) {
   uint64_t tbl = rd64(r->p + LOOM_FILE_OFF_SECTION_TABLE);
-  if (type == 0 || (type > LOOM_SEC_STEPS && r->minor == 0 && type != LOOM_SEC_HOSTCODE))
+  uint32_t need = type == LOOM_SEC_HOSTCODE ? 1 : type == LOOM_SEC_JOBMETA ? 2 : 0;
+  if (type == 0 || (type > LOOM_SEC_STEPS && r->minor == 0 && !need))
     return bad(r, e, "section %u: type %u is not defined", i, type);
-  if (type == LOOM_SEC_HOSTCODE && r->minor == 0)
-    return bad(r, e, "section %u: type %u (HOSTCODE) needs format version 1.1, the file is 1.0", i, type);
+  if (r->minor < need)
+    return bad(r, e, "section %u: type %u (%s) needs format version 1.%u, the file is 1.%u", i, type,
+               loom_section_name(type), need, r->minor);
   for (uint32_t j = 0; j < i; j++)
     if (rd32(r->p + tbl + (uint64_t)j * LOOM_FILE_SECTION_ENTRY_SIZE) == type)
       return bad(r, e, "section %u: a second %s section (type %u; the first is section %u)", i,
@@ -717,6 +722,32 @@ static loom_status check_hostcode(struct reader *r) {
   return LOOM_OK;
 }
 
+/* ---- JOBMETA (1.2): one record per job, in job order ---- */
+
+static loom_status check_jobmeta(struct reader *r) {
+  const struct section *s = &r->sec[LOOM_SEC_JOBMETA];
+  const struct loom_file *f = r->f;
+  if (!s->present || s->size == 0) return LOOM_OK; /* empty is the same as absent */
+  uint64_t n = s->size / sizeof(struct loom_file_jobmeta);
+  if (n != f->job_count)
+    return bad(r, s->off, "JOBMETA: %" PRIu64 " records for %u jobs (one per job, in job order)", n,
+               f->job_count);
+  const struct loom_file_jobmeta *m = (const void *)(r->p + s->off);
+  for (uint32_t i = 0; i < f->job_count; i++) {
+    if (!name_ok(f, m[i].name))
+      return bad(r, rec_off(r, LOOM_SEC_JOBMETA, i, 0), "JOBMETA %u: name %u is not the start of a"
+                 " non-empty string in STRTAB", i, m[i].name);
+    if (!name_ok(f, m[i].op))
+      return bad(r, rec_off(r, LOOM_SEC_JOBMETA, i, 4), "JOBMETA %u: op %u is not the start of a"
+                 " non-empty string in STRTAB", i, m[i].op);
+    if (m[i].flags) return bad(r, rec_off(r, LOOM_SEC_JOBMETA, i, 40), "JOBMETA %u: flags are not 0", i);
+    if (m[i].reserved)
+      return bad(r, rec_off(r, LOOM_SEC_JOBMETA, i, 44), "JOBMETA %u: reserved field is not 0", i);
+  }
+  r->f->jobmeta = m;
+  return LOOM_OK;
+}
+
 static loom_status check_records(struct reader *r) {
   loom_status st;
   map_sections(r);
@@ -726,7 +757,8 @@ static loom_status check_records(struct reader *r) {
   if ((st = check_jobs_steps(r))) return st;
   if ((st = check_unique(r, LOOM_SEC_BUFFERS, r->f->buffer_count, "buffer"))) return st;
   if ((st = check_unique(r, LOOM_SEC_TENSORS, r->f->tensor_count, "tensor"))) return st;
-  return check_hostcode(r);
+  if ((st = check_hostcode(r))) return st;
+  return check_jobmeta(r);
 }
 
 static loom_status parse_fail(char msg[LOOM_MSG_MAX], loom_status st, const char *name,

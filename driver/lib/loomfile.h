@@ -20,7 +20,7 @@
 
 #define LOOM_FILE_MAGIC "\x89LOOM\r\n\x1a"
 #define LOOM_FILE_VERSION_MAJOR 1
-#define LOOM_FILE_VERSION_MINOR 1  /* 1.1 added HOSTCODE; the writer emits 1.0 without it */
+#define LOOM_FILE_VERSION_MINOR 2  /* 1.1 added HOSTCODE, 1.2 JOBMETA; the writer emits 1.0 without them */
 #define LOOM_FILE_HEADER_SIZE 64
 #define LOOM_FILE_SECTION_ENTRY_SIZE 32
 #define LOOM_FILE_MAX_SIZE (UINT64_C(1) << 32)  /* 4 GiB cap on a model */
@@ -35,6 +35,7 @@ enum loom_section_type {
   LOOM_SEC_JOBS,        /* struct loom_file_job[] */
   LOOM_SEC_STEPS,       /* struct loom_file_step[]: the program, in order */
   LOOM_SEC_HOSTCODE,    /* (1.1) native code of HOST steps: struct loom_file_hostcode */
+  LOOM_SEC_JOBMETA,     /* (1.2) struct loom_file_jobmeta[], one per job: what the compiler knows */
   LOOM_SEC_COUNT
 };
 
@@ -107,6 +108,20 @@ struct loom_file_step {     /* 48 bytes */
   uint64_t param_size;
 };
 
+/* JOBMETA (format 1.2): per job, in job order, the layer it computes and the
+ * compiler's figures for it, which `loom run --profile` sets beside the
+ * measured ones.  Optional: absent, or exactly one record per job. */
+struct loom_file_jobmeta {  /* 48 bytes */
+  uint32_t name;            /* STRTAB name of the layer (the ONNX node) */
+  uint32_t op;              /* STRTAB name of the operation: "conv 3x3/1", "fc", ... */
+  uint64_t macs;            /* useful multiply-accumulates */
+  uint64_t est_cycles;      /* the compiler's cost-model estimate of the job */
+  uint64_t dma_bytes;       /* DRAM bytes the compiler expects the job to move */
+  uint64_t min_bytes;       /* compulsory traffic: inputs, weights, parameters, output once */
+  uint32_t flags;           /* 0 */
+  uint32_t reserved;        /* 0 */
+};
+
 /* HOSTCODE (format 1.1, docs/hostcode.md): native code for some or all
  * HOST steps, as one ELF shared object built by the compiler through LLVM.
  * The section is a byte section laid out as
@@ -150,6 +165,8 @@ struct loom_file {
   const struct loom_file_hostcode *hostcode;
   const struct loom_file_hostcode_entry *hostcode_entries;
   const uint8_t *hostcode_image;
+  /* JOBMETA (NULL when absent): job_count records */
+  const struct loom_file_jobmeta *jobmeta;
   void *storage;            /* owned, aligned copy of the file */
   uint64_t file_size;
 };
@@ -209,7 +226,9 @@ loom_status loom_file_check_insns(const struct loom_file *f, const char *name,
  *
  * The builder collects records and lays the file out when finished: header,
  * section table, then STRTAB, INSNS, DATA, BUFFERS, TENSORS, JOBS, STEPS,
- * and HOSTCODE when one was added (the file is then version 1.1, else 1.0).
+ * HOSTCODE when one was added (the file is then version 1.1, else 1.0), and
+ * JOBMETA after it when job records were added (version 1.2; HOSTCODE is
+ * then written too, empty when there is none).
  * Strings are interned (the same string gets the same offset).  A tensor
  * added with bytes == 0 gets loom_file_tensor_bytes().  When memory runs out
  * the builder remembers it, the adders return all-ones, and finish returns
@@ -235,9 +254,12 @@ uint32_t loom_fb_step(struct loom_file_builder *b, const struct loom_file_step *
 int loom_fb_hostcode(struct loom_file_builder *b, uint32_t triple, uint32_t cpu,
                      const struct loom_file_hostcode_entry *entries, uint32_t entry_count,
                      const void *image, uint64_t image_size);
+/* Appends the JOBMETA record of the next job (records go in job order; a
+ * file has none or one per job, which loom_file_builder_write checks). */
+uint32_t loom_fb_jobmeta(struct loom_file_builder *b, const struct loom_file_jobmeta *m);
 /* A builder holding every record of a parsed file (STRTAB copied as it is,
- * so name offsets stay valid), to add to it; without its HOSTCODE.  NULL
- * when out of memory. */
+ * so name offsets stay valid), to add to it; with its JOBMETA, without its
+ * HOSTCODE.  NULL when out of memory. */
 struct loom_file_builder *loom_file_builder_from(const struct loom_file *f);
 /* Serializes (with crc32) into a malloc'd buffer; NULL when out of memory. */
 uint8_t *loom_file_builder_finish(struct loom_file_builder *b, size_t *size);

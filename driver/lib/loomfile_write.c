@@ -11,8 +11,9 @@
  * padding zero.  The same records added in the same order therefore give
  * the same bytes, which is what lets the assembler round-trip exactly.
  * A file with native host code gets an eighth entry, HOSTCODE, after STEPS
- * and says version 1.1; without it the file stays 1.0, byte for byte what
- * it was before 1.1 existed.
+ * and says version 1.1; one with job metadata gets a ninth, JOBMETA (and an
+ * eighth, HOSTCODE, empty if need be) and says 1.2; without either the file
+ * stays 1.0, byte for byte what it was before 1.1 existed.
  *
  * Strings are interned through a small open-addressing table of STRTAB
  * offsets, so a model with thousands of names stays linear.  Offset 0 is
@@ -37,6 +38,7 @@ struct loom_file_builder {
   uint32_t config_hash;
   struct bytes strtab, insns, data, buffers, tensors, jobs, steps;
   struct bytes hostcode;  /* the whole HOSTCODE section; empty: none */
+  struct bytes jobmeta;   /* JOBMETA records; empty: none */
   uint32_t *slots; /* STRTAB offset + 1 per slot, 0 = empty */
   size_t slot_cap, slot_used;
   int failed;
@@ -98,8 +100,8 @@ struct loom_file_builder *loom_file_builder_new(uint32_t config_hash) {
 
 void loom_file_builder_free(struct loom_file_builder *b) {
   if (!b) return;
-  struct bytes *all[] = {&b->strtab, &b->insns, &b->data,  &b->buffers,
-                         &b->tensors, &b->jobs,  &b->steps, &b->hostcode};
+  struct bytes *all[] = {&b->strtab, &b->insns, &b->data,     &b->buffers, &b->tensors,
+                         &b->jobs,   &b->steps, &b->hostcode, &b->jobmeta};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) free(all[i]->p);
   free(b->slots);
   free(b);
@@ -193,6 +195,10 @@ uint32_t loom_fb_step(struct loom_file_builder *b, const struct loom_file_step *
   return add_record(b, &b->steps, s, sizeof *s);
 }
 
+uint32_t loom_fb_jobmeta(struct loom_file_builder *b, const struct loom_file_jobmeta *m) {
+  return add_record(b, &b->jobmeta, m, sizeof *m);
+}
+
 /* ---- HOSTCODE ---- */
 
 static int cmp_entry(const void *a, const void *b) {
@@ -252,6 +258,7 @@ struct loom_file_builder *loom_file_builder_from(const struct loom_file *f) {
   copy_section(b, &b->tensors, f->tensors, (uint64_t)f->tensor_count * sizeof *f->tensors);
   copy_section(b, &b->jobs, f->jobs, (uint64_t)f->job_count * sizeof *f->jobs);
   copy_section(b, &b->steps, f->steps, (uint64_t)f->step_count * sizeof *f->steps);
+  if (f->jobmeta) copy_section(b, &b->jobmeta, f->jobmeta, (uint64_t)f->job_count * sizeof *f->jobmeta);
   if (b->failed || intern_all(b)) {
     loom_file_builder_free(b);
     return NULL;
@@ -265,12 +272,13 @@ static void wr16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)v; p[1] = (uint8_t)(v
 static void wr32(uint8_t *p, uint32_t v) { wr16(p, (uint16_t)v); wr16(p + 2, (uint16_t)(v >> 16)); }
 static void wr64(uint8_t *p, uint64_t v) { wr32(p, (uint32_t)v); wr32(p + 4, (uint32_t)(v >> 32)); }
 
-#define NSEC (LOOM_SEC_COUNT - 1) /* all types, HOSTCODE last */
+#define NSEC (LOOM_SEC_COUNT - 1) /* all types, in type order */
 
 static void write_header(uint8_t *p, uint64_t size, uint32_t config_hash, int nsec) {
   memcpy(p, LOOM_FILE_MAGIC, 8);
   wr16(p + LOOM_FILE_OFF_MAJOR, LOOM_FILE_VERSION_MAJOR);
-  wr16(p + LOOM_FILE_OFF_MINOR, nsec > LOOM_SEC_STEPS ? 1 : 0); /* HOSTCODE came in 1.1 */
+  /* the last section decides: HOSTCODE came in 1.1, JOBMETA in 1.2 */
+  wr16(p + LOOM_FILE_OFF_MINOR, (uint16_t)(nsec > LOOM_SEC_STEPS ? nsec - LOOM_SEC_STEPS : 0));
   wr32(p + LOOM_FILE_OFF_HEADER_SIZE, LOOM_FILE_HEADER_SIZE);
   wr64(p + LOOM_FILE_OFF_FILE_SIZE, size);
   wr32(p + LOOM_FILE_OFF_CONFIG_HASH, config_hash);
@@ -280,9 +288,9 @@ static void write_header(uint8_t *p, uint64_t size, uint32_t config_hash, int ns
 }
 
 uint8_t *loom_file_builder_finish(struct loom_file_builder *b, size_t *size) {
-  const struct bytes *sec[NSEC] = {&b->strtab, &b->insns, &b->data,  &b->buffers,
-                                   &b->tensors, &b->jobs,  &b->steps, &b->hostcode};
-  int nsec = b->hostcode.len ? NSEC : LOOM_SEC_STEPS;
+  const struct bytes *sec[NSEC] = {&b->strtab, &b->insns, &b->data,     &b->buffers, &b->tensors,
+                                   &b->jobs,   &b->steps, &b->hostcode, &b->jobmeta};
+  int nsec = b->jobmeta.len ? LOOM_SEC_JOBMETA : b->hostcode.len ? LOOM_SEC_HOSTCODE : LOOM_SEC_STEPS;
   uint64_t off[NSEC], end = LOOM_FILE_HEADER_SIZE + (uint64_t)nsec * LOOM_FILE_SECTION_ENTRY_SIZE;
   if (b->failed) return NULL;
   for (int i = 0; i < nsec; i++) {

@@ -21,10 +21,15 @@
  * every step sees the previous one's results on any backend.  Per-job
  * results (error, counters) of the last run are kept; a job that several
  * steps run has its counters summed.
+ *
+ * For profiles (docs/profiling.md) the model also keeps each step's wall
+ * time, the file's JOBMETA as loom_job_info, and, while tracing, a copy of
+ * each job's timeline taken from the device right after the job.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "hostcode.h"
 #include "hostops.h"
@@ -47,6 +52,16 @@ struct loom_model {
   struct model_tensor *in, *out;
   int n_in, n_out;
   struct loom_hostcode *hostcode; /* native host code, NULL when the file has none */
+  struct loom_job_info *info;   /* per job */
+  char (*job_names)[24];        /* "job N" for files without JOBMETA */
+  struct loom_step_info *steps; /* per step, last run */
+  int tracing;
+  struct model_trace *traces;   /* per job, last run */
+};
+
+struct model_trace {
+  struct loom_trace_event *ev;
+  size_t n;
 };
 
 /* ---- validation of what the runtime indexes ---- */
@@ -220,9 +235,37 @@ static loom_status alloc_tables(loom_model *m, char msg[LOOM_MSG_MAX]) {
   m->results = calloc(f->job_count + 1, sizeof *m->results);
   m->in = calloc(f->tensor_count + 1, sizeof *m->in);
   m->out = calloc(f->tensor_count + 1, sizeof *m->out);
-  if (!m->bufs || !m->insns || !m->results || !m->in || !m->out)
+  m->info = calloc(f->job_count + 1, sizeof *m->info);
+  m->job_names = calloc(f->job_count + 1, sizeof *m->job_names);
+  m->steps = calloc(f->step_count + 1, sizeof *m->steps);
+  m->traces = calloc(f->job_count + 1, sizeof *m->traces);
+  if (!m->bufs || !m->insns || !m->results || !m->in || !m->out || !m->info || !m->job_names ||
+      !m->steps || !m->traces)
     return loom_fail(msg, LOOM_E_NOMEM, "%s: out of memory", m->name);
   return LOOM_OK;
+}
+
+/* loom_job_info and loom_step_info from JOBS, JOBMETA and STEPS. */
+static void describe_jobs(loom_model *m) {
+  const struct loom_file *f = &m->file;
+  for (uint32_t i = 0; i < f->job_count; i++) {
+    struct loom_job_info *ji = &m->info[i];
+    const struct loom_file_jobmeta *jm = f->jobmeta ? &f->jobmeta[i] : NULL;
+    snprintf(m->job_names[i], sizeof m->job_names[i], "job %u", i);
+    ji->name = jm ? loom_file_string(f, jm->name) : m->job_names[i];
+    ji->op = jm ? loom_file_string(f, jm->op) : "";
+    if (jm) ji->macs = jm->macs, ji->est_cycles = jm->est_cycles;
+    if (jm) ji->dma_bytes = jm->dma_bytes, ji->min_bytes = jm->min_bytes;
+    ji->insn_count = f->jobs[i].insn_count;
+    ji->insns = f->insns + (size_t)f->jobs[i].insn_first * LOOM_INSN_BYTES;
+    ji->has_meta = jm != NULL;
+  }
+  for (uint32_t i = 0; i < f->step_count; i++) {
+    const struct loom_file_step *s = &f->steps[i];
+    m->steps[i].is_job = s->kind == LOOM_STEP_JOB;
+    m->steps[i].index = s->index;
+    m->steps[i].name = s->kind == LOOM_STEP_JOB ? m->info[s->index].name : loom_hostop_name(s->index);
+  }
 }
 
 /* Takes ownership of *f (also on failure). */
@@ -247,6 +290,7 @@ static loom_status model_new(loom_device *dev, struct loom_file *f, const char *
     return st;
   }
   list_tensors(m);
+  describe_jobs(m);
   *out = m;
   return LOOM_OK;
 }
@@ -282,6 +326,11 @@ void loom_model_free(loom_model *m) {
   free(m->results);
   free(m->in);
   free(m->out);
+  for (uint32_t i = 0; m->traces && i < m->file.job_count; i++) free(m->traces[i].ev);
+  free(m->traces);
+  free(m->info);
+  free(m->job_names);
+  free(m->steps);
   loom_hostcode_close(m->hostcode); /* before the file its image came from */
   loom_file_free(&m->file);
   free(m);
@@ -401,6 +450,21 @@ static void accumulate(struct loom_job_result *sum, const struct loom_job_result
   memcpy(sum->message, r->message, sizeof sum->message);
 }
 
+/* Copies the device's timeline of the job that just ran. */
+static loom_status keep_trace(loom_model *m, uint32_t job) {
+  size_t n;
+  const struct loom_trace_event *ev = loom_device_trace(m->dev, &n);
+  struct model_trace *t = &m->traces[job];
+  free(t->ev);
+  t->ev = NULL, t->n = 0;
+  if (!n) return LOOM_OK;
+  if (!(t->ev = malloc(n * sizeof *ev)))
+    return loom_fail(m->dev->msg, LOOM_E_NOMEM, "out of memory keeping a timeline of %zu slices", n);
+  memcpy(t->ev, ev, n * sizeof *ev);
+  t->n = n;
+  return LOOM_OK;
+}
+
 static loom_status run_job(loom_model *m, uint32_t i, uint32_t job, uint32_t timeout_ms) {
   const struct loom_file_job *fj = &m->file.jobs[job];
   struct loom_job j = {.insns = m->insns[job], .insn_count = fj->insn_count};
@@ -409,6 +473,7 @@ static loom_status run_job(loom_model *m, uint32_t i, uint32_t job, uint32_t tim
     j.segments[s] = fj->segments[s] == LOOM_FILE_NO_BUFFER ? NULL : m->bufs[fj->segments[s]];
   loom_status st = loom_job_run(m->dev, &j, timeout_ms, &r);
   accumulate(&m->results[job], &r);
+  if (m->tracing && st == LOOM_OK) st = keep_trace(m, job);
   for (int s = 0; s < LOOM_NUM_SEGMENTS && st == LOOM_OK; s++)
     if (j.segments[s]) st = loom_buffer_sync(j.segments[s], LOOM_SYNC_FROM_DEVICE);
   if (st == LOOM_OK) return LOOM_OK;
@@ -457,10 +522,15 @@ loom_status loom_model_run(loom_model *m, uint32_t timeout_ms) {
     if (!m->in[i].set)
       return loom_fail(m->dev->msg, LOOM_E_INVALID, "input '%s' was not set", m->in[i].info.name);
   memset(m->results, 0, m->file.job_count * sizeof *m->results);
+  for (uint32_t i = 0; i < m->file.step_count; i++) m->steps[i].seconds = 0;
   for (uint32_t i = 0; i < m->file.step_count; i++) {
     const struct loom_file_step *s = &m->file.steps[i];
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     loom_status st = s->kind == LOOM_STEP_JOB ? run_job(m, i, s->index, timeout_ms)
                                               : run_host(m, i, s);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    m->steps[i].seconds = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
     if (st != LOOM_OK) return st;
   }
   return LOOM_OK;
@@ -470,4 +540,30 @@ int loom_model_job_count(const loom_model *m) { return m ? (int)m->file.job_coun
 
 const struct loom_job_result *loom_model_job_result(const loom_model *m, int job) {
   return m && job >= 0 && (uint32_t)job < m->file.job_count ? &m->results[job] : NULL;
+}
+
+/* ---- profiles ---- */
+
+const struct loom_job_info *loom_model_job_info(const loom_model *m, int job) {
+  return m && job >= 0 && (uint32_t)job < m->file.job_count ? &m->info[job] : NULL;
+}
+
+int loom_model_step_count(const loom_model *m) { return m ? (int)m->file.step_count : 0; }
+
+const struct loom_step_info *loom_model_step(const loom_model *m, int step) {
+  return m && step >= 0 && (uint32_t)step < m->file.step_count ? &m->steps[step] : NULL;
+}
+
+loom_status loom_model_set_trace(loom_model *m, int on) {
+  if (!m) return LOOM_E_INVALID;
+  loom_status st = loom_device_set_trace(m->dev, on);
+  if (st == LOOM_OK) m->tracing = on != 0;
+  return st;
+}
+
+const struct loom_trace_event *loom_model_job_trace(const loom_model *m, int job, size_t *count) {
+  *count = 0;
+  if (!m || job < 0 || (uint32_t)job >= m->file.job_count || !m->traces[job].n) return NULL;
+  *count = m->traces[job].n;
+  return m->traces[job].ev;
 }

@@ -554,4 +554,31 @@ module loom_top (
     cnt_inc[8*`LOOM_CNT_BYTES_RD_ACC +: 8]        = acc_beat ? BEAT_BYTES : 8'd0;
     cnt_inc[8*`LOOM_CNT_BYTES_WR_OUT +: 8]        = out_beat ? BEAT_BYTES : 8'd0;
   end
+
+  // ---------------------------------------------------------------- timeline probe
+  // Simulation only (docs/profiling.md): tsim's harness samples these two
+  // vectors every cycle while it records a timeline (it finds them by name:
+  // they carry the public attribute).  Nothing in the design reads them, so
+  // synthesis drops them.  They are made of the very signals the counters
+  // above count, which is why the recorded slices add up to the counters.
+  //   probe_ev  [0]       a counted cycle of the job (CYCLES counts it)
+  //             [1 + 4m]  module m busy (m = 0 load, 1 compute, 2 store)
+  //             [2 + 4m]  module m waits for a token
+  //             [3 + 4m]  module m waits for DRAM
+  //             [4 + 4m]  module m finishes an instruction
+  //             [13]      fetch holds the next instruction for its command queue
+  //             [14]      fetch pushes it into the queue
+  //             [15]      fetch waits for instruction words from DRAM
+  //   probe_idx [32m +: 32] stream index held by module m; [96 +: 32] fetch's next
+  wire fetch_holds = |q_push;
+  wire fetch_mem_wait = running && !job_start && !abort && !fetch_blocked && !fetch_holds &&
+                        !err_valid[0];
+  wire [15:0]  probe_ev  /* verilator public_flat_rd */;
+  wire [127:0] probe_idx /* verilator public_flat_rd */;
+  assign probe_ev  = {fetch_mem_wait, |(q_push & q_ready), fetch_holds,
+                      store_insn_done, store_mem_stall, store_tok_stall, !mod_idle[2],
+                      comp_insn_done, comp_mem_stall, comp_tok_stall, !mod_idle[1],
+                      load_insn_done, load_mem_stall, load_tok_stall, !mod_idle[0],
+                      running && !job_start};
+  assign probe_idx = {q_data[CmdW-1 -: 32], mod_idx};
 endmodule

@@ -183,6 +183,43 @@ loom_status loom_model_get_output(loom_model *m, const char *name, void *data, s
 int loom_model_job_count(const loom_model *m);
 const struct loom_job_result *loom_model_job_result(const loom_model *m, int job);
 
+/* ---- profiles (loom run --profile, --trace; docs/profiling.md) ---- */
+
+/* What the compiler recorded about a job (the file's JOBMETA, format 1.2).
+ * has_meta is 0 for an older file: then name is "job N", op "" and the
+ * figures 0. */
+struct loom_job_info {
+  const char *name, *op;
+  uint64_t macs;                 /* useful multiply-accumulates */
+  uint64_t est_cycles;           /* the compiler's estimate */
+  uint64_t dma_bytes;            /* DRAM bytes the compiler expects */
+  uint64_t min_bytes;            /* compulsory DRAM traffic */
+  uint32_t insn_count;
+  const uint8_t *insns;          /* the job's stream, insn_count x 16 bytes */
+  int has_meta;
+};
+const struct loom_job_info *loom_model_job_info(const loom_model *m, int job);
+
+/* The program's steps and how long each took in the last run (wall clock
+ * of the host, including the simulation time of a job on a simulator). */
+struct loom_step_info {
+  int is_job;                    /* 1: job `index`; 0: host op `index` */
+  uint32_t index;
+  const char *name;              /* the job's layer name, or the host op's name */
+  double seconds;
+};
+int loom_model_step_count(const loom_model *m);
+const struct loom_step_info *loom_model_step(const loom_model *m, int step);
+
+/* Records the timeline of every job of the following runs (loom_device_set_trace),
+ * or stops.  LOOM_E_UNSUPPORTED, with the device's message, on a backend
+ * without a clock. */
+loom_status loom_model_set_trace(loom_model *m, int on);
+
+/* The timeline of job `job` in the last run (the last time it ran), owned by
+ * the model; NULL with *count 0 when none was recorded. */
+const struct loom_trace_event *loom_model_job_trace(const loom_model *m, int job, size_t *count);
+
 #ifdef __cplusplus
 }
 #endif

@@ -31,7 +31,7 @@
 extern "C" {
 #endif
 
-#define TSIM_API_VERSION 1
+#define TSIM_API_VERSION 2
 
 struct tsim;
 
@@ -122,6 +122,33 @@ void tsim_fault_stall(struct tsim *t, uint64_t cycles);
  * returns how many, and copies the first one's description into `first`. */
 uint64_t tsim_violations(const struct tsim *t, char *first, size_t n);
 void tsim_violations_clear(struct tsim *t);
+
+/* ---- timelines (docs/profiling.md) ----
+ *
+ * While recording is on, the harness samples the RTL's timeline probe
+ * (probe_ev, probe_idx in loom_top.v: the signals the performance counters
+ * count) every cycle of a job and turns each run of cycles into a slice:
+ * one per instruction per module, one per run of token waits, one per run
+ * of DRAM waits.  Times count the job's cycles from 0, the first cycle
+ * CYCLES counts.  Recording off costs one test per cycle. */
+enum tsim_slice_kind { TSIM_SLICE_INSN, TSIM_SLICE_TOKEN_WAIT, TSIM_SLICE_MEM_WAIT };
+
+struct tsim_slice {
+  uint64_t begin, end; /* [begin, end) in cycles of the job */
+  uint32_t insn;       /* stream index of the instruction */
+  uint8_t module;      /* 0 fetch, 1 load, 2 compute, 3 store */
+  uint8_t kind;        /* enum tsim_slice_kind */
+  uint16_t reserved;
+};
+
+/* Starts (on != 0) or stops recording from the next job on.  -1 when the
+ * RTL of this library has no timeline probe (the register-only stub). */
+int tsim_timeline_record(struct tsim *t, int on);
+
+/* The slices of the last (or current) job, sorted by begin (then module,
+ * then kind, so an instruction precedes the waits inside it); slices still
+ * open end now.  Valid until the next call into the library. */
+const struct tsim_slice *tsim_timeline(struct tsim *t, size_t *count);
 
 #ifdef __cplusplus
 }

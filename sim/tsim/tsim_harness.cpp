@@ -17,12 +17,15 @@
  * functions leave the shared library, so libraries of several
  * configurations can be loaded in one process.
  */
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "Vloom_top.h"
 #include "verilated.h"
+#include "verilated_sym_props.h"
 #if VM_TRACE
 #include "verilated_fst_c.h"
 #endif
@@ -48,6 +51,25 @@ struct lite_seen {
   uint32_t rdata;
 };
 
+// The timeline recorder (tsim.h).  Slots: [module][kind] of the slice
+// being extended, if any.
+struct tl_open {
+  bool on;
+  uint64_t begin;
+  uint32_t insn;
+};
+
+struct timeline {
+  bool on;                  // recording
+  const uint16_t *ev;       // loom_top.probe_ev, NULL without a probe
+  const uint32_t *idx;      // loom_top.probe_idx, four words
+  bool in_job;              // the last sampled cycle was a counted job cycle
+  uint64_t now;             // counted cycles of the job so far
+  tl_open open[4][3];
+  std::vector<tsim_slice> slices;
+  bool sorted;
+};
+
 struct tsim {
   VerilatedContext *ctx;
   Vloom_top *top;
@@ -60,6 +82,7 @@ struct tsim {
   uint64_t cycles;
   uint64_t next_progress;
   lite_seen lite;
+  timeline tl;
 };
 
 // ---- moving bus words between Verilator signals and byte arrays ----
@@ -86,7 +109,7 @@ template <std::size_t W> static void bytes_to_sig(VlWide<W> &v, const uint8_t *i
 
 static unsigned bus_bytes(const Vloom_top *top) { return (unsigned)sizeof(top->m_axi_wdata_o); }
 
-// ---- one clock cycle ----
+// ---- driving the ports ----
 
 static void drive_dram(tsim *t) {
   Vloom_top *top = t->top;
@@ -146,12 +169,93 @@ static void dump_trace(tsim *t, uint64_t when) {
 #endif
 }
 
+// ---- timelines ----
+
+static void tl_close(timeline *tl, unsigned mod, unsigned kind) {
+  tl_open *o = &tl->open[mod][kind];
+  if (!o->on) return;
+  tl->slices.push_back(tsim_slice{o->begin, tl->now, o->insn, (uint8_t)mod, (uint8_t)kind, 0});
+  tl->sorted = false;
+  o->on = false;
+}
+
+static void tl_close_all(timeline *tl) {
+  for (unsigned m = 0; m < 4; m++)
+    for (unsigned k = 0; k < 3; k++) tl_close(tl, m, k);
+}
+
+// One cycle of a (module, kind) run: extends, ends or starts its slice.
+static void tl_track(timeline *tl, unsigned mod, unsigned kind, bool active, uint32_t insn) {
+  tl_open *o = &tl->open[mod][kind];
+  if (o->on && (!active || o->insn != insn)) tl_close(tl, mod, kind);
+  if (active && !o->on) *o = tl_open{true, tl->now, insn};
+}
+
+// Samples the probe with the values the coming clock edge commits, exactly
+// what the counters add (the layout is documented in loom_top.v).
+static void tl_sample(timeline *tl) {
+  uint32_t ev = *tl->ev;
+  if (!(ev & 1u)) {
+    if (tl->in_job) tl_close_all(tl);
+    tl->in_job = false;
+    return;
+  }
+  if (!tl->in_job) {
+    tl->slices.clear();
+    tl->sorted = true;
+    tl->now = 0;
+    tl->in_job = true;
+  }
+  for (unsigned m = 0; m < 3; m++) {
+    uint32_t bits = ev >> (1 + 4 * m);
+    for (unsigned k = 0; k < 3; k++) tl_track(tl, m + 1, k, (bits >> k) & 1u, tl->idx[m]);
+  }
+  tl_track(tl, 0, TSIM_SLICE_INSN, (ev >> 13) & 1u, tl->idx[3]);
+  tl_track(tl, 0, TSIM_SLICE_MEM_WAIT, (ev >> 15) & 1u, tl->idx[3]);
+  tl->now++;
+}
+
+static bool tl_slice_before(const tsim_slice &a, const tsim_slice &b) {
+  if (a.begin != b.begin) return a.begin < b.begin;
+  if (a.module != b.module) return a.module < b.module;
+  return a.kind < b.kind;
+}
+
+// The probe's storage in the model, found by name; false without one.
+static bool tl_bind(tsim *t) {
+  const VerilatedScope *sc = t->ctx->scopeFind("loom_top.loom_top");
+  const VerilatedVar *ev = sc ? sc->varFind("probe_ev") : nullptr;
+  const VerilatedVar *idx = sc ? sc->varFind("probe_idx") : nullptr;
+  if (!ev || !idx || ev->vltype() != VLVT_UINT16 || idx->vltype() != VLVT_WDATA) return false;
+  t->tl.ev = static_cast<const uint16_t *>(ev->datap());
+  t->tl.idx = static_cast<const uint32_t *>(idx->datap());
+  return true;
+}
+
+extern "C" int tsim_timeline_record(tsim *t, int on) {
+  if (!t->tl.ev && !tl_bind(t)) return -1;
+  t->tl.on = on != 0;
+  return 0;
+}
+
+extern "C" const tsim_slice *tsim_timeline(tsim *t, size_t *count) {
+  timeline *tl = &t->tl;
+  if (tl->in_job) tl_close_all(tl);
+  if (!tl->sorted) std::stable_sort(tl->slices.begin(), tl->slices.end(), tl_slice_before);
+  tl->sorted = true;
+  *count = tl->slices.size();
+  return tl->slices.data();
+}
+
+// ---- one clock cycle ----
+
 static void cycle(tsim *t) {
   Vloom_top *top = t->top;
   axi_req m;
   drive_dram(t);
   top->clk_i = 0;
   top->eval();
+  if (t->tl.on) tl_sample(&t->tl);
   dump_trace(t, 2 * t->cycles);
   sample_master(top, &m);
   sample_lite(top, &t->lite);
@@ -308,9 +412,15 @@ extern "C" void tsim_destroy(tsim *t) {
     delete t->fst;
   }
 #endif
+  // The probe's public signals give the model scopes, and a scope erases
+  // itself from the calling thread's context, not from its model's: make
+  // that this instance's context (another instance's may already be gone),
+  // and leave no pointer to it behind.
+  Verilated::threadContextp(t->ctx);
   t->top->final();
   delete t->top;
   delete t->ctx;
+  Verilated::threadContextp(nullptr);
   delete t->dram;
   if (t->axi_log) fclose(t->axi_log);
   delete t;

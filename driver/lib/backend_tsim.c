@@ -512,6 +512,13 @@ static loom_status tsim_reset(void *state, char msg[LOOM_MSG_MAX]) {
   return LOOM_OK;
 }
 
+struct tsim *loom_tsim_instance(loom_device *dev, void **lib) {
+  if (!dev || dev->ops != &loom_backend_tsim) return NULL;
+  struct tsim_state *s = dev->state;
+  if (lib) *lib = s->dl;
+  return s->sim;
+}
+
 const struct loom_backend_ops loom_backend_tsim = {
     .name = "tsim",
     .open = tsim_open,

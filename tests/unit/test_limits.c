@@ -36,6 +36,7 @@
 #include "driver/lib/loomfile.h"
 #include "driver/lib/npy.h"
 #include "driver/lib/readfile.h"
+#include "driver/lib/runtime.h"
 #include "loom/isa.h"
 #include "onnx/onnx.pb-c.h"
 #include "sw_compiler/compiler.h"
@@ -417,6 +418,20 @@ static void test_loom_buffer_total_cap(void **state) {
   free(m.p);
 }
 
+/* The runtime's element counts (model_io.c) do not trust the parser: a
+ * product that wraps 64 bits to a small count is refused, plain or blocked. */
+static void test_runtime_elems_overflow(void **state) {
+  struct loom_file_tensor t = {.rank = 2, .dims = {(INT64_C(1) << 33) + 1, INT64_C(1) << 31}};
+  assert_int_equal(loom_tensor_elems(&t), 0); /* 2^64 + 2^31 wraps to 2^31 */
+  t.dims[0] = INT64_C(1) << 20, t.dims[1] = INT64_C(1) << 20;
+  assert_int_equal(loom_tensor_elems(&t), UINT64_C(1) << 40);
+  t.dims[1] = (INT64_C(1) << 20) + 1;
+  assert_int_equal(loom_tensor_elems(&t), 0);
+  struct loom_file_tensor b = {.rank = 2, .layout = LOOM_LAYOUT_NC, .layout_block = 0xFFFFFFFFu,
+                               .dims = {INT64_C(1) << 39, 1}};
+  assert_int_equal(loom_tensor_stored_elems(&b), 0);
+}
+
 static void test_loom_file_size_cap(void **state) {
   uint8_t head[LOOM_FILE_HEADER_SIZE] = {0};
   struct loom_file f;
@@ -520,6 +535,7 @@ int main(void) {
       cmocka_unit_test(test_loom_section_table_wraps),
       cmocka_unit_test(test_loom_buffer_size_cap),
       cmocka_unit_test(test_loom_buffer_total_cap),
+      cmocka_unit_test(test_runtime_elems_overflow),
       cmocka_unit_test(test_loom_file_size_cap),
       cmocka_unit_test(test_read_file_cap),
       cmocka_unit_test(test_npy_caps),

@@ -4,8 +4,9 @@
 #   make hostile                        mutants of tests/asm/*.s (and compiled models) on fsim
 #                                       and tsim for HOSTILE_SECONDS (default 60), seed HOSTILE_SEED
 #   make hostile HOSTILE_SECONDS=3600 HOSTILE_SEED=7
-#   make test-san                       unit, fsim, CLI, limit and regression tests under
-#                                       ASan + UBSan (build-san/); no Verilator needed
+#   make test-san                       unit, fsim, CLI, limit and regression tests, fault
+#                                       injection and a hostile run on fsim and tsim, under
+#                                       ASan + UBSan (build-san/, tsim's C++ included)
 #
 # `make test` runs tests/hostile/run-hostile.sh (a 60 s bounded run) and
 # the fault-injection test of the tsim backend.
@@ -42,21 +43,24 @@ TEST_DEPS += $(FAULTS) $(BUILD)/tsim/tiny/libloom_tsim.so
 
 # ---- make test-san ----
 #
-# The sanitizer build (ASan + UBSan, build-san/) of everything that needs no
-# Verilator: the unit tests (fsim's included), the CLI scripts, the limit
-# and regression tests, and a 30 s fsim-only hostile run.  Recursive, so
-# that SAN=1 selects build-san/ and its flags.  test_hostgen is left out:
-# it needs the trained models of build/models (Python, torch) and LLVM,
-# which are not what a sanitizer job is for; `make SAN=1 test-programs`
-# still builds it.
+# The sanitizer build (ASan + UBSan, build-san/): the unit tests (fsim's
+# included), the CLI scripts, the limit and regression tests, the
+# fault-injection test and a 30 s hostile run on fsim and tsim.  tsim runs
+# build-san/tsim/tiny/libloom_tsim.so, whose Verilated model, harness and
+# DRAM model are compiled with the same sanitizers (sim/tsim/module.mk), so
+# the C++ side of every tsim job is checked too.  Recursive, so that SAN=1
+# selects build-san/ and its flags.  test_hostgen is left out: it needs the
+# trained models of build/models (Python, torch) and LLVM, which are not
+# what a sanitizer job is for; `make SAN=1 test-programs` still runs it.
 SAN_UNIT_TESTS = $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(filter-out tests/unit/test_hostgen.c,$(UNIT_TEST_SRCS)))
 SAN_PROGRAMS = $(SAN_UNIT_TESTS) $(filter tests/cli/%,$(SCRIPT_TESTS)) tests/regress/run-regress.sh \
-  tests/hostile/run-hostile.sh
+  tests/hostile/run-hostile.sh $(FAULTS)
 
 .PHONY: test-san test-san-programs
 test-san:
 	@$(MAKE) --no-print-directory SAN=1 test-san-programs
 
-test-san-programs: $(SAN_UNIT_TESTS) $(LOOM) $(GEMM_REF) $(FUZZ_REPLAYS) $(HOSTILE)
-	@LOOM=$(LOOM) BUILD=$(BUILD) HOSTILE_SECONDS=30 HOSTILE_TSIM=none UBSAN_OPTIONS=print_stacktrace=1 \
+test-san-programs: $(SAN_UNIT_TESTS) $(LOOM) $(GEMM_REF) $(FUZZ_REPLAYS) $(HOSTILE) $(FAULTS) \
+    $(BUILD)/tsim/tiny/libloom_tsim.so
+	@LOOM=$(LOOM) BUILD=$(BUILD) HOSTILE_SECONDS=30 UBSAN_OPTIONS=print_stacktrace=1 \
 	  scripts/run-tests.sh $(SAN_PROGRAMS)

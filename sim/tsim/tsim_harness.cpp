@@ -247,6 +247,10 @@ extern "C" int tsim_has_trace(void) { return VM_TRACE; }
 extern "C" void tsim_hard_reset(tsim *t) {
   lite_idle(t->top);
   t->top->rst_ni = 0;
+  // Reset drops VALIDs mid-handshake (a stalled AR, say): that is the
+  // reset's right, not a protocol violation, so the model forgets the
+  // handshakes in flight at the reset edge as well as after it.
+  t->dram->reset_bus();
   for (uint32_t i = 0; i < kResetCycles; i++) cycle(t);
   t->dram->reset_bus();
   t->top->rst_ni = 1;

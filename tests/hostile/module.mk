@@ -13,7 +13,7 @@
 
 HOSTILE := $(BUILD)/tests/hostile/hostile
 HOSTILE_OBJS := $(call obj,tests/hostile/hostile.c tests/hostile/hostile_mutate.c \
-  tests/hostile/hostile_run.c tests/hostile/fsim_exact.c)
+  tests/hostile/hostile_run.c tests/hostile/hostile_race.c tests/hostile/fsim_exact.c)
 HOSTILE_SECONDS ?= 60
 HOSTILE_SEED ?= 1
 

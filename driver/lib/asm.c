@@ -201,6 +201,17 @@ static int buffer_options(struct asm_ctx *a, struct asm_buffer *b) {
   }
 }
 
+/* Adds n bytes to the program's DATA, refusing to pass LOOM_ASM_MAX_DATA. */
+static int count_data(struct asm_ctx *a, const struct asm_tok *d, uint64_t n) {
+  if (n > LOOM_ASM_MAX_DATA - a->data_bytes)
+    return asm_error(a, d->col, "%.*s: %llu more bytes of constant data would take the program "
+                     "past the assembler's limit of %llu bytes (%llu so far)",
+                     (int)d->len, d->text, (unsigned long long)n,
+                     (unsigned long long)LOOM_ASM_MAX_DATA, (unsigned long long)a->data_bytes);
+  a->data_bytes += n;
+  return 0;
+}
+
 /*   .buffer NAME (const|work) [SIZE] [align=BYTES]  */
 static int dir_buffer(struct asm_ctx *a, const struct asm_tok *d) {
   struct asm_tok t;
@@ -220,7 +231,10 @@ static int dir_buffer(struct asm_ctx *a, const struct asm_tok *d) {
   if (buffer_options(a, b)) return -1;
   if (b->kind == LOOM_BUFKIND_WORK && !b->sized)
     return asm_error(a, d->col, "work buffer '%s' needs a size", b->name);
-  if (b->kind == LOOM_BUFKIND_CONST) a->cur_buffer = (long)(a->nbuffers - 1);
+  if (b->kind == LOOM_BUFKIND_CONST) {
+    if (b->sized && count_data(a, d, b->size)) return -1;
+    a->cur_buffer = (long)(a->nbuffers - 1);
+  }
   return 0;
 }
 
@@ -445,6 +459,9 @@ static int put_data(struct asm_ctx *a, const struct asm_tok *d, const void *src,
   if (!out) return -1;
   if (n > limit - out->len)
     return asm_error(a, d->col, "data exceeds the %llu bytes it may hold", (unsigned long long)limit);
+  /* a sized const buffer was counted whole by .buffer */
+  int counted = a->cur_step < 0 && a->buffers[a->cur_buffer].sized;
+  if (!counted && count_data(a, d, n)) return -1;
   return bytes_put(out, src, (size_t)n) ? nomem(a) : 0;
 }
 

@@ -16,6 +16,13 @@
 #include "loom/loom.h"
 #include "loomfile.h"
 
+/* Cap on the constant bytes one program may ask for: the sizes of its
+ * const buffers (a sized buffer's zero tail is stored in the file too) plus
+ * host-step parameters.  It keeps a 60-byte `.buffer b const 0xffffffff`
+ * from writing a 4 GiB file; compiled models do not go through the
+ * assembler. */
+#define LOOM_ASM_MAX_DATA (UINT64_C(256) << 20)
+
 /* Assembles the program in `path`.  `config_override` (a configuration
  * name such as "tiny", or a hash "0x2a77ead3"; NULL for none) replaces the
  * source's .config.  On success *out is a builder ready for

@@ -172,6 +172,7 @@ struct asm_ctx {
   struct asm_step *steps;
   size_t nsteps, cap_steps;
   struct asm_bytes insns;
+  uint64_t data_bytes;  /* DATA the program asks for so far (LOOM_ASM_MAX_DATA) */
   int explicit_steps;
   /* where data lines and instructions go; -1 when nowhere */
   long cur_buffer, cur_step, cur_job;

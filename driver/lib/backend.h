@@ -48,6 +48,18 @@ struct loom_backend_ops {
 extern const struct loom_backend_ops *const loom_backends[];
 
 extern const struct loom_backend_ops loom_backend_fsim;
+extern const struct loom_backend_ops loom_backend_tsim;
+
+/* ---- backend_tsim.c ---- */
+
+struct tsim;
+
+/* The simulator instance behind a device on the tsim backend, and in *lib
+ * (when non-NULL) the dlopen() handle of its library, so that tests can
+ * reach the fault-injection hooks of sim/tsim/tsim.h (tsim_fault_add,
+ * tsim_fault_stall, tsim_fault_interrupt) with dlsym.  NULL when `dev` is
+ * not a tsim device.  The instance belongs to the device. */
+struct tsim *loom_tsim_instance(loom_device *dev, void **lib);
 
 /* Parses "key=value,key=value": copies the value of `key` into `out`
  * (NUL-terminated, at most n bytes) and returns 1, or 0 when absent. */

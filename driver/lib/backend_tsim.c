@@ -571,6 +571,13 @@ _Static_assert((int)LOOM_TRACE_INSN == (int)TSIM_SLICE_INSN &&
                    (int)LOOM_TRACE_MEM_WAIT == (int)TSIM_SLICE_MEM_WAIT,
                "tsim.h numbers slice kinds as loom.h");
 
+struct tsim *loom_tsim_instance(loom_device *dev, void **lib) {
+  if (!dev || dev->ops != &loom_backend_tsim) return NULL;
+  struct tsim_state *s = dev->state;
+  if (lib) *lib = s->dl;
+  return s->sim;
+}
+
 const struct loom_backend_ops loom_backend_tsim = {
     .name = "tsim",
     .open = tsim_open,

@@ -521,6 +521,7 @@ static loom_status check_name(struct reader *r, uint32_t type, uint32_t i, uint3
 
 static loom_status check_buffers(struct reader *r) {
   const struct loom_file *f = r->f;
+  uint64_t total = 0;
   for (uint32_t i = 0; i < f->buffer_count; i++) {
     const struct loom_file_buffer *b = &f->buffers[i];
     loom_status st = check_name(r, LOOM_SEC_BUFFERS, i, b->name, "buffer");
@@ -530,6 +531,11 @@ static loom_status check_buffers(struct reader *r) {
     if (loom_file_buffer_problem(b, f->data_size, &field, why))
       return bad(r, rec_off(r, LOOM_SEC_BUFFERS, i, field), "buffer %u '%s': %s", i,
                  show(f->strtab + b->name, nm), why);
+    if (__builtin_add_overflow(total, b->size, &total) || total > LOOM_FILE_MAX_BUFFER_BYTES)
+      return bad(r, rec_off(r, LOOM_SEC_BUFFERS, i, offsetof(struct loom_file_buffer, size)),
+                 "buffer %u '%s' (%" PRIu64 " bytes) takes the model's buffers to %" PRIu64
+                 " bytes, past the limit of %" PRIu64 " bytes of device memory per model",
+                 i, show(f->strtab + b->name, nm), b->size, total, LOOM_FILE_MAX_BUFFER_BYTES);
   }
   return LOOM_OK;
 }

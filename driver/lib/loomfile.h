@@ -24,6 +24,9 @@
 #define LOOM_FILE_HEADER_SIZE 64
 #define LOOM_FILE_SECTION_ENTRY_SIZE 32
 #define LOOM_FILE_MAX_SIZE (UINT64_C(1) << 32)  /* 4 GiB cap on a model */
+/* Cap on the sum of a model's buffer sizes: the device memory loading it
+ * takes (each buffer is also at most LOOM_FILE_MAX_SIZE). */
+#define LOOM_FILE_MAX_BUFFER_BYTES (UINT64_C(1) << 32)
 #define LOOM_FILE_NO_BUFFER 0xFFFFFFFFu
 
 enum loom_section_type {

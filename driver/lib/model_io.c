@@ -34,9 +34,9 @@ uint64_t loom_tensor_elems(const struct loom_file_tensor *t) {
   uint64_t n = 1;
   if (t->rank > LOOM_MAX_RANK) return 0;
   for (uint32_t i = 0; i < t->rank; i++) {
-    if (t->dims[i] < 1 || (uint64_t)t->dims[i] > MAX_ELEMS) return 0;
+    /* n <= MAX_ELEMS, so the division keeps the product from wrapping */
+    if (t->dims[i] < 1 || (uint64_t)t->dims[i] > MAX_ELEMS / n) return 0;
     n *= (uint64_t)t->dims[i];
-    if (n > MAX_ELEMS) return 0;
   }
   return n;
 }
@@ -64,8 +64,10 @@ uint64_t loom_tensor_stored_elems(const struct loom_file_tensor *t) {
   case LOOM_LAYOUT_NCHWC:
   case LOOM_LAYOUT_NC:
     if (!blocked_view(t, &b) || b.block > MAX_ELEMS) return 0;
-    uint64_t n = b.outer * b.nblocks * b.block;
-    if (n > MAX_ELEMS || b.inner > MAX_ELEMS / n) return 0;
+    uint64_t n;
+    if (__builtin_mul_overflow(b.outer, b.nblocks * b.block, &n) || n > MAX_ELEMS ||
+        b.inner > MAX_ELEMS / n)
+      return 0;
     return n * b.inner;
   default: return 0;
   }

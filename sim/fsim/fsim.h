@@ -29,9 +29,12 @@ struct fsim_job {
   uint32_t insn_count;
   struct fsim_segment seg[LOOM_NUM_SEGMENTS];
   /* Work budget standing in for a timeout: 0 = unlimited, otherwise the job
-   * stops with LOOM_ERR_TIMEOUT at the first instruction that would take the
-   * total past it.  Work = micro-ops of GEMM/ALU + DRAM rows of LOAD/STORE
-   * (padding rows included); a hostile but legal stream cannot hang fsim. */
+   * stops with LOOM_ERR_TIMEOUT at the first LOAD/STORE or micro-op that
+   * would take the total past it.  Work = micro-ops of GEMM/ALU + DRAM rows
+   * of LOAD/STORE (padding rows included) + 1 per other instruction; a
+   * hostile but legal stream cannot hang fsim.  Bounds and index checks come
+   * before the charge, so an error the hardware raises before the budget
+   * runs out (SEGMENT, SRAM) is reported as that error. */
   uint64_t work_budget;
 };
 

@@ -100,6 +100,7 @@ static uint32_t alu_pass(struct fsim *sim, struct alu_loop *l) {
       if (s >= sim->acc_rows) return bad_row(sim, l, u, "source ACC", s, sim->acc_rows);
       memcpy(sim->alu_operand, sim->acc + (size_t)s * n, n * sizeof(int32_t));
     }
+    if (!fsim_charge(sim, l->s, 1)) return LOOM_ERR_TIMEOUT;
     alu_row(in, sim->acc + (size_t)d * n, sim->alu_operand, n, &sim->st.qcfg);
     fsim_mirror_row(sim, d);
     l->ops++;

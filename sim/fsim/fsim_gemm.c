@@ -105,12 +105,14 @@ static uint32_t gemm_pass(struct fsim *sim, struct gemm_loop *l) {
     uint32_t a = uop->acc + da, x = uop->inp + dx, w = uop->wgt + dw;
     if (a >= sim->acc_rows) return bad_row(sim, l, u, LOOM_BUF_ACC, a, sim->acc_rows);
     if (g->reset) {
+      if (!fsim_charge(sim, l->s, 1)) return LOOM_ERR_TIMEOUT;
       memset(sim->acc + (size_t)a * sim->acc_elems, 0, sim->acc_elems * sizeof(int32_t));
       memset(sim->out + (size_t)a * sim->acc_elems, 0, sim->acc_elems);
       continue;
     }
     if (x >= sim->inp_rows) return bad_row(sim, l, u, LOOM_BUF_INP, x, sim->inp_rows);
     if (w >= sim->wgt_rows) return bad_row(sim, l, u, LOOM_BUF_WGT, w, sim->wgt_rows);
+    if (!fsim_charge(sim, l->s, 1)) return LOOM_ERR_TIMEOUT;
     uop_multiply(sim, l->kernel, a, x, w);
     l->ops++;
   }

@@ -113,6 +113,10 @@ struct fsim {
 /* Runs the job in sim->st to FINISH or to the first error. */
 void fsim_schedule(struct fsim *sim);
 
+/* Charges `work` units (DRAM rows, micro-ops) of instruction `s` to the job's
+ * work budget; 0, with TIMEOUT recorded, once the budget is exceeded. */
+int fsim_charge(struct fsim *sim, const struct fsim_slot *s, uint64_t work);
+
 /* ---- fsim_report.c ---- */
 
 /* "LOAD INP", "ALU REQUANT", "NOP STORE", "GEMM", ... */

@@ -12,7 +12,7 @@
  * bound is checked before a single byte moves, in 64-bit arithmetic that
  * cannot wrap (the fields are at most 28 + 16 + 16 bits wide): a failing
  * transfer leaves SRAM and DRAM untouched.  The segment is checked before
- * SRAM.  An empty transfer (x_size or y_size zero) is a no-op with no checks.
+ * SRAM, and both before the rows are charged to the work budget.  An empty transfer (x_size or y_size zero) is a no-op with no checks.
  */
 #include <stdio.h>
 #include <string.h>
@@ -112,6 +112,7 @@ uint32_t fsim_load(struct fsim *sim, const struct fsim_slot *s) {
   uint32_t err = check_segment(sim, s, r);
   if (!err) err = check_sram(sim, s, m->buffer, (uint64_t)h * w);
   if (err) return err;
+  if (!fsim_charge(sim, s, (uint64_t)h * w)) return LOOM_ERR_TIMEOUT;
   for (uint32_t yy = 0; yy < h; yy++)
     for (uint32_t xx = 0; xx < w; xx++) {
       const uint8_t *src = is_pad(m, yy, xx)
@@ -130,6 +131,7 @@ uint32_t fsim_store(struct fsim *sim, const struct fsim_slot *s) {
   uint32_t err = check_segment(sim, s, r);
   if (!err) err = check_sram(sim, s, LOOM_BUF_OUT, (uint64_t)m->y_size * m->x_size);
   if (err) return err;
+  if (!fsim_charge(sim, s, (uint64_t)m->y_size * m->x_size)) return LOOM_ERR_TIMEOUT;
   assert(r == sim->acc_elems);
   for (uint32_t y = 0; y < m->y_size; y++)
     for (uint32_t x = 0; x < m->x_size; x++) {

@@ -174,38 +174,29 @@ static int finish(struct fsim *sim) {
   return 0;
 }
 
-/* Work an instruction does, in the unit of fsim_job.work_budget. */
-static uint64_t insn_work(const struct loom_insn *in) {
-  const struct loom_insn_mem *m = &in->mem;
-  switch (in->opcode) {
-  case LOOM_OP_LOAD:
-  case LOOM_OP_STORE:
-    return (uint64_t)(m->y_pad_top + m->y_size + m->y_pad_bottom) *
-           (m->x_pad_left + m->x_size + m->x_pad_right);
-  case LOOM_OP_GEMM:
-    return (uint64_t)in->gemm.iter_out * in->gemm.iter_in *
-           (in->gemm.uop_end > in->gemm.uop_begin ? in->gemm.uop_end - in->gemm.uop_begin : 0);
-  case LOOM_OP_ALU:
-    return (uint64_t)in->alu.iter_out * in->alu.iter_in *
-           (in->alu.uop_end > in->alu.uop_begin ? in->alu.uop_end - in->alu.uop_begin : 0);
-  default: return 1;
-  }
-}
-
-/* Charges the instruction's work; 0 (and TIMEOUT) when it breaks the budget. */
-static int charge_work(struct fsim *sim, const struct fsim_slot *s) {
+/* Adds `work` to the job's total; 0 (and TIMEOUT) when it breaks the budget.
+ * LOAD and STORE charge their rows after their bounds checks, GEMM and ALU
+ * each micro-op after its index checks, so an error the hardware raises
+ * before the budget runs out is reported as that error, not TIMEOUT. */
+int fsim_charge(struct fsim *sim, const struct fsim_slot *s, uint64_t work) {
   struct fsim_run_state *st = &sim->st;
-  st->work += insn_work(&s->insn);
+  st->work += work;
   if (!st->job->work_budget || st->work <= st->job->work_budget) return 1;
   fsim_fail(sim, LOOM_ERR_TIMEOUT, s, "work budget of %llu micro-ops and DRAM rows exhausted",
             (unsigned long long)st->job->work_budget);
   return 0;
 }
 
+/* Instructions that charge their own work (fsim_charge) as they execute. */
+static int charges_itself(uint32_t opcode) {
+  return opcode == LOOM_OP_LOAD || opcode == LOOM_OP_STORE || opcode == LOOM_OP_GEMM ||
+         opcode == LOOM_OP_ALU;
+}
+
 static int execute(struct fsim *sim, int m) {
   struct fsim_module *mod = &sim->st.mod[m];
   if (mod->cur.insn.opcode == LOOM_OP_FINISH) return finish(sim);
-  if (!charge_work(sim, &mod->cur)) return 0;
+  if (!charges_itself(mod->cur.insn.opcode) && !fsim_charge(sim, &mod->cur, 1)) return 0;
   if (dispatch(sim, &mod->cur) != LOOM_ERR_NONE) return 0;
   sim->st.res->counters[insn_counter[m]]++;
   advance(mod);

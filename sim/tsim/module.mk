@@ -48,6 +48,15 @@ tsim-mt: $(foreach c,$(or $(CONFIG),default),$(BUILD)/tsim/$(c)-mt/libloom_tsim.
 tsim-trace: $(foreach c,$(or $(CONFIG),$(TSIM_DEFAULT_CONFIGS)),$(BUILD)/tsim/$(c)-trace/libloom_tsim.so)
 tsim-all: $(foreach c,$(TSIM_CONFIGS),$(BUILD)/tsim/$(c)/libloom_tsim.so)
 
+# Under SAN=1 (build-san/) the Verilated model, the harness and the DRAM
+# model are compiled and linked with the ASan + UBSan flags of the programs
+# that load them (a sanitized library needs a sanitized program: the ASan
+# runtime must come first).  `make test-san` runs the fault-injection test
+# and tsim hostile runs on build-san/tsim/tiny (tests/hostile/module.mk).
+ifeq ($(SAN),1)
+TSIM_VFLAGS += -CFLAGS "$(SANFLAGS)" -LDFLAGS "$(SANFLAGS)"
+endif
+
 # $(1) config, $(2) variant suffix ("", -mt or -trace), $(3) extra verilator flags
 define TSIM_template
 $(BUILD)/tsim/$(1)$(2)/rtl.list: FORCE_TSIM_LIST

@@ -118,6 +118,11 @@ int tsim_fault_add(struct tsim *t, uint64_t bus_addr, uint64_t size, uint32_t re
 void tsim_fault_clear(struct tsim *t);
 void tsim_fault_stall(struct tsim *t, uint64_t cycles);
 
+/* A dropped interrupt: with drop != 0, interrupt_o no longer reaches the
+ * CPU (tsim_wait_interrupt and tsim_interrupt see it low) until called
+ * again with 0; the RTL itself is unaffected. */
+void tsim_fault_interrupt(struct tsim *t, int drop);
+
 /* AXI protocol violations and accesses outside the windows seen so far:
  * returns how many, and copies the first one's description into `first`. */
 uint64_t tsim_violations(const struct tsim *t, char *first, size_t n);

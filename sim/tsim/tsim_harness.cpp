@@ -83,6 +83,7 @@ struct tsim {
   uint64_t next_progress;
   lite_seen lite;
   timeline tl;
+  bool irq_dropped; // tsim_fault_interrupt: interrupt_o does not reach the CPU
 };
 
 // ---- moving bus words between Verilator signals and byte arrays ----
@@ -350,6 +351,10 @@ extern "C" int tsim_has_trace(void) { return VM_TRACE; }
 extern "C" void tsim_hard_reset(tsim *t) {
   lite_idle(t->top);
   t->top->rst_ni = 0;
+  // Reset drops VALIDs mid-handshake (a stalled AR, say): that is the
+  // reset's right, not a protocol violation, so the model forgets the
+  // handshakes in flight at the reset edge as well as after it.
+  t->dram->reset_bus();
   for (uint32_t i = 0; i < kResetCycles; i++) cycle(t);
   t->dram->reset_bus();
   t->top->rst_ni = 1;
@@ -432,12 +437,14 @@ extern "C" void tsim_step(tsim *t, uint64_t cycles) {
   for (uint64_t i = 0; i < cycles; i++) cycle(t);
 }
 
+static bool irq_seen(const tsim *t) { return t->top->interrupt_o && !t->irq_dropped; }
+
 extern "C" int tsim_wait_interrupt(tsim *t, uint64_t max_cycles) {
-  for (uint64_t i = 0; i < max_cycles && !t->top->interrupt_o; i++) cycle(t);
-  return t->top->interrupt_o ? 1 : 0;
+  for (uint64_t i = 0; i < max_cycles && !irq_seen(t); i++) cycle(t);
+  return irq_seen(t) ? 1 : 0;
 }
 
-extern "C" int tsim_interrupt(const tsim *t) { return t->top->interrupt_o ? 1 : 0; }
+extern "C" int tsim_interrupt(const tsim *t) { return irq_seen(t) ? 1 : 0; }
 extern "C" uint64_t tsim_cycles(const tsim *t) { return t->cycles; }
 
 // ---- DRAM, windows, faults, violations ----
@@ -477,6 +484,7 @@ extern "C" int tsim_fault_add(tsim *t, uint64_t bus_addr, uint64_t size, uint32_
 
 extern "C" void tsim_fault_clear(tsim *t) { t->dram->fault_clear(); }
 extern "C" void tsim_fault_stall(tsim *t, uint64_t cycles) { t->dram->stall(cycles); }
+extern "C" void tsim_fault_interrupt(tsim *t, int drop) { t->irq_dropped = drop != 0; }
 
 extern "C" uint64_t tsim_violations(const tsim *t, char *first, size_t n) {
   if (first && n) snprintf(first, n, "%s", t->dram->first_violation().c_str());

@@ -20,17 +20,19 @@ $(HOSTGEN_OBJS): private CPPFLAGS += $(LLVM_CFLAGS)
 # ---- tests ----
 #
 # test_hostgen compares generated code with the C reference; its model
-# tests read $(BUILD)/models (the digits and small nets), made before it.
+# tests read build/models (the digits and small nets, or $MODELS), made
+# before it.  The directory is shared by build/ and build-san/ (made once,
+# as tests/models/module.mk does), so `make SAN=1 test-programs` finds them.
 # tests/models/module.mk has the rules that make them; they are repeated
 # here only when that file is absent, so two recipes never write the same
 # files at once.
-HOSTGEN_MODELS := $(BUILD)/models/digits_manifest.json $(BUILD)/models/small/manifest.json
+HOSTGEN_MODELS := build/models/digits_manifest.json build/models/small/manifest.json
 $(BUILD)/tests/test_hostgen: | $(HOSTGEN_MODELS)
 ifeq ($(wildcard tests/models/module.mk),)
-$(BUILD)/models/digits_manifest.json:
-	/usr/bin/python3 scripts/models/make_digits.py --out $(BUILD)/models
-$(BUILD)/models/small/manifest.json:
-	/usr/bin/python3 scripts/models/make_small_nets.py --out $(BUILD)/models
+build/models/digits_manifest.json:
+	/usr/bin/python3 scripts/models/make_digits.py --out build/models
+build/models/small/manifest.json:
+	/usr/bin/python3 scripts/models/make_small_nets.py --out build/models
 endif
 
 # Cross targets (tests/llvm/run-cross.sh): make_cross_models builds .loom
@@ -77,4 +79,4 @@ $(BENCH_HOSTGEN): tests/llvm/bench_hostgen.c $(LIBLOOMC) $(LIBLOOM) $(GEN_HEADER
 
 .PHONY: bench-hostgen
 bench-hostgen: $(BENCH_HOSTGEN) $(HOSTGEN_MODELS)
-	$(BENCH_HOSTGEN) --json $(BUILD)/bench/hostgen.json --models $(BUILD)/models $(BENCH_NETS)
+	$(BENCH_HOSTGEN) --json $(BUILD)/bench/hostgen.json --models build/models $(BENCH_NETS)

@@ -9,9 +9,9 @@
  *     identical bytes ("for every file the assembler produces,
  *     disassembling and assembling again gives the identical bytes").
  * Programs that would hold more than FUZZ_ASM_MAX_BYTES of constant data
- * are skipped: a `.zero 4000000000` or `.buffer b const 0xffffffff` is
- * legal (CONST bytes live in DATA, zero tail included) and would only
- * measure memory.  A line with .zero or const and a number above the cap is
+ * are skipped: the assembler refuses more than LOOM_ASM_MAX_DATA (256 MiB;
+ * test_limits checks that), but anything near it would only measure
+ * memory.  A line with .zero or const and a number above the cap is
  * skipped before assembly; the output size is checked after.
  */
 #include "fuzz.h"

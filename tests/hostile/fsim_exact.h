@@ -12,7 +12,11 @@
  *
  * Open it with loom_device_open_ops(&fsim_exact_backend, options, ...);
  * options: config=NAME (default "tiny"), budget=N (fsim work budget per job,
- * default 1000000; 0 = unlimited).
+ * default 1000000; 0 = unlimited), fill=SEED (non-zero: before every job,
+ * fill SRAM with pseudo-random bytes drawn from SEED, ACC and OUT kept
+ * consistent, OUT = sat8(ACC)).  docs/isa.md leaves SRAM undefined at the
+ * start of a job; a program whose outputs change with the fill reads SRAM
+ * it never wrote.
  */
 #ifndef LOOM_TEST_FSIM_EXACT_H
 #define LOOM_TEST_FSIM_EXACT_H

@@ -30,7 +30,13 @@
  * and the job rerun, repeatedly; if errors come from two different sources
  * (fetch and a module, or two modules) the job has two errors and, per
  * docs/isa.md, the one reported may depend on timing: such mutants are
- * counted separately ("two-errors"), the rest are disagreements (failures).
+ * counted separately ("two-errors").  Different outcomes or outputs are
+ * also explained when fsim's change once SRAM starts the job with other
+ * contents (a second fsim that fills SRAM with noise before every job): the
+ * mutant reads SRAM it never wrote, undefined by docs/isa.md
+ * ("undefined-sram"); and different outputs when tsim's change with the
+ * DRAM timing ("racy-outputs": the mutation opened a race).  Everything
+ * else is a failure: DISAGREE (outcomes) or OUTPUTS-DIFFER (outputs).
  *
  * Exit status: 0 when no mutant failed, 1 otherwise.
  */
@@ -64,17 +70,22 @@ enum cmp {
   CMP_SAME,        /* same outcome, code, instruction (and outputs) */
   CMP_LIMIT,       /* one side hit a limit (work budget, cycles, device memory): not compared */
   CMP_TWO_ERRORS,  /* different errors, and the job has errors from two sources */
-  CMP_RACY,        /* outputs differ, and so do tsim's under other DRAM timing: a token race */
-  CMP_OUTPUTS,     /* outputs differ, tsim's stable under other timing: a race timing does not
-                    * expose, undefined SRAM read, or a real mismatch; reported, not a failure
-                    * (mutants break the tokens that order SRAM accesses; tests/diff checks
-                    * outputs of legal programs) */
+  CMP_UNDEFINED,   /* outcomes or outputs differ, and fsim's change when SRAM starts with other
+                    * contents: the mutant reads SRAM it never wrote, undefined by docs/isa.md */
+  CMP_RACY,        /* outputs differ, and so do tsim's under other DRAM timings (slow and
+                    * narrow, fast and wide): a token race */
+  CMP_RACE,        /* outputs differ, and a job has two unordered accesses to the same SRAM
+                    * rows, one a write (hostile_race.c): a race that fsim's schedule and
+                    * tsim's (under every DRAM timing tried) resolve differently */
+  CMP_OUTPUTS,     /* outputs differ, explained by neither: a failure */
   CMP_DISAGREE,    /* different outcomes with one error source: a failure */
   CMP_COUNT
 };
 
 static const char *const cmp_names[CMP_COUNT] = {"-", "agree", "limit-bound", "two-errors",
-                                                 "racy-outputs", "outputs-differ", "DISAGREE"};
+                                                 "undefined-sram", "racy-outputs",
+                                                 "token-race", "OUTPUTS-DIFFER",
+                                                 "DISAGREE"};
 
 struct base {
   char name[256];
@@ -82,7 +93,9 @@ struct base {
   size_t size;
   const struct loom_hw_config *cfg;
   loom_device *fsim, *tsim;
-  loom_device *tsim_alt;     /* tsim with other DRAM timing, for race checks */
+  loom_device *tsim_alt;     /* tsim with slow, narrow DRAM, for race checks */
+  loom_device *tsim_fast;    /* tsim with fast, wide DRAM, for race checks */
+  loom_device *fsim_fill;    /* fsim that fills SRAM with noise before each job */
   uint64_t fsim_hash, tsim_hash;
 };
 
@@ -128,18 +141,37 @@ static int load_base(const char *path, struct base *b, char msg[LOOM_MSG_MAX]) {
   return 0;
 }
 
-/* One device per configuration and backend, shared by the bases. */
-/* tsim: 0 fsim, 1 tsim, 2 tsim with slow, narrow DRAM (other timing). */
-static loom_device *device_for(struct base *bases, int nb, const struct base *b, int tsim,
-                               const struct opts *o) {
+enum dev_kind {
+  DEV_FSIM,      /* fsim, exact-size buffers */
+  DEV_TSIM,      /* tsim */
+  DEV_TSIM_ALT,  /* tsim with slow, narrow DRAM (other timing) */
+  DEV_TSIM_FAST, /* tsim with fast, wide DRAM (other timing) */
+  DEV_FSIM_FILL, /* fsim with SRAM filled with noise before every job (other undefined state) */
+};
+
+static loom_device **dev_slot(struct base *b, enum dev_kind kind) {
+  switch (kind) {
+  case DEV_FSIM: return &b->fsim;
+  case DEV_TSIM: return &b->tsim;
+  case DEV_TSIM_ALT: return &b->tsim_alt;
+  case DEV_TSIM_FAST: return &b->tsim_fast;
+  default: return &b->fsim_fill;
+  }
+}
+
+/* One device per configuration and kind, shared by the bases. */
+static loom_device *device_for(struct base *bases, int nb, const struct base *b,
+                               enum dev_kind kind, const struct opts *o) {
   for (int i = 0; i < nb; i++) {
-    loom_device *d = tsim == 2 ? bases[i].tsim_alt : tsim ? bases[i].tsim : bases[i].fsim;
+    loom_device *d = *dev_slot(&bases[i], kind);
     if (d && bases[i].cfg == b->cfg) return d;
   }
   char opts[1200], msg[LOOM_MSG_MAX];
   loom_device *d = NULL;
+  int tsim = kind == DEV_TSIM ? 1 : kind == DEV_TSIM_ALT ? 2 : kind == DEV_TSIM_FAST ? 3 : 0;
   if (!tsim) {
-    snprintf(opts, sizeof opts, "config=%s,budget=%u", b->cfg->name, FSIM_BUDGET);
+    snprintf(opts, sizeof opts, "config=%s,budget=%u%s", b->cfg->name, FSIM_BUDGET,
+             kind == DEV_FSIM_FILL ? ",fill=0x9e3779b97f4a7c15" : "");
     if (loom_device_open_ops(&fsim_exact_backend, opts, &d, msg) != LOOM_OK)
       fprintf(stderr, "hostile: fsim: %s\n", msg);
     return d;
@@ -147,7 +179,8 @@ static loom_device *device_for(struct base *bases, int nb, const struct base *b,
   if (!strcmp(o->tsim, "none")) return NULL;
   int n = snprintf(opts, sizeof opts, "config=%s,max_cycles=%u%s", b->cfg->name,
                    tsim == 2 ? 8 * TSIM_MAX_CYCLES : TSIM_MAX_CYCLES,
-                   tsim == 2 ? ",latency=211,bw=2,outstanding=1" : "");
+                   tsim == 2 ? ",latency=211,bw=2,outstanding=1"
+                   : tsim == 3 ? ",latency=1,bw=64,outstanding=16" : "");
   if (strcmp(o->tsim, "auto")) snprintf(opts + n, sizeof opts - (size_t)n, ",lib=%s", o->tsim);
   if (loom_device_open_ops(&loom_backend_tsim, opts, &d, msg) != LOOM_OK) {
     fprintf(stderr, "hostile: tsim for config %s unavailable, fsim only: %s\n", b->cfg->name, msg);
@@ -165,15 +198,26 @@ static void env_for(struct run_env *e, loom_device *dev, const struct base *b, u
 static int prepare_bases(struct base *bases, int nb, const struct opts *o) {
   for (int i = 0; i < nb; i++) {
     struct base *b = &bases[i];
-    b->fsim = device_for(bases, nb, b, 0, o);
-    if (!b->fsim) return -1;
-    b->tsim = device_for(bases, nb, b, 1, o);
-    if (b->tsim) b->tsim_alt = device_for(bases, nb, b, 2, o);
-    struct run_env e[2];
-    struct run_result r[2];
+    b->fsim = device_for(bases, nb, b, DEV_FSIM, o);
+    b->fsim_fill = device_for(bases, nb, b, DEV_FSIM_FILL, o);
+    if (!b->fsim || !b->fsim_fill) return -1;
+    b->tsim = device_for(bases, nb, b, DEV_TSIM, o);
+    if (b->tsim) b->tsim_alt = device_for(bases, nb, b, DEV_TSIM_ALT, o);
+    if (b->tsim) b->tsim_fast = device_for(bases, nb, b, DEV_TSIM_FAST, o);
+    struct run_env e[2], ef;
+    struct run_result r[2], rf;
     env_for(&e[0], b->fsim, b, 0, 0);
     if (b->tsim) env_for(&e[1], b->tsim, b, 0, 1);
     hostile_run(e, b->tsim ? 2 : 1, b->bytes, b->size, r);
+    /* A base that reads undefined SRAM would make every mutant's outputs
+     * meaningless: a legal program never does.  (--as-is runs mutants.) */
+    env_for(&ef, b->fsim_fill, b, 0, 0);
+    hostile_run(&ef, 1, b->bytes, b->size, &rf);
+    if (!o->as_is && r[0].outcome == RUN_OK && (rf.outcome != RUN_OK || rf.out_hash != r[0].out_hash)) {
+      fprintf(stderr, "hostile: base %s: its outputs change with the SRAM contents at the start "
+                      "of a job (it reads SRAM it never wrote)\n", b->name);
+      return -1;
+    }
     b->fsim_hash = r[0].outcome == RUN_OK ? r[0].out_hash : 0;
     b->tsim_hash = b->tsim && r[1].outcome == RUN_OK ? r[1].out_hash : 0;
     printf("base %-28s config %-8s fsim %-10s tsim %-10s %8llu cycles%s\n", b->name, b->cfg->name,
@@ -181,6 +225,13 @@ static int prepare_bases(struct base *bases, int nb, const struct opts *o) {
            b->tsim ? (unsigned long long)r[1].cycles : 0ull,
            b->tsim && r[0].outcome == RUN_OK && r[1].outcome == RUN_OK && r[0].out_hash != r[1].out_hash
                ? "  OUTPUTS DIFFER" : "");
+    /* The race check explains output differences; a base it calls racy
+     * would make that explanation too easy.  (--as-is runs mutants.) */
+    char race[160];
+    if (!o->as_is && hostile_races(b->bytes, b->size, race, sizeof race)) {
+      fprintf(stderr, "hostile: base %s: %s\n", b->name, race);
+      return -1;
+    }
   }
   return 0;
 }
@@ -193,9 +244,9 @@ static void fix_crc(uint8_t *p, size_t size) {
 }
 
 /* Which part of the machine raised r's error: 0 fetch, 1 + queue, -1 none.
- * An fsim TIMEOUT counts as a possible error of its instruction: fsim
- * charges an instruction's whole work before executing it, so a transfer or
- * loop the hardware would refuse at once may show up as TIMEOUT instead. */
+ * An fsim TIMEOUT met while neutralizing counts as a possible error of its
+ * instruction: the budget ran out inside it, and the hardware, which has
+ * no budget, may raise an error further into the same loop. */
 static int error_source(const uint8_t *img, size_t size, const struct run_result *r) {
   if (r->outcome == RUN_TIMEOUT && r->err == LOOM_ERR_TIMEOUT) {
     struct run_result as_error = *r;
@@ -265,27 +316,48 @@ static int same_outcome(const struct run_result *a, const struct run_result *b) 
   }
 }
 
-/* Outputs that differ between fsim and tsim: timing-dependent (a race the
- * mutation opened between modules, legal but meaningless) when tsim's own
- * outputs change with the DRAM timing; a real mismatch otherwise. */
-static enum cmp compare_outputs(const struct run_env *alt, const uint8_t *bytes, size_t size,
-                                const struct run_result *t) {
+/* 1 when the mutant ends differently on fsim once SRAM starts with other
+ * contents: it reads SRAM no instruction of its job wrote, which docs/isa.md
+ * leaves undefined (fsim and tsim start jobs with different leftovers). */
+static int reads_undefined_sram(const struct run_env *fill, const uint8_t *bytes, size_t size,
+                                const struct run_result *f) {
   struct run_result r;
-  struct run_env e = *alt;
+  struct run_env e = *fill;
   e.base_hash = 0;
   hostile_run(&e, 1, bytes, size, &r);
-  return r.outcome != RUN_OK || r.out_hash != t->out_hash ? CMP_RACY : CMP_OUTPUTS;
+  return !same_outcome(&r, f) || (r.outcome == RUN_OK && r.out_hash != f->out_hash);
 }
 
-static enum cmp compare(const struct run_env *fenv, const struct run_env *alt, const uint8_t *bytes,
-                        size_t size, const struct run_result *f, const struct run_result *t) {
+/* Outputs that differ between fsim and tsim: undefined when they depend on
+ * SRAM contents at the start of a job; timing-dependent (a race the
+ * mutation opened between modules, legal but meaningless) when tsim's own
+ * outputs change with the DRAM timing; a real mismatch otherwise. */
+static enum cmp compare_outputs(const struct run_env *fill, const struct run_env alt[2],
+                                const uint8_t *bytes, size_t size, const struct run_result *f,
+                                const struct run_result *t) {
+  if (reads_undefined_sram(fill, bytes, size, f)) return CMP_UNDEFINED;
+  for (int i = 0; i < 2; i++) {
+    struct run_result r;
+    struct run_env e = alt[i];
+    e.base_hash = 0;
+    hostile_run(&e, 1, bytes, size, &r);
+    if (r.outcome != RUN_OK || r.out_hash != t->out_hash) return CMP_RACY;
+  }
+  return hostile_races(bytes, size, NULL, 0) ? CMP_RACE : CMP_OUTPUTS;
+}
+
+static enum cmp compare(const struct run_env *fenv, const struct run_env *fill,
+                        const struct run_env alt[2], const uint8_t *bytes, size_t size,
+                        const struct run_result *f, const struct run_result *t) {
   if (f->outcome >= RUN_VIOLATION || t->outcome >= RUN_VIOLATION) return CMP_NONE; /* failures already */
   if (f->outcome == RUN_TIMEOUT || t->outcome == RUN_TIMEOUT) return same_outcome(f, t) ? CMP_SAME : CMP_LIMIT;
   if ((f->outcome == RUN_REJECTED && f->status == LOOM_E_NOMEM) ||
       (t->outcome == RUN_REJECTED && t->status == LOOM_E_NOMEM)) /* tsim's DRAM is 256 MiB */
     return same_outcome(f, t) ? CMP_SAME : CMP_LIMIT;
   if (same_outcome(f, t))
-    return f->outcome == RUN_OK && f->out_hash != t->out_hash ? compare_outputs(alt, bytes, size, t) : CMP_SAME;
+    return f->outcome == RUN_OK && f->out_hash != t->out_hash
+               ? compare_outputs(fill, alt, bytes, size, f, t) : CMP_SAME;
+  if (reads_undefined_sram(fill, bytes, size, f)) return CMP_UNDEFINED;
   if (f->outcome == RUN_JOB_ERROR && t->outcome == RUN_JOB_ERROR && error_sources(fenv, bytes, size, f) >= 2)
     return CMP_TWO_ERRORS;
   return CMP_DISAGREE;
@@ -423,11 +495,13 @@ static int run_mutant(struct base *bases, int nb, const struct opts *o, uint64_t
     if (n == 2) {
       tally_result(t, t->tsim, t->tsim_err, &r[1]);
       failed |= is_failure(&r[1]);
-      struct run_env alt;
-      env_for(&alt, b->tsim_alt, b, 0, 1);
-      c = compare(&e[0], &alt, mu.bytes, mu.size, &r[0], &r[1]);
+      struct run_env alt[2], fill;
+      env_for(&alt[0], b->tsim_alt, b, 0, 1);
+      env_for(&alt[1], b->tsim_fast, b, 0, 1);
+      env_for(&fill, b->fsim_fill, b, 0, 0);
+      c = compare(&e[0], &fill, alt, mu.bytes, mu.size, &r[0], &r[1]);
       t->cmp[c]++;
-      failed |= c == CMP_DISAGREE;
+      failed |= c == CMP_DISAGREE || c == CMP_OUTPUTS;
     }
   }
   if (failed) t->failures++;
@@ -460,10 +534,14 @@ static void close_devices(struct base *bases, int nb) {
       if (bases[j].fsim == bases[i].fsim) bases[j].fsim = NULL;
       if (bases[j].tsim == bases[i].tsim) bases[j].tsim = NULL;
       if (bases[j].tsim_alt == bases[i].tsim_alt) bases[j].tsim_alt = NULL;
+      if (bases[j].tsim_fast == bases[i].tsim_fast) bases[j].tsim_fast = NULL;
+      if (bases[j].fsim_fill == bases[i].fsim_fill) bases[j].fsim_fill = NULL;
     }
     loom_device_close(bases[i].fsim);
+    if (bases[i].fsim_fill) loom_device_close(bases[i].fsim_fill);
     if (bases[i].tsim) loom_device_close(bases[i].tsim);
     if (bases[i].tsim_alt) loom_device_close(bases[i].tsim_alt);
+    if (bases[i].tsim_fast) loom_device_close(bases[i].tsim_fast);
     free(bases[i].bytes);
   }
 }

@@ -116,4 +116,11 @@ void hostile_run(const struct run_env *envs, int n, const uint8_t *bytes, size_t
 void hostile_set_inputs(loom_model *m);
 uint64_t hostile_output_hash(loom_model *m);
 
+/* ---- hostile_race.c ---- */
+
+/* 1 when some job of the file holds two instructions of different modules
+ * that touch the same SRAM rows, one writing, with no token chain ordering
+ * them (a race); `what` (n bytes, may be NULL) names the first pair. */
+int hostile_races(const uint8_t *bytes, size_t size, char *what, size_t n);
+
 #endif

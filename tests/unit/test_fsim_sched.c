@@ -712,7 +712,8 @@ static void run_double_buffered_gemm(const char *config) {
 }
 
 /* A legal stream with 2^41 micro-ops would run for hours: the work budget
- * stops it with TIMEOUT at that instruction, before it executes. */
+ * stops it with TIMEOUT at that instruction, after the budget's worth of
+ * micro-ops. */
 static void test_work_budget_stops_an_endless_gemm(void **state) {
   struct rig *r = rig_new("tiny");
   struct loom_insn_gemm g = {.reset = 1, .uop_begin = 0, .uop_end = 1,
@@ -726,6 +727,45 @@ static void test_work_budget_stops_an_endless_gemm(void **state) {
   assert_non_null(strstr(r->res.message, "work budget"));
   assert_int_equal(r->res.counters[LOOM_CNT_GEMM_OPS], 0);
   r->job.work_budget = 0; /* unlimited: a small job is unaffected */
+  rig_free(r);
+}
+
+/* Errors the hardware raises before the budget runs out are reported as
+ * such, not as TIMEOUT (docs/isa.md: bounds are checked before any byte
+ * moves; GEMM and ALU stop at the failing micro-op): a LOAD of 65535 x 65535
+ * rows past its segment, a STORE past OUT, and a GEMM and an ALU of 2^28
+ * iterations whose first micro-op is out of range. */
+static void test_errors_come_before_the_work_budget(void **state) {
+  struct rig *r = rig_new("tiny");
+  uint32_t ur = (uint32_t)r->cfg->uop_rows;
+  r->job.work_budget = 100;
+  rig_segment(r, 1, 4096, 1);
+  struct loom_insn_mem m = {.buffer = LOOM_BUF_INP, .segment = 1, .y_size = 65535,
+                            .x_size = 65535, .x_stride = 65535};
+  expect_load_error(r, &m, LOOM_ERR_SEGMENT, "segment 1");
+  /* 15 x 34 padded rows: past the budget and tiny's 256 INP rows */
+  m = (struct loom_insn_mem){.buffer = LOOM_BUF_INP, .segment = 1, .y_size = 1, .x_size = 20,
+                             .x_stride = 20, .y_pad_top = 7, .y_pad_bottom = 7,
+                             .x_pad_left = 7, .x_pad_right = 7};
+  assert_true(15 * 34 > r->cfg->inp_rows);
+  expect_load_error(r, &m, LOOM_ERR_SRAM, "SRAM rows");
+  struct loom_insn_gemm g = {.uop_begin = ur, .uop_end = ur + 1, .iter_out = 16383,
+                             .iter_in = 16383};
+  stream_free(&r->s);
+  stream_init(&r->s);
+  stream_nop(&r->s, 0, LOOM_Q_COMPUTE);
+  stream_gemm(&r->s, 0, &g);
+  stream_finish(&r->s, 0);
+  expect_error(r, LOOM_ERR_SRAM, 1, "UOP row");
+  struct loom_insn_alu a = {.alu_op = LOOM_ALU_ADD, .uop_begin = ur, .uop_end = ur + 1,
+                            .iter_out = 16383, .iter_in = 16383};
+  stream_free(&r->s);
+  stream_init(&r->s);
+  stream_nop(&r->s, 0, LOOM_Q_COMPUTE);
+  stream_alu(&r->s, 0, &a);
+  stream_finish(&r->s, 0);
+  expect_error(r, LOOM_ERR_SRAM, 1, "UOP row");
+  r->job.work_budget = 0;
   rig_free(r);
 }
 
@@ -753,6 +793,7 @@ int main(void) {
       cmocka_unit_test(test_alu_destination_violation_stops_at_the_micro_op),
       cmocka_unit_test(test_counters_are_exact),
       cmocka_unit_test(test_work_budget_stops_an_endless_gemm),
+      cmocka_unit_test(test_errors_come_before_the_work_budget),
       cmocka_unit_test(test_double_buffered_gemm_matches_c_matmul),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -21,7 +21,7 @@
  * and small ONNX models against ir_eval_ref (bit-identical; softmax within
  * 2e-7), and digits_cnn against the int8 accelerator path on fsim (same
  * class on >= 98% of the 360 test digits, mean logit difference <= 2% of
- * the logit range).  Model tests skip with a message when $BUILD/models
+ * the logit range).  Model tests skip with a message when build/models ($MODELS)
  * has not been made (sw_compiler/llvm/module.mk makes it before the test).
  */
 #include <elf.h>
@@ -440,11 +440,10 @@ static void test_graph_ops(void **state) {
       0);
 }
 
+/* $MODELS, or build/models, which build/ and build-san/ share. */
 static const char *models_dir(void) {
-  const char *b = getenv("BUILD");
-  static char dir[256];
-  snprintf(dir, sizeof dir, "%s/models", b && *b ? b : "build");
-  return dir;
+  const char *m = getenv("MODELS");
+  return m && *m ? m : "build/models";
 }
 
 static struct ir_graph *import_model(const char *file) {

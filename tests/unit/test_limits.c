@@ -36,6 +36,7 @@
 #include "driver/lib/loomfile.h"
 #include "driver/lib/npy.h"
 #include "driver/lib/readfile.h"
+#include "driver/lib/runtime.h"
 #include "loom/isa.h"
 #include "onnx/onnx.pb-c.h"
 #include "sw_compiler/compiler.h"
@@ -405,6 +406,32 @@ static void test_loom_buffer_size_cap(void **state) {
   free(m.p);
 }
 
+/* Each buffer within the 4 GiB cap, together past LOOM_FILE_MAX_BUFFER_BYTES:
+ * refused at the buffer that crosses it, naming the sizes. */
+static void test_loom_buffer_total_cap(void **state) {
+  struct loom_img m;
+  img_build(&m);
+  put64(m.p + m.buffer + sizeof(struct loom_file_buffer) + offsetof(struct loom_file_buffer, size),
+        LOOM_FILE_MAX_SIZE);
+  expect_refused(&m, "buffer 1 'a' (4294967296 bytes) takes the model's buffers to 4294967360 "
+                     "bytes, past the limit of 4294967296 bytes");
+  free(m.p);
+}
+
+/* The runtime's element counts (model_io.c) do not trust the parser: a
+ * product that wraps 64 bits to a small count is refused, plain or blocked. */
+static void test_runtime_elems_overflow(void **state) {
+  struct loom_file_tensor t = {.rank = 2, .dims = {(INT64_C(1) << 33) + 1, INT64_C(1) << 31}};
+  assert_int_equal(loom_tensor_elems(&t), 0); /* 2^64 + 2^31 wraps to 2^31 */
+  t.dims[0] = INT64_C(1) << 20, t.dims[1] = INT64_C(1) << 20;
+  assert_int_equal(loom_tensor_elems(&t), UINT64_C(1) << 40);
+  t.dims[1] = (INT64_C(1) << 20) + 1;
+  assert_int_equal(loom_tensor_elems(&t), 0);
+  struct loom_file_tensor b = {.rank = 2, .layout = LOOM_LAYOUT_NC, .layout_block = 0xFFFFFFFFu,
+                               .dims = {INT64_C(1) << 39, 1}};
+  assert_int_equal(loom_tensor_stored_elems(&b), 0);
+}
+
 static void test_loom_file_size_cap(void **state) {
   uint8_t head[LOOM_FILE_HEADER_SIZE] = {0};
   struct loom_file f;
@@ -484,6 +511,15 @@ static void test_asm_caps(void **state) {
               "iter_out 20000 does not fit 14 bits");
   asm_refused(".config tiny\n.buffer b work 64\n.tensor t input b 0 i32 [9223372036854775807,2]\n", "t");
   asm_refused(".config tiny\n.buffer b work 64\n.tensor t input b 0 i8 [1,1,1,1,1,1,1]\n", "t");
+  /* constant data past LOOM_ASM_MAX_DATA (256 MiB), refused before it is allocated */
+  asm_refused(".config tiny\n.buffer b const 0xffffffff\n",
+              "limits.s:2:1: .buffer: 4294967295 more bytes of constant data would take the "
+              "program past the assembler's limit of 268435456 bytes (0 so far)");
+  asm_refused(".config tiny\n.buffer b const\n.byte 1\n.zero 268435456\n",
+              "limits.s:4:1: .zero: 268435456 more bytes");
+  asm_refused(".config tiny\n.buffer a const 200000000\n.buffer b const 200000000\n",
+              "limits.s:3:1: .buffer: 200000000 more bytes of constant data would take the program "
+              "past the assembler's limit of 268435456 bytes (200000000 so far)");
 }
 
 int main(void) {
@@ -498,6 +534,8 @@ int main(void) {
       cmocka_unit_test(test_loom_offset_plus_size_wraps),
       cmocka_unit_test(test_loom_section_table_wraps),
       cmocka_unit_test(test_loom_buffer_size_cap),
+      cmocka_unit_test(test_loom_buffer_total_cap),
+      cmocka_unit_test(test_runtime_elems_overflow),
       cmocka_unit_test(test_loom_file_size_cap),
       cmocka_unit_test(test_read_file_cap),
       cmocka_unit_test(test_npy_caps),

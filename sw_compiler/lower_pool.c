@@ -176,26 +176,22 @@ static uint64_t pool_cost(const struct tile_ctx *c) {
   return cost_pipe_total(c->cfg, &p);
 }
 
-/* Cheapest (blocks, rows, columns) per tile; columns split only when whole
- * rows do not fit. */
+/* Cheapest (blocks, rows, columns) per tile.  Narrow columns are tried
+ * too: a taller tile carries less window halo per output row. */
 static int pool_search(const struct loom_hw_config *cfg, const struct lower_geom *g, struct tile_ctx *best) {
   int32_t bs[TILE_SIZES_MAX], hs[TILE_SIZES_MAX], ws[TILE_SIZES_MAX];
   int32_t nb = tile_distinct_sizes(g->cob, bs), nh = tile_distinct_sizes(g->out_h, hs);
   int32_t nw = tile_distinct_sizes(g->out_w, ws);
   int found = 0;
   for (int32_t a = 0; a < nb; a++)
-    for (int32_t c = 0; c < nw; c++) {
-      int any = 0;
+    for (int32_t c = 0; c < nw; c++)
       for (int32_t b = 0; b < nh; b++) {
         struct tile_ctx x = {cfg, g, {0}, {0}};
         x.t.tco = bs[a], x.t.th = hs[b], x.t.tw = ws[c];
         if (pool_layout(cfg, g, &x.t, &x.L) != 0) continue;
-        any = 1;
         x.t.est_cycles = pool_cost(&x);
         if (!found || x.t.est_cycles < best->t.est_cycles) *best = x, found = 1;
       }
-      if (any) break; /* wider tiles fit: narrower ones only cost more */
-    }
   return found ? 0 : -1;
 }
 

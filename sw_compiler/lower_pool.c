@@ -177,7 +177,9 @@ static uint64_t pool_cost(const struct tile_ctx *c) {
 }
 
 /* Cheapest (blocks, rows, columns) per tile.  Narrow columns are tried
- * too: a taller tile carries less window halo per output row. */
+ * too: a taller tile carries less window halo per output row.  Per
+ * (blocks, columns) only the tallest few row counts that fit are costed
+ * (shorter ones only add halo), which keeps the search to a few ms. */
 static int pool_search(const struct loom_hw_config *cfg, const struct lower_geom *g, struct tile_ctx *best) {
   int32_t bs[TILE_SIZES_MAX], hs[TILE_SIZES_MAX], ws[TILE_SIZES_MAX];
   int32_t nb = tile_distinct_sizes(g->cob, bs), nh = tile_distinct_sizes(g->out_h, hs);
@@ -185,10 +187,11 @@ static int pool_search(const struct loom_hw_config *cfg, const struct lower_geom
   int found = 0;
   for (int32_t a = 0; a < nb; a++)
     for (int32_t c = 0; c < nw; c++)
-      for (int32_t b = 0; b < nh; b++) {
+      for (int32_t b = 0, tried = 0; b < nh && tried < 3; b++) {
         struct tile_ctx x = {cfg, g, {0}, {0}};
         x.t.tco = bs[a], x.t.th = hs[b], x.t.tw = ws[c];
         if (pool_layout(cfg, g, &x.t, &x.L) != 0) continue;
+        tried++;
         x.t.est_cycles = pool_cost(&x);
         if (!found || x.t.est_cycles < best->t.est_cycles) *best = x, found = 1;
       }

@@ -22,8 +22,8 @@
  *   ALU MOV  V(0)                     out[oy][ox] = win[oy*s_h][ox*s_w]
  *   ALU MAX  V(kh), kh >= 1           out[oy][ox] = max(., win[oy*s_h + kh][ox*s_w])
  *
- * about (k_w - 1) * ih / th + k_h micro-ops per output (7.7 for 3x3/2
- * with th = 3) instead of k_h * k_w (9).  In place is exact when no pass
+ * about (k_w - 1) * ih / th + k_h micro-ops per output (7.1 for 3x3/2
+ * with th = 19) instead of k_h * k_w (9).  In place is exact when no pass
  * reads a column an earlier pass wrote: the passes run kw downwards and,
  * within one, outputs left to right, so a source column ox*s_w + kw that
  * is some later output's column ox'*s_w is still unwritten exactly when

@@ -34,29 +34,46 @@
 
 #include "sw_compiler/lower.h"
 
-#define COST_GEMM_FILL 4     /* cycles a GEMM instruction adds to its micro-ops */
-#define COST_ALU_FILL 4      /* same for the ALU */
+/* The constants follow the RTL as docs/fsim-timing.md measured it (tsim,
+ * default DRAM model): an instruction's engine start to done. */
+#define COST_GEMM_FILL 12    /* loom_gemm.v pipeline after the last issue, StDone */
+#define COST_ALU_FILL 12     /* loom_uop_fe.v + loom_alu.v (Lat 7), StDone */
 #define COST_SMALL 1         /* QCFG, NOP, FINISH, empty transfers */
-#define COST_DMA_LATENCY 32  /* cycles from a transfer's first address to its first data */
-#define COST_DMA_BURST 2     /* address phase of each burst not hidden by outstanding reads */
+#define COST_DMA_FIXED 9     /* bounds check 3, beat to SRAM row 2, tail 3, idle 1 */
+#define COST_DMA_LATENCY 33  /* a burst's address to its first beat (DRAM 32, AR register 1) */
+#define COST_DMA_SLOTS 8     /* bursts in flight: the DRAM's limit each way */
 #define COST_BURST_BEATS 256 /* AXI4 burst length limit */
 #define COST_BURST_BOUNDARY 4096
 
 static uint64_t bus_bytes(const struct loom_hw_config *cfg) { return (uint64_t)cfg->bus_bits / 8; }
 
+/* A transfer issues one burst per cycle, each burst holding one of the
+ * DRAM's slots from its address to its last beat: short bursts are bound
+ * by slots x latency (16-byte rows move at about a quarter of the bus),
+ * long ones by the beats.  Padding goes through the SRAM write port with
+ * the data rows, one row per cycle. */
 uint64_t cost_dma(const struct loom_hw_config *cfg, uint64_t row_bytes, uint64_t rows,
                   uint64_t pad_rows) {
   uint64_t bw = bus_bytes(cfg);
   uint64_t max_burst = COST_BURST_BEATS * bw;
   if (max_burst > COST_BURST_BOUNDARY) max_burst = COST_BURST_BOUNDARY;
-  uint64_t bursts = rows * ((row_bytes + max_burst - 1) / max_burst);
-  uint64_t beats = (row_bytes * rows + bw - 1) / bw;
   if (rows == 0 || row_bytes == 0) return COST_SMALL + pad_rows;
-  return COST_DMA_LATENCY + beats + COST_DMA_BURST * bursts + pad_rows;
+  uint64_t per_row = (row_bytes + max_burst - 1) / max_burst;
+  uint64_t bursts = rows * per_row;
+  uint64_t beats = (row_bytes * rows + bw - 1) / bw;
+  uint64_t slots = (uint64_t)cfg->max_outstanding_reads;
+  if (slots == 0 || slots > COST_DMA_SLOTS) slots = COST_DMA_SLOTS;
+  uint64_t per_burst = (beats + bursts - 1) / bursts;
+  uint64_t slot_bound = bursts * (COST_DMA_LATENCY + per_burst) / slots;
+  uint64_t move = beats > slot_bound ? beats : slot_bound;
+  uint64_t sram = (row_bytes * rows) / (uint64_t)loom_hw_row_bytes(cfg, LOOM_BUF_INP, 0) + pad_rows;
+  if (pad_rows && sram > move) move = sram;
+  return COST_DMA_FIXED + COST_DMA_LATENCY + move;
 }
 
 uint64_t cost_gemm(uint64_t uops) { return uops + COST_GEMM_FILL; }
-uint64_t cost_alu(uint64_t uops) { return uops + COST_ALU_FILL; }
+/* The ACC buffer has one read port: a vector operand is a second read. */
+uint64_t cost_alu(uint64_t uops, int vector) { return uops * (vector ? 2 : 1) + COST_ALU_FILL; }
 
 /* ---- level 2: the chunk pipeline ---- */
 
@@ -156,7 +173,8 @@ static uint64_t insn_cycles(const struct loom_hw_config *cfg, const struct loom_
     return cost_gemm(loop_uops(in->gemm.uop_begin, in->gemm.uop_end, in->gemm.iter_out,
                                in->gemm.iter_in));
   case LOOM_OP_ALU:
-    return cost_alu(loop_uops(in->alu.uop_begin, in->alu.uop_end, in->alu.iter_out, in->alu.iter_in));
+    return cost_alu(loop_uops(in->alu.uop_begin, in->alu.uop_end, in->alu.iter_out, in->alu.iter_in),
+                    !in->alu.use_imm);
   default: return COST_SMALL;
   }
 }

@@ -419,7 +419,8 @@ int32_t tile_ceil_div(int32_t a, int32_t b);
 uint64_t cost_dma(const struct loom_hw_config *cfg, uint64_t row_bytes, uint64_t rows,
                   uint64_t pad_rows);
 uint64_t cost_gemm(uint64_t uops);
-uint64_t cost_alu(uint64_t uops);
+/* ALU: `vector` when the operand is an ACC row (two reads per micro-op). */
+uint64_t cost_alu(uint64_t uops, int vector);
 
 /* Chunk-level pipeline model used by the tilers: feed chunks in order. */
 struct cost_pipe {

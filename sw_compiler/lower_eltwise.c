@@ -140,7 +140,7 @@ static uint64_t add_cost(const struct tile_ctx *c) {
   while (tile_iter_next(&it)) {
     uint64_t np = (uint64_t)it.ch.rows, nb = (uint64_t)it.ch.nco;
     uint64_t load = 2 * nb * cost_dma(cfg, np * row, 1, 0);
-    uint64_t comp = 2 * cost_alu(np * nb) + cost_gemm(2 * np * nb);
+    uint64_t comp = 2 * cost_alu(np * nb, 1) + cost_gemm(2 * np * nb);
     p.bus_bytes += 3 * nb * np * row;
     cost_pipe_chunk(&p, load, comp, 1, 1, nb * cost_dma(cfg, np * row, 1, 0));
   }

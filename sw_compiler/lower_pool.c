@@ -13,15 +13,31 @@
  * Max pooling has no GEMM form.  Each tile of th x tw outputs and tcb
  * channel blocks uses one ACC half: the input window of every block (LOAD
  * ACC with src_int8, padding -128 so it never wins) followed by the output
- * rows.  With T(off) the micro-op set {dst = out + oy*tw + ox,
+ * rows.  Every ALU micro-op here has a vector operand, i.e. costs two
+ * cycles (the ACC buffer has one read port), so the lowering minimizes
+ * micro-ops.  When the window is separable in place (below), per tile:
+ *
+ *   ALU MAX  H(kw), kw = k_w-1 .. 1   win[yy][ox*s_w] = max(., win[yy][ox*s_w + kw])
+ *                                     for every window row yy (in place)
+ *   ALU MOV  V(0)                     out[oy][ox] = win[oy*s_h][ox*s_w]
+ *   ALU MAX  V(kh), kh >= 1           out[oy][ox] = max(., win[oy*s_h + kh][ox*s_w])
+ *
+ * about (k_w - 1) * ih / th + k_h micro-ops per output (7.1 for 3x3/2
+ * with th = 19) instead of k_h * k_w (9).  In place is exact when no pass
+ * reads a column an earlier pass wrote: the passes run kw downwards and,
+ * within one, outputs left to right, so a source column ox*s_w + kw that
+ * is some later output's column ox'*s_w is still unwritten exactly when
+ * kw is the first pass's tap, i.e. when no kw in 1..k_w-2 is a multiple of
+ * s_w (k_w <= s_w + 1 suffices; ResNet's 3x3/2 qualifies).  Otherwise,
+ * with T(off) the micro-op set {dst = out + oy*tw + ox,
  * src = in + off + (oy*s_h)*iw + ox*s_w} over the tile's pixels:
  *
  *   ALU MOV  T(0)                 io = blocks                      tap (0, 0)
  *   ALU MAX  T(1)                 io = blocks, ii = k_w - 1        taps (0, 1..)
  *   ALU MAX  T(kh * iw), kh >= 1  io = blocks, ii = k_w            taps (kh, 0..)
  *
- * which is exactly one ALU micro-op per output and tap, consecutive
- * micro-ops writing different rows.  LOAD ACC belongs to the compute
+ * one ALU micro-op per output and tap.  In both forms consecutive
+ * micro-ops write different rows.  LOAD ACC belongs to the compute
  * module, so loads do not overlap the ALU; the store of tile o-1 does
  * (two ACC halves, C2S / S2C tokens, no load-module chunks).
  */
@@ -88,6 +104,19 @@ static void pool_geom(const struct loom_hw_config *cfg, const struct lower_qpool
   g->cib = g->cob = tile_ceil_div(l->c, cfg->block_out);
 }
 
+/* The in-place separable form is exact (see the top of the file). */
+static int pool_separable(const struct lower_geom *g) {
+  if (g->k_w < 2 || g->stride_h > g->k_h) return 0;
+  for (int32_t kw = 1; kw <= g->k_w - 2; kw++)
+    if (kw % g->stride_w == 0) return 0;
+  return 1;
+}
+
+/* Window rows a tile of `rows` output rows reads. */
+static uint32_t pool_rows_in(const struct lower_geom *g, int32_t rows) {
+  return (uint32_t)((rows - 1) * g->stride_h + g->k_h);
+}
+
 /* ACC layout of a max-pooling tiling; 0 when it fits. */
 static int pool_layout(const struct loom_hw_config *cfg, const struct lower_geom *g,
                        struct lower_tiling *t, struct tile_layout *L) {
@@ -103,7 +132,10 @@ static int pool_layout(const struct loom_hw_config *cfg, const struct lower_geom
   L->inp_block = L->ih * L->iw;
   L->tile_pix = (uint32_t)(t->th * t->tw);
   L->kk = (uint32_t)(g->k_h * g->k_w);
-  t->uops = 2 * (uint32_t)(g->k_h + 1) * L->tile_pix;
+  if (pool_separable(g))
+    t->uops = 2 * ((uint32_t)(g->k_w - 1) * L->ih * (uint32_t)t->tw + (uint32_t)g->k_h * L->tile_pix);
+  else
+    t->uops = 2 * (uint32_t)(g->k_h + 1) * L->tile_pix;
   uint64_t need = (uint64_t)t->tco * (L->inp_block + L->tile_pix);
   return need <= L->acc_half && t->uops <= (uint32_t)cfg->uop_rows && L->inp_block <= 2047 &&
                  L->tile_pix <= 2047
@@ -119,7 +151,12 @@ static uint64_t pool_tile_cost(const struct loom_hw_config *cfg, const struct ti
   uint64_t pad = (uint64_t)(w.pt + w.ny + w.pb) * c->L.iw - (uint64_t)w.nx * (uint64_t)w.ny;
   uint64_t row = (uint64_t)w.nx * loom_hw_row_bytes(cfg, LOOM_BUF_ACC, 1);
   uint64_t cyc = (uint64_t)ch->nco * cost_dma(cfg, row, (uint64_t)w.ny, pad);
-  cyc += cost_alu(pix) + (uint64_t)c->g->k_h * cost_alu(pix * (uint64_t)(c->g->k_w));
+  if (pool_separable(c->g)) {
+    uint64_t h = (uint64_t)pool_rows_in(c->g, ch->rows) * (uint64_t)c->t.tw * (uint64_t)ch->nco;
+    cyc += (uint64_t)(c->g->k_w - 1) * cost_alu(h, 1) + (uint64_t)c->g->k_h * cost_alu(pix, 1);
+  } else {
+    cyc += cost_alu(pix, 1) + (uint64_t)c->g->k_h * cost_alu(pix * (uint64_t)(c->g->k_w), 1);
+  }
   uint64_t orow = (uint64_t)c->t.tw * loom_hw_row_bytes(cfg, LOOM_BUF_OUT, 0);
   *store = (uint64_t)ch->nco * cost_dma(cfg, orow, (uint64_t)ch->rows, 0);
   *bytes += (uint64_t)ch->nco * (row * (uint64_t)w.ny + orow * (uint64_t)ch->rows);
@@ -139,26 +176,25 @@ static uint64_t pool_cost(const struct tile_ctx *c) {
   return cost_pipe_total(c->cfg, &p);
 }
 
-/* Cheapest (blocks, rows, columns) per tile; columns split only when whole
- * rows do not fit. */
+/* Cheapest (blocks, rows, columns) per tile.  Narrow columns are tried
+ * too: a taller tile carries less window halo per output row.  Per
+ * (blocks, columns) only the tallest few row counts that fit are costed
+ * (shorter ones only add halo), which keeps the search to a few ms. */
 static int pool_search(const struct loom_hw_config *cfg, const struct lower_geom *g, struct tile_ctx *best) {
   int32_t bs[TILE_SIZES_MAX], hs[TILE_SIZES_MAX], ws[TILE_SIZES_MAX];
   int32_t nb = tile_distinct_sizes(g->cob, bs), nh = tile_distinct_sizes(g->out_h, hs);
   int32_t nw = tile_distinct_sizes(g->out_w, ws);
   int found = 0;
   for (int32_t a = 0; a < nb; a++)
-    for (int32_t c = 0; c < nw; c++) {
-      int any = 0;
-      for (int32_t b = 0; b < nh; b++) {
+    for (int32_t c = 0; c < nw; c++)
+      for (int32_t b = 0, tried = 0; b < nh && tried < 3; b++) {
         struct tile_ctx x = {cfg, g, {0}, {0}};
         x.t.tco = bs[a], x.t.th = hs[b], x.t.tw = ws[c];
         if (pool_layout(cfg, g, &x.t, &x.L) != 0) continue;
-        any = 1;
+        tried++;
         x.t.est_cycles = pool_cost(&x);
         if (!found || x.t.est_cycles < best->t.est_cycles) *best = x, found = 1;
       }
-      if (any) break; /* wider tiles fit: narrower ones only cost more */
-    }
   return found ? 0 : -1;
 }
 
@@ -198,10 +234,50 @@ static void pool_loads(struct pool_emit *e, const struct tile_chunk *ch, uint32_
   }
 }
 
-static void pool_alu(struct pool_emit *e, const struct tile_chunk *ch, uint32_t acc, struct emit_vec *v) {
+/* H(kw): every window row yy, output column ox: dst = win[yy][ox*s_w],
+ * src = dst + kw (yy outermost, so a short tile runs a prefix). */
+static uint32_t pool_hset(struct pool_emit *e, uint32_t acc, uint32_t kw) {
+  const struct tile_ctx *c = e->c;
+  uint32_t n = 0;
+  for (uint32_t yy = 0; yy < c->L.ih; yy++)
+    for (int32_t ox = 0; ox < c->t.tw; ox++) {
+      struct loom_uop *u = &e->scratch[n++];
+      u->acc = acc + yy * c->L.iw + (uint32_t)(ox * c->g->stride_w);
+      u->inp = u->acc + kw;
+      u->wgt = 0;
+    }
+  return emit_uop_set(e->p, e->scratch, n);
+}
+
+/* The separable form's row maxima, in place in the window rows. */
+static void pool_alu_rows(struct pool_emit *e, const struct tile_chunk *ch, uint32_t acc,
+                          struct emit_vec *v) {
+  const struct tile_ctx *c = e->c;
+  uint32_t nh = pool_rows_in(c->g, ch->rows) * (uint32_t)c->t.tw, I = c->L.inp_block;
+  if (!pool_separable(c->g)) return;
+  for (int32_t kw = c->g->k_w - 1; kw >= 1; kw--) {
+    uint32_t b = pool_hset(e, acc, (uint32_t)kw);
+    struct loom_insn in = emit_alu(LOOM_ALU_MAX, b, b + nh, (uint32_t)ch->nco, 1, I, 0, I, 0);
+    emit_vec_push(v, &in);
+  }
+}
+
+/* What writes the output rows: the column maxima of the separable form,
+ * or every tap of the other one. */
+static void pool_alu_out(struct pool_emit *e, const struct tile_chunk *ch, uint32_t acc,
+                         struct emit_vec *v) {
   const struct tile_ctx *c = e->c;
   uint32_t n = (uint32_t)(ch->rows * c->t.tw), blocks = (uint32_t)ch->nco;
-  uint32_t A = c->L.tile_pix, I = c->L.inp_block, b = pool_set(e, acc, 0);
+  uint32_t A = c->L.tile_pix, I = c->L.inp_block;
+  if (pool_separable(c->g)) {
+    for (int32_t kh = 0; kh < c->g->k_h; kh++) {
+      uint32_t b = pool_set(e, acc, (uint32_t)kh * c->L.iw);
+      struct loom_insn in = emit_alu(kh ? LOOM_ALU_MAX : LOOM_ALU_MOV, b, b + n, blocks, 1, A, 0, I, 0);
+      emit_vec_push(v, &in);
+    }
+    return;
+  }
+  uint32_t b = pool_set(e, acc, 0);
   struct loom_insn in = emit_alu(LOOM_ALU_MOV, b, b + n, blocks, 1, A, 0, I, 0);
   emit_vec_push(v, &in);
   if (c->g->k_w > 1) {
@@ -227,28 +303,64 @@ static void pool_stores(struct pool_emit *e, const struct tile_chunk *ch, uint32
   }
 }
 
+/* Appends v to the program, its first instruction popping and its last
+ * pushing the given tokens. */
+static void emit_wired(struct lower_program *p, struct emit_vec *v, int pop_next, int pop_prev,
+                       int push_next, int push_prev) {
+  LOWER_ASSERT(v->n > 0);
+  v->v[0].pop_next |= pop_next, v->v[0].pop_prev |= pop_prev;
+  v->v[v->n - 1].push_next |= push_next, v->v[v->n - 1].push_prev |= push_prev;
+  for (uint32_t i = 0; i < v->n; i++) emit_insn(p, &v->v[i]);
+  v->n = 0;
+}
+
+/* Tile j's window load L(j) goes to ACC half j % 2 and is followed by its
+ * row maxima H(j) (separable form only), then by the output passes V(j-1)
+ * of the previous tile and its store:
+ *
+ *   L(0) H(0) L(1) V(0) S(0) H(1) L(2) V(1) S(1) H(2) ... V(T-1) S(T-1)
+ *
+ * so that the store S(j-1) runs beside H(j) rather than beside a LOAD ACC,
+ * with which it would share the bus.  Tokens: V(j) pushes C2S for S(j);
+ * S(j) pushes S2C for L(j+2), which overwrites what S(j) reads.  Every
+ * token's producer precedes its consumer in the stream, so no queue depth
+ * can deadlock it. */
 static void emit_maxpool(struct lower_program *p, const struct tile_ctx *c) {
-  struct pool_emit e = {p, c, malloc(sizeof(struct loom_uop) * c->L.tile_pix)};
+  uint32_t scratch = c->L.ih * (uint32_t)c->t.tw > c->L.tile_pix ? c->L.ih * (uint32_t)c->t.tw : c->L.tile_pix;
+  struct pool_emit e = {p, c, malloc(sizeof(struct loom_uop) * scratch)};
   LOWER_ASSERT(e.scratch != NULL);
-  uint32_t uload = emit_uop_load(p);
-  struct emit_pipe pipe;
-  struct emit_chunk ch;
+  uint32_t uload = emit_uop_load(p), T = c->t.tiles;
+  struct emit_vec load = {0}, rows = {0}, out = {0}, store = {0};
+  struct tile_chunk prev;
   struct tile_iter it;
-  memset(&ch, 0, sizeof ch);
-  emit_pipe_begin(&pipe, p, c->t.chunks, c->t.tiles, 0);
+  memset(&prev, 0, sizeof prev);
   tile_iter_init(&it, c);
-  while (tile_iter_next(&it)) {
-    uint32_t acc = c->L.acc_base[it.ch.o & 1];
-    emit_chunk_reset(&ch);
-    ch.k = it.ch.k, ch.o = it.ch.o, ch.first = ch.last = 1;
-    pool_loads(&e, &it.ch, acc, &ch.pre);
-    pool_alu(&e, &it.ch, acc, &ch.main);
-    pool_stores(&e, &it.ch, acc, &ch.store);
-    emit_pipe_chunk(&pipe, &ch);
+  for (uint32_t j = 0; j <= T; j++) {
+    struct tile_chunk cur;
+    if (j < T) { /* L(j) */
+      LOWER_ASSERT(tile_iter_next(&it));
+      cur = it.ch;
+      pool_loads(&e, &cur, c->L.acc_base[j & 1], &load);
+      emit_wired(p, &load, j >= 2, 0, 0, 0);
+    }
+    if (j > 0) { /* V(j-1), S(j-1) */
+      uint32_t acc = c->L.acc_base[(j - 1) & 1];
+      pool_alu_out(&e, &prev, acc, &out);
+      emit_wired(p, &out, 0, 0, 1, 0);
+      pool_stores(&e, &prev, acc, &store);
+      emit_wired(p, &store, 0, 1, 0, j + 1 < T);
+    }
+    if (j == T) break;
+    pool_alu_rows(&e, &cur, c->L.acc_base[j & 1], &rows); /* H(j) */
+    if (rows.n) emit_wired(p, &rows, 0, 0, 0, 0);
+    prev = cur;
   }
-  emit_pipe_end(&pipe);
+  emit_vec_free(&load), emit_vec_free(&rows), emit_vec_free(&out), emit_vec_free(&store);
+  struct loom_insn fin;
+  memset(&fin, 0, sizeof fin);
+  fin.opcode = LOOM_OP_FINISH;
+  emit_insn(p, &fin);
   emit_uop_table(p, uload);
-  emit_chunk_free(&ch);
   free(e.scratch);
 }
 

@@ -315,13 +315,19 @@ static uint64_t min_gemm_uops(const struct tile_ctx *c) {
   return (uint64_t)g->n * (uint64_t)g->out_h * (uint64_t)g->out_w * c->L.kk * blocks;
 }
 
+/* Bias MOV and REQUANT read a parameter row (vector operand: two cycles
+ * per micro-op); the residual's MUL, ADD and second REQUANT use the
+ * immediate or QCFG. */
 static uint64_t compute_cycles(const struct tile_ctx *c, const struct tile_chunk *ch) {
-  uint64_t pix = (uint64_t)ch->rows * (uint64_t)c->t.tw;
+  uint64_t rows = (uint64_t)ch->rows * (uint64_t)c->t.tw * (uint64_t)ch->nco;
   uint64_t cyc = cost_gemm(chunk_gemm_uops(c, ch));
-  if (ch->first) cyc += cost_alu(pix * (uint64_t)ch->nco);
-  if (ch->last) cyc += cost_alu(pix * (uint64_t)ch->nco) * (c->g->acc_out ? 5 : 1); /* byte lanes: 5 ALU */
+  if (ch->first) cyc += cost_alu(rows, 1);
+  if (ch->last && c->g->acc_out) /* byte lanes: four vector ALU passes and a SHR */
+    cyc += 4 * cost_alu(rows, 1) + cost_alu(rows, 0);
+  else if (ch->last)
+    cyc += cost_alu(rows, 1);
   if (ch->last && c->g->residual) /* QCFG x 2, MUL, residual GEMM, ADD, REQUANT */
-    cyc += 2 + 3 * cost_alu(pix * (uint64_t)ch->nco) + cost_gemm(pix * (uint64_t)ch->nco);
+    cyc += 2 + 3 * cost_alu(rows, 0) + cost_gemm(rows);
   return cyc;
 }
 

@@ -163,9 +163,10 @@ void ref_from_nchwc(const int8_t *x, int32_t n, int32_t c, int32_t h, int32_t w,
 #include <stdlib.h>
 #include <string.h>
 
-uint32_t ref_q_run_fsim(const struct lower_program *p, const int8_t *in, const int8_t *in2,
-                        int8_t *out, struct fsim_result *res) {
+static uint32_t run_fsim(const struct lower_program *p, const int8_t *in, const int8_t *in2,
+                         int8_t *out, struct fsim_result *res, int timing) {
   struct fsim *sim = fsim_create(p->cfg);
+  if (timing) fsim_set_timing(sim, 1);
   uint8_t *code = lower_program_code(p);
   uint8_t *seg[LOWER_SEG_COUNT] = {0};
   struct fsim_job job;
@@ -188,6 +189,16 @@ uint32_t ref_q_run_fsim(const struct lower_program *p, const int8_t *in, const i
   free(code);
   fsim_destroy(sim);
   return err;
+}
+
+uint32_t ref_q_run_fsim(const struct lower_program *p, const int8_t *in, const int8_t *in2,
+                        int8_t *out, struct fsim_result *res) {
+  return run_fsim(p, in, in2, out, res, 0);
+}
+
+uint32_t ref_q_run_fsim_timed(const struct lower_program *p, const int8_t *in, const int8_t *in2,
+                              int8_t *out, struct fsim_result *res) {
+  return run_fsim(p, in, in2, out, res, 1);
 }
 
 int ref_q_counter_mismatch(const struct lower_program *p, const struct fsim_result *res) {

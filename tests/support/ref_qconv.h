@@ -46,6 +46,10 @@ void ref_from_nchwc(const int8_t *x, int32_t n, int32_t c, int32_t h, int32_t w,
  * OUT segment.  Returns fsim's error code; res gets the counters. */
 uint32_t ref_q_run_fsim(const struct lower_program *p, const int8_t *in, const int8_t *in2,
                         int8_t *out, struct fsim_result *res);
+/* The same with fsim's timing model on: res->counters[LOOM_CNT_CYCLES] is
+ * its estimate of the RTL's cycles (docs/fsim-timing.md). */
+uint32_t ref_q_run_fsim_timed(const struct lower_program *p, const int8_t *in, const int8_t *in2,
+                              int8_t *out, struct fsim_result *res);
 
 /* Index of the first exact counter (docs/isa.md "Counters") where fsim and
  * the lowering's prediction differ, or -1. */

@@ -76,11 +76,22 @@ static void check_pool(const struct loom_hw_config *cfg, const struct pool_case 
   ref_q_fill(r, x, nx, -128, 127);
   ref_qpool(&l, x, ref);
   run_check(&p, x, NULL, ref, name);
-  if (k->kind == LOWER_POOL_MAX) { /* one ALU micro-op per output, block and tap */
-    uint64_t cols = (uint64_t)((oa->w + p.report.tiling.tw - 1) / p.report.tiling.tw * p.report.tiling.tw);
+  if (k->kind == LOWER_POOL_MAX) {
+    /* Separable (lower_pool.c): k_w - 1 row maxima per window row and
+     * output column, then k_h per output; else one per output and tap. */
+    int32_t th = p.report.tiling.th, tw = p.report.tiling.tw;
+    uint64_t cols = (uint64_t)((oa->w + tw - 1) / tw * tw);
     uint64_t blocks = (uint64_t)((k->c + cfg->block_out - 1) / cfg->block_out);
-    assert_true(p.report.counters[LOOM_CNT_ALU_OPS] ==
-                (uint64_t)k->n * blocks * (uint64_t)oa->h * cols * (uint64_t)(k->k_h * k->k_w));
+    int sep = k->k_w >= 2 && k->s_h <= k->k_h;
+    for (int32_t kw = 1; kw <= k->k_w - 2; kw++) sep = sep && kw % k->s_w != 0;
+    uint64_t per_col = 0;
+    for (int32_t oy = 0; oy < oa->h; oy += th) {
+      int32_t rows = oa->h - oy < th ? oa->h - oy : th;
+      per_col += sep ? (uint64_t)(k->k_w - 1) * (uint64_t)((rows - 1) * k->s_h + k->k_h) +
+                           (uint64_t)k->k_h * (uint64_t)rows
+                     : (uint64_t)rows * (uint64_t)(k->k_h * k->k_w);
+    }
+    assert_true(p.report.counters[LOOM_CNT_ALU_OPS] == (uint64_t)k->n * blocks * cols * per_col);
   }
   free(x), free(ref);
   lower_program_free(&p);

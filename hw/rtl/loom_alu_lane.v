@@ -123,15 +123,27 @@ module loom_alu_lane (
   // outside, r - 1 + zp is beyond every bound on the same side, and the
   // clamp gives the same result for r saturated to 12 bits.  That keeps
   // the adds and compares 14 bits wide instead of 64.
-  wire        r5_fits = (r5_q[63:11] == {53{r5_q[63]}});
-  wire [11:0] r5_sat  = r5_fits ? r5_q[11:0] : (r5_q[63] ? 12'h800 : 12'h7FF);
-  wire        odd_fix = q_round_even_i && tie5_q && r5_q[0];
-  wire [13:0] y5   = {{2{r5_sat[11]}}, r5_sat} - {13'd0, odd_fix} + {{6{q_zp_i[7]}}, q_zp_i};
-  wire [13:0] lo14 = {{6{q_lo_i[7]}}, q_lo_i};
-  wire [13:0] hi14 = {{6{q_hi_i[7]}}, q_hi_i};
-  wire [13:0] y5a  = ($signed(y5) < $signed(lo14)) ? lo14 : y5;
-  wire [13:0] y5b  = ($signed(y5a) > $signed(hi14)) ? hi14 : y5a;
-  wire [5:0]  unused_y5b = y5b[13:8];  // within [lo, hi], an int8
+  // A function, called only under en_i[5], so that tsim evaluates it only
+  // for a micro-op in S6 (a continuous assign would run every cycle).
+  function [31:0] requant_clamp(input [63:0] r, input tie, input round_even,
+                               input [7:0] zp, input [7:0] lo, input [7:0] hi);
+    reg        fits, odd_fix;
+    reg [11:0] r_sat;
+    reg [13:0] y, ya, lo14, hi14;
+    reg [7:0]  yb;
+    begin
+      fits    = (r[63:11] == {53{r[63]}});
+      r_sat   = fits ? r[11:0] : (r[63] ? 12'h800 : 12'h7FF);
+      odd_fix = round_even && tie && r[0];
+      y       = {{2{r_sat[11]}}, r_sat} - {13'd0, odd_fix} + {{6{zp[7]}}, zp};
+      lo14    = {{6{lo[7]}}, lo};
+      hi14    = {{6{hi[7]}}, hi};
+      ya      = ($signed(y) < $signed(lo14)) ? lo14 : y;
+      yb      = ($signed(ya) > $signed(hi14)) ? hi : ya[7:0];  // within [lo, hi]: an int8
+      requant_clamp = {{24{yb[7]}}, yb};
+    end
+  endfunction
+
   reg  [31:0] res5;
   always @* begin
     res5 = res6_q;
@@ -139,7 +151,7 @@ module loom_alu_lane (
       case (op_i)
         `LOOM_ALU_MUL:     res5 = mul5_q;
         `LOOM_ALU_SHR:     res5 = r5_q[31:0];
-        `LOOM_ALU_REQUANT: res5 = {{24{y5b[7]}}, y5b[7:0]};
+        `LOOM_ALU_REQUANT: res5 = requant_clamp(r5_q, tie5_q, q_round_even_i, q_zp_i, q_lo_i, q_hi_i);
         default:           res5 = simple5_q;
       endcase
     end

@@ -110,14 +110,13 @@ module loom_alu #(
   end
 
   // ---- REQUANT rounding constants, decoded once for all lanes
-  reg [63:0] q_mask_q, q_mask_d, q_half_q, q_half_d;
-  integer b;
-  always @* begin
-    for (b = 0; b < 64; b = b + 1) begin
-      q_mask_d[b] = (b < {26'd0, q_shift_i});
-      q_half_d[b] = (b + 1 == {26'd0, q_shift_i});
-    end
-  end
+  // mask: bits below shift; half: bit shift - 1 (none for shift 0).
+  // Shifts of constants (decoders, no adders), not per-bit loops.
+  reg  [63:0] q_mask_q, q_half_q;
+  wire [63:0] q_mask_d = ~(64'hFFFF_FFFF_FFFF_FFFF << q_shift_i);
+  wire [64:0] q_half_w = {64'd0, 1'b1} << q_shift_i;
+  wire [63:0] q_half_d = q_half_w[64:1];
+  wire        unused_q_half_w = q_half_w[0];
   always @(posedge clk_i) begin
     q_mask_q <= q_mask_d;
     q_half_q <= q_half_d;
@@ -127,12 +126,21 @@ module loom_alu #(
   wire [31:0]        imm32 = {{16{imm_i[15]}}, imm_i};
   wire [AccBits-1:0] vsel  = vec1_q ? vrow_q : {Lanes{imm32}};
   wire [AccBits-1:0] res;
+  // Stage k + 1 valid, k = 0..5: lets each lane skip idle cycles.
+  wire [5:0]         lane_en;
+  genvar e;
+  generate
+    for (e = 0; e < 6; e = e + 1) begin : g_en
+      assign lane_en[e] = pipe_q[e*MW + AccAddrW];
+    end
+  endgenerate
 
   genvar i;
   generate
     for (i = 0; i < Lanes; i = i + 1) begin : g_lane
       loom_alu_lane u_lane (
         .clk_i          (clk_i),
+        .en_i           (lane_en),
         .op_i           (op_i),
         .use_imm_i      (use_imm_i),
         .q_mult_i       (q_mult_i),

@@ -17,10 +17,20 @@
 //   S6  the result selected by op
 // MUL is the low word of the same 64-bit product.  The 32 x 32 product
 // maps to DSP48E1 slices (synthesis splits it); nothing else does.
+//
+// en_i[k] is high while a micro-op occupies stage k + 1 (loom_alu's
+// pipeline valid bits); the costly registers (the product, the rounding
+// shift, the result) load only then and hold otherwise, which is what the
+// DSP's CEM and the flip-flops' CE do for free in hardware and spares the
+// simulator (tsim) the lane arithmetic in the cycles the ALU is idle.
+// res_o is only used in the cycle after en_i[5], so results are unchanged.
+// Stages 1, 2 and 4 stay ungated: they are cheap copies, and their delay
+// lines (a, simple, n) map to shift registers, which need one common enable.
 `include "loom_isa.vh"
 
 module loom_alu_lane (
   input  wire        clk_i,
+  input  wire [5:0]  en_i,            // stage k + 1 holds a micro-op
   input  wire [2:0]  op_i,
   input  wire        use_imm_i,
   input  wire [31:0] q_mult_i,
@@ -52,6 +62,9 @@ module loom_alu_lane (
   // S6
   reg  [31:0] res6_q;
 
+  wire [2:0] unused_en = {en_i[3], en_i[1:0]};
+  wire       unused_r5_msb;
+
   wire is_shr = (op_i == `LOOM_ALU_SHR);
   wire is_req = (op_i == `LOOM_ALU_REQUANT);
 
@@ -68,46 +81,80 @@ module loom_alu_lane (
   end
   wire [31:0] mb1 = (is_req && use_imm_i) ? q_mult_i : v1_q;
 
-  wire signed [63:0] m3_d = ma2_q * mb2_q;
+  reg signed [63:0] m3_d;
+  always @* begin
+    m3_d = m3_q;
+    if (en_i[2]) m3_d = ma2_q * mb2_q;
+  end
 
   // ---- S4: rounding shift
   // The REQUANT mask and half come decoded from loom_alu (QCFG is shared by
   // all lanes); SHR's half is decoded here from the lane's own shift.
-  reg [31:0] half_shr;
-  integer hb;
-  always @* begin
-    for (hb = 0; hb < 32; hb = hb + 1) half_shr[hb] = ({27'd0, n4_q} == hb + 1);
-  end
+  wire [32:0] half_shr_w = {32'd0, 1'b1} << n4_q;  // bit n - 1 of half_shr
+  wire [31:0] half_shr   = half_shr_w[32:1];
+  wire        unused_half_shr_w = half_shr_w[0];
   wire [63:0] x4    = is_shr ? {{32{a4_q[31]}}, a4_q} : p4_q;
   wire [5:0]  s4    = is_shr ? {1'b0, n4_q} : q_shift_i;
   wire [63:0] half4 = is_shr ? {32'd0, half_shr} : q_half_i;
-  wire [64:0] sum4  = {x4[63], x4} + {1'b0, half4};
-  wire [64:0] r4    = $signed(sum4) >>> s4;
-  wire        tie4  = (q_shift_i != 6'd0) && ((p4_q & q_mask_i) == q_half_i);
-  wire        unused_r4_msb = r4[64];
+
+  // (x + half) >>> s in 65 bits; the caller keeps the low 64.
+  function [64:0] round_shift(input [63:0] x, input [63:0] half, input [5:0] s);
+    reg [64:0] sum;
+    begin
+      sum = {x[63], x} + {1'b0, half};
+      round_shift = $signed(sum) >>> s;
+    end
+  endfunction
+
+  reg [64:0] r5_d;  // bit 64 unused
+  reg        tie5_d;
+  always @* begin
+    r5_d   = {1'b0, r5_q};
+    tie5_d = tie5_q;
+    if (en_i[4]) begin
+      r5_d   = round_shift(x4, half4, s4);
+      tie5_d = (q_shift_i != 6'd0) && ((p4_q & q_mask_i) == q_half_i);
+    end
+  end
+  assign unused_r5_msb = r5_d[64];
 
   // ---- S5: round to even, zero point, clamp
   // The clamp bounds are int8, so r only matters within [-2048, 2047]:
   // outside, r - 1 + zp is beyond every bound on the same side, and the
   // clamp gives the same result for r saturated to 12 bits.  That keeps
   // the adds and compares 14 bits wide instead of 64.
-  wire        r5_fits = (r5_q[63:11] == {53{r5_q[63]}});
-  wire [11:0] r5_sat  = r5_fits ? r5_q[11:0] : (r5_q[63] ? 12'h800 : 12'h7FF);
-  wire        odd_fix = q_round_even_i && tie5_q && r5_q[0];
-  wire [13:0] y5   = {{2{r5_sat[11]}}, r5_sat} - {13'd0, odd_fix} + {{6{q_zp_i[7]}}, q_zp_i};
-  wire [13:0] lo14 = {{6{q_lo_i[7]}}, q_lo_i};
-  wire [13:0] hi14 = {{6{q_hi_i[7]}}, q_hi_i};
-  wire [13:0] y5a  = ($signed(y5) < $signed(lo14)) ? lo14 : y5;
-  wire [13:0] y5b  = ($signed(y5a) > $signed(hi14)) ? hi14 : y5a;
-  wire [5:0]  unused_y5b = y5b[13:8];  // within [lo, hi], an int8
+  // A function, called only under en_i[5], so that tsim evaluates it only
+  // for a micro-op in S6 (a continuous assign would run every cycle).
+  function [31:0] requant_clamp(input [63:0] r, input tie, input round_even,
+                               input [7:0] zp, input [7:0] lo, input [7:0] hi);
+    reg        fits, odd_fix;
+    reg [11:0] r_sat;
+    reg [13:0] y, ya, lo14, hi14;
+    reg [7:0]  yb;
+    begin
+      fits    = (r[63:11] == {53{r[63]}});
+      r_sat   = fits ? r[11:0] : (r[63] ? 12'h800 : 12'h7FF);
+      odd_fix = round_even && tie && r[0];
+      y       = {{2{r_sat[11]}}, r_sat} - {13'd0, odd_fix} + {{6{zp[7]}}, zp};
+      lo14    = {{6{lo[7]}}, lo};
+      hi14    = {{6{hi[7]}}, hi};
+      ya      = ($signed(y) < $signed(lo14)) ? lo14 : y;
+      yb      = ($signed(ya) > $signed(hi14)) ? hi : ya[7:0];  // within [lo, hi]: an int8
+      requant_clamp = {{24{yb[7]}}, yb};
+    end
+  endfunction
+
   reg  [31:0] res5;
   always @* begin
-    case (op_i)
-      `LOOM_ALU_MUL:     res5 = mul5_q;
-      `LOOM_ALU_SHR:     res5 = r5_q[31:0];
-      `LOOM_ALU_REQUANT: res5 = {{24{y5b[7]}}, y5b[7:0]};
-      default:           res5 = simple5_q;
-    endcase
+    res5 = res6_q;
+    if (en_i[5]) begin
+      case (op_i)
+        `LOOM_ALU_MUL:     res5 = mul5_q;
+        `LOOM_ALU_SHR:     res5 = r5_q[31:0];
+        `LOOM_ALU_REQUANT: res5 = requant_clamp(r5_q, tie5_q, q_round_even_i, q_zp_i, q_lo_i, q_hi_i);
+        default:           res5 = simple5_q;
+      endcase
+    end
   end
 
   always @(posedge clk_i) begin
@@ -126,8 +173,8 @@ module loom_alu_lane (
     simple4_q <= simple3_q;
     a4_q      <= a3_q;
     n4_q      <= n3_q;
-    r5_q      <= r4[63:0];
-    tie5_q    <= tie4;
+    r5_q      <= r5_d[63:0];
+    tie5_q    <= tie5_d;
     simple5_q <= simple4_q;
     mul5_q    <= p4_q[31:0];
     res6_q    <= res5;

@@ -102,14 +102,15 @@ bool DramModel::in_dram(uint64_t addr, uint64_t n) const {
  * writes are checked byte by byte with align 1).  No windows: all allowed. */
 bool DramModel::in_windows(uint64_t addr, uint64_t n, uint64_t align) const {
   if (windows_.empty()) return true;
-  for (uint64_t i = 0; i < n; i++) {
-    uint64_t a = addr + i;
-    bool ok = false;
+  uint64_t a = addr, end = addr + n;
+  while (a < end) {  // a: the first byte not yet known to be covered
+    uint64_t next = a;
     for (const range &w : windows_) {
       uint64_t lo = w.addr & ~(align - 1), hi = (w.addr + w.size + align - 1) & ~(align - 1);
-      if (w.size && a >= lo && a < hi) { ok = true; break; }
+      if (w.size && a >= lo && a < hi) { next = std::min(hi, end); break; }
     }
-    if (!ok) return false;
+    if (next == a) return false;
+    a = next;
   }
   return true;
 }

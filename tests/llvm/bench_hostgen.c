@@ -192,7 +192,7 @@ static int bench_host_steps(const char *dir, const char *net, struct net_row *ro
   FILE *f = fopen(calib, "r");
   if (!f) snprintf(calib, sizeof calib, "%s/calib_imagenet", dir);
   else fclose(f);
-  struct compile_options o = {.calib = calib};
+  struct compile_options o = {.calib = calib, .flags = COMPILE_IM2COL}; /* as `loom compile` */
   struct compile_result r;
   struct ir_error err = {{0}};
   struct hostgen_options ho = {0};

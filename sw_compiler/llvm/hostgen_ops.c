@@ -92,15 +92,10 @@ static loom_status im2col_params(const struct loom_file *f, const struct loom_fi
   return loom_hostop_im2col_check(&a, g, msg);
 }
 
-/* What hostops.c checks at run time, per op. */
+/* What hostops.c checks at run time, per op (IM2COL: im2col_params). */
 static const char *op_problem(const struct loom_file *f, const struct loom_file_step *s,
                               const struct step_tensors *t) {
   const struct loom_file_tensor *x = t->in[0], *y = t->out[0];
-  if (s->index == LOOM_HOSTOP_IM2COL) {
-    static char msg[LOOM_MSG_MAX];
-    struct loom_im2col g;
-    return im2col_params(f, s, t, &g, msg) == LOOM_OK ? NULL : msg;
-  }
   if (t->n_in != 1 || t->n_out != 1) return "takes 1 input and 1 output";
   if (x->rank != y->rank || memcmp(x->dims, y->dims, x->rank * sizeof x->dims[0])) return "input and output shapes differ";
   switch ((enum loom_hostop_kind)s->index) {
@@ -134,7 +129,10 @@ int hg_op_check(const struct loom_file *f, uint32_t step, const char *source, co
   case LOOM_HOSTOP_COUNT: default: *skip = "no LLVM builder for this op"; return 0;
   }
   step_tensors(f, s, &t);
-  const char *why = op_problem(f, s, &t);
+  char msg[LOOM_MSG_MAX];
+  struct loom_im2col g;
+  const char *why = s->index != LOOM_HOSTOP_IM2COL ? op_problem(f, s, &t)
+                    : im2col_params(f, s, &t, &g, msg) != LOOM_OK ? msg : NULL;
   if (why) return bad(source, step, s->index, err, "%s", why);
   if (overlap(t.in[0], t.out[0])) *skip = "input and output share bytes";
   return 0;

@@ -3,14 +3,21 @@
 #   make              build the libraries, the loom CLI and the test programs
 #   make test         the default test suite (what CI runs)
 #   make demo         compile the digits CNN and run it on the Verilator RTL
-#   make bench-fsim   fsim throughput benchmark (sim/fsim/module.mk)
+#   make bench-fsim   fsim throughput benchmark (tests/bench/module.mk)
 #   make check-docs   the generated tables in docs/ match hw/spec/*.def
 #   make SAN=1 ...    build with AddressSanitizer and UBSan (into build-san/)
 #
-# Sources are found by directory: every .c file under driver/lib and sim/fsim
-# goes into libloom.a (the runtime), every .c under sw_compiler/ into
-# libloomc.a (the compiler), driver/cli into the `loom` binary, and every
-# tests/unit/test_*.c becomes one cmocka test program.  Components with extra
+# Sources are found by directory, one archive per layer (imports only go
+# down: include -> driver/core -> sw_compiler, sim -> driver/lib -> driver/cli):
+#   driver/core/*.c        libloom_core.a  the contract: ISA codec, configs,
+#                                          .loom, .npy, host-op semantics
+#   sw_compiler/*.c        libloomc.a      the compiler
+#   sim/fsim/*.c           (in libloom.a)  the functional simulator
+#   driver/lib/*.c         libloom.a       the runtime; the archive also holds
+#                                          core and fsim, so a program that
+#                                          runs models links libloom.a alone
+#   driver/cli/*.c         the `loom` binary
+# and every tests/unit/test_*.c becomes one cmocka test program.  Components with extra
 # rules (generated code, Verilator) add them in their own module.mk.
 
 ifeq ($(SAN),1)
@@ -35,6 +42,7 @@ GEN_SOURCES := $(GEN)/loom_isa_gen.c
 LOOMGEN := $(BUILD)/tools/loomgen
 SPEC := $(wildcard hw/spec/*.def)
 
+LIBLOOM_CORE_SRCS := $(wildcard driver/core/*.c)
 LIBLOOM_SRCS := $(wildcard driver/lib/*.c sim/fsim/*.c)
 LIBLOOMC_SRCS := $(wildcard sw_compiler/*.c)
 CLI_SRCS := $(wildcard driver/cli/*.c)
@@ -42,6 +50,7 @@ UNIT_TEST_SRCS := $(wildcard tests/unit/test_*.c)
 TEST_SUPPORT_SRCS := $(wildcard tests/support/*.c)
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
+LIBLOOM_CORE := $(BUILD)/libloom_core.a
 LIBLOOM := $(BUILD)/libloom.a
 LIBLOOMC := $(BUILD)/libloomc.a
 LOOM := $(BUILD)/bin/loom
@@ -61,9 +70,11 @@ deps:
 
 gen: $(GEN_HEADERS) $(GEN_SOURCES)
 
-$(LOOMGEN): scripts/loomgen.c $(SPEC)
+LOOMGEN_SRCS := $(wildcard scripts/loomgen*.c)
+
+$(LOOMGEN): $(LOOMGEN_SRCS) scripts/loomgen.h $(SPEC) bitstreams/boards.def
 	@mkdir -p $(dir $@)
-	$(CC) -std=c11 -O1 -Wall -Wextra -Werror -I. -o $@ $< -lz
+	$(CC) -std=c11 -O1 -Wall -Wextra -Werror -I. -o $@ $(LOOMGEN_SRCS) -lz
 
 $(GEN)/loom_isa_gen.h: $(LOOMGEN)
 	@mkdir -p $(GEN)
@@ -82,8 +93,16 @@ $(BUILD)/obj/%.o: %.c $(GEN_HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
 
-$(LIBLOOM): $(call obj,$(LIBLOOM_SRCS) $(GEN_SOURCES:$(BUILD)/%=%))
+LIBLOOM_CORE_OBJS = $(call obj,$(LIBLOOM_CORE_SRCS) $(GEN_SOURCES:$(BUILD)/%=%))
+
+$(LIBLOOM_CORE): $(LIBLOOM_CORE_OBJS)
 	@mkdir -p $(dir $@)
+	rm -f $@
+	$(AR) rcs $@ $^
+
+$(LIBLOOM): $(call obj,$(LIBLOOM_SRCS)) $(LIBLOOM_CORE_OBJS)
+	@mkdir -p $(dir $@)
+	rm -f $@
 	$(AR) rcs $@ $^
 
 # The generated source lives in $(GEN); compile it from there.

@@ -41,7 +41,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "driver/lib/npy.h"
+#include "driver/core/npy.h"
 
 #define CALIB_MAX_FILES 100000
 #define CALIB_SAMPLE_VALUES 4096 /* values kept per tensor and sample */
@@ -269,7 +269,7 @@ static int run_node(const struct ir_graph *g, int i, void **vals, const int *las
   for (int k = 0; k < n->n_in; k++) in[k] = n->in[k] >= 0 ? vals[n->in[k]] : NULL;
   for (int k = 0; k < n->n_out; k++) {
     int64_t bytes = ir_tensor_bytes(&g->tensors[n->out[k]]);
-    IR_ASSERT(bytes >= 0); /* shape inference ran: the compiler checked it */
+    LOOM_ASSERT(bytes >= 0); /* shape inference ran: the compiler checked it */
     out[k] = vals[n->out[k]] = ir_xcalloc(1, (size_t)bytes + 1);
   }
   int rc = ir_eval_node(g, i, in, out, err);

@@ -25,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "driver/lib/hostops_nn.h"
+#include "driver/core/hostops_nn.h"
 
 int compile_have_im2col(void) {
 #ifdef LOOM_HOSTOP_HAVE_IM2COL
@@ -194,7 +194,7 @@ int compile_layer(const struct ir_graph *g, int node, const struct loom_hw_confi
   case IR_OP_QGEMM: rc = fc_layer(g, n, cfg, where, prog, msg); break;
   case IR_OP_QPOOL: rc = pool_layer(g, n, cfg, where, prog, msg); break;
   case IR_OP_QADD: rc = add_layer(g, n, cfg, where, prog, msg); break;
-  default: IR_ASSERT(0); return -1;
+  default: LOOM_ASSERT(0); return -1;
   }
   if (rc) return ir_errorf(err, "%s", msg), -1;
   memset(row, 0, sizeof *row);

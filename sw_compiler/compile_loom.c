@@ -7,7 +7,7 @@
  *     and micro-ops), and a JOB whose segment table maps lower_seg:
  *       CONST -> that buffer, IN / IN2 -> the operands' buffers,
  *       OUT -> the result's buffer;
- *   - a host node: a HOST step (driver/lib/hostops.h) on tensor
+ *   - a host node: a HOST step (driver/core/hostops.h) on tensor
  *     descriptors.  QuantizeLinear / DequantizeLinear / Softmax map to the
  *     host op of that name; a layout repack and a Concat are COPY steps
  *     between descriptors that view the same bytes differently (a plain
@@ -19,7 +19,7 @@
  *     lanes into a scratch tensor and a COPY reblocks them into the int32
  *     tensor's bytes (acc_out_segment);
  *   - a folded stem (the lowering chose LOWER_ACT_IM2COL): an IM2COL host
- *     step (driver/lib/hostops_nn.c) gathers the input into a new tensor
+ *     step (driver/core/hostops_nn.c) gathers the input into a new tensor
  *     right before the job.
  *
  * Memory: one WORK buffer per activation tensor (the runtime zero-fills
@@ -45,8 +45,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "driver/lib/hostops_nn.h"
-#include "driver/lib/loomfile.h"
+#include "driver/core/hostops_nn.h"
+#include "driver/core/loomfile.h"
 
 struct cbuf {
   char *name;
@@ -83,20 +83,6 @@ struct lctx {
   char *absorbed;         /* per node: presented by the interface, no step */
   int cap_layers;
 };
-
-static int fail(struct lctx *c, int node, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static int fail(struct lctx *c, int node, const char *fmt, ...) {
-  char what[600], where[256];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(what, sizeof what, fmt, ap);
-  va_end(ap);
-  if (node >= 0) ir_node_where(c->g, node, where, sizeof where);
-  else snprintf(where, sizeof where, "graph");
-  ir_errorf(c->err, "%s: %s: %s", c->g->source, where, what);
-  return -1;
-}
 
 /* ---- names, buffers, descriptors ---- */
 
@@ -139,19 +125,19 @@ static int describe(struct lctx *c, int t, struct loom_file_tensor *rec) {
   const struct ir_tensor *x = &c->g->tensors[t];
   memset(rec, 0, sizeof *rec);
   rec->dtype = rec->user_dtype = loom_dtype_of(x->dtype);
-  if (!rec->dtype) return fail(c, -1, "tensor '%s' of type %s cannot live at run time", x->name, ir_dtype_name(x->dtype));
-  if (x->rank > LOOM_MAX_RANK) return fail(c, -1, "tensor '%s' has rank %d", x->name, x->rank);
+  if (!rec->dtype) return ir_fail(c->err, c->g, -1, "tensor '%s' of type %s cannot live at run time", x->name, ir_dtype_name(x->dtype));
+  if (x->rank > LOOM_MAX_RANK) return ir_fail(c->err, c->g, -1, "tensor '%s' has rank %d", x->name, x->rank);
   rec->rank = (uint32_t)x->rank;
   for (int i = 0; i < x->rank; i++) rec->dims[i] = x->dims[i];
   if (x->layout == IR_LAYOUT_NCHWC) {
     if (x->rank != 4 && x->rank != 2)
-      return fail(c, -1, "tensor '%s' of rank %d cannot be channel-blocked", x->name, x->rank);
+      return ir_fail(c->err, c->g, -1, "tensor '%s' of rank %d cannot be channel-blocked", x->name, x->rank);
     rec->layout = x->rank == 4 ? LOOM_LAYOUT_NCHWC : LOOM_LAYOUT_NC;
     rec->layout_block = (uint32_t)x->layout_block;
   }
   if (x->quant.n == 1 && x->dtype != IR_DT_F32) rec->scale = x->quant.scale[0], rec->zero_point = x->quant.zero_point[0];
   rec->bytes = loom_file_tensor_bytes(rec);
-  if (!rec->bytes) return fail(c, -1, "tensor '%s' is too large", x->name);
+  if (!rec->bytes) return ir_fail(c->err, c->g, -1, "tensor '%s' is too large", x->name);
   return 0;
 }
 
@@ -248,7 +234,7 @@ static int plan_output(struct lctx *c, int k, const char *name) {
     for (int j = 0; j < g->n_outputs; j++) only_output &= j == k || g->outputs[j] != y;
     if (only_output) c->absorbed[p] = 1, t = g->nodes[p].in[0];
   }
-  if (c->iface[t].role) return fail(c, -1, "output '%s' is also an input or another output of the model", name);
+  if (c->iface[t].role) return ir_fail(c->err, c->g, -1, "output '%s' is also an input or another output of the model", name);
   c->iface[t] = (struct iface){LOOM_ROLE_OUTPUT, name, g->tensors[y].dtype};
   return 0;
 }
@@ -304,9 +290,9 @@ static int softmax_step(struct lctx *c, int node, int x, int y) {
   const struct ir_tensor *t = &c->g->tensors[n->in[0]];
   int32_t axis = (int32_t)ir_attr_int(n, "axis", -1);
   if (axis < 0) axis += t->rank;
-  if (axis < 0 || axis >= t->rank) return fail(c, node, "axis is out of range");
+  if (axis < 0 || axis >= t->rank) return ir_fail(c->err, c->g, node, "axis is out of range");
   if (ir_attr_int(n, "legacy_2d", 0) && axis != t->rank - 1) {
-    if (c->ts[x].rec.layout || c->ts[y].rec.layout) return fail(c, node, "legacy Softmax of a blocked tensor");
+    if (c->ts[x].rec.layout || c->ts[y].rec.layout) return ir_fail(c->err, c->g, node, "legacy Softmax of a blocked tensor");
     struct loom_file_tensor *rx = &c->ts[x].rec;
     int64_t outer = 1, inner = 1;
     for (int i = 0; i < t->rank; i++) *(i < axis ? &outer : &inner) *= t->dims[i];
@@ -335,7 +321,7 @@ static int repack_steps(struct lctx *c, int node) {
   int xi = n->in[0], yi = n->out[0], x = desc_of(c, xi), y = desc_of(c, yi);
   if (x < 0 || y < 0) return -1;
   const struct loom_file_tensor *rx = &c->ts[x].rec, *ry = &c->ts[y].rec;
-  if (rx->dtype != ry->dtype) return fail(c, node, "operand and result types differ");
+  if (rx->dtype != ry->dtype) return ir_fail(c->err, c->g, node, "operand and result types differ");
   if (!rx->layout) /* plain x read with y's shape */
     return copy_step(c, view_desc(c, x, yi, 1, (int)rx->buffer, rx->offset, ".view"), y);
   if (!ry->layout) /* y's bytes written with x's shape */
@@ -358,7 +344,7 @@ static int concat_steps(struct lctx *c, int node) {
     int x = desc_of(c, n->in[k]);
     if (x < 0) return -1;
     struct loom_file_tensor rx = c->ts[y].rec;
-    if (c->ts[x].rec.dtype != rx.dtype) return fail(c, node, "Concat operands differ in type");
+    if (c->ts[x].rec.dtype != rx.dtype) return ir_fail(c->err, c->g, node, "Concat operands differ in type");
     uint64_t es = loom_dtype_size((loom_dtype)rx.dtype);
     uint64_t off = rx.layout ? (uint64_t)(at / rx.layout_block) * inner * rx.layout_block * es : (uint64_t)(at * inner) * es;
     int slice = view_desc(c, y, n->in[k], 0, (int)rx.buffer, rx.offset + off, ".slice");
@@ -382,7 +368,7 @@ static int gather_step(struct lctx *c, int node) {
   int64_t len = c->g->tensors[n->in[0]].dims[0];
   int64_t k = it->dtype == IR_DT_I64 ? *(const int64_t *)it->data : *(const int32_t *)it->data;
   if (k < 0) k += len;
-  if (k < 0 || k >= len || rx->layout) return fail(c, node, "index %lld out of range, or a blocked operand", (long long)k);
+  if (k < 0 || k >= len || rx->layout) return ir_fail(c->err, c->g, node, "index %lld out of range, or a blocked operand", (long long)k);
   uint64_t slice = rx->bytes / (uint64_t)len;
   return copy_step(c, view_desc(c, x, n->out[0], 1, (int)rx->buffer, rx->offset + (uint64_t)k * slice, ".slice"), y);
 }
@@ -450,7 +436,7 @@ static int im2col_input(struct lctx *c, int node, const struct lower_program *p,
   return 0;
 #else
   (void)p, (void)t, (void)j;
-  return fail(c, node, "a folded stem needs the IM2COL host op, which this runtime lacks");
+  return ir_fail(c->err, c->g, node, "a folded stem needs the IM2COL host op, which this runtime lacks");
 #endif
 }
 
@@ -466,12 +452,12 @@ static int acc_out_segment(struct lctx *c, int node, const struct lower_program 
   if (y < 0) return -1;
   struct loom_file_tensor rec = c->ts[y].rec;
   if (rec.layout || (rec.rank != 4 && rec.rank != 2) || rec.dtype != LOOM_DT_I32)
-    return fail(c, node, "an int32 result must be a plain tensor of rank 2 or 4");
+    return ir_fail(c->err, c->g, node, "an int32 result must be a plain tensor of rank 2 or 4");
   rec.dtype = rec.user_dtype = LOOM_DT_I8, rec.role = LOOM_ROLE_INTERNAL, rec.scale = 0, rec.zero_point = 0;
   rec.dims[1] *= 4;
   rec.layout = rec.rank == 4 ? LOOM_LAYOUT_NCHWC : LOOM_LAYOUT_NC, rec.layout_block = 4;
   rec.bytes = loom_file_tensor_bytes(&rec);
-  IR_ASSERT(rec.bytes == c->ts[y].rec.bytes);
+  LOOM_ASSERT(rec.bytes == c->ts[y].rec.bytes);
   char name[300];
   snprintf(name, sizeof name, "%s.bytes", c->ts[y].name);
   *to = add_desc(c, name, &rec);
@@ -494,9 +480,9 @@ static int map_segment(struct lctx *c, int node, const struct lower_program *p, 
   if (d < 0) return -1;
   const struct loom_file_tensor *rec = &c->ts[d].rec;
   if (a->layout != LOWER_ACT_NCHWC)
-    return fail(c, node, "the lowering chose the %s layout, which needs a host step Loom does not have yet",
+    return ir_fail(c->err, c->g, node, "the lowering chose the %s layout, which needs a host step Loom does not have yet",
                 lower_act_layout_names[a->layout]);
-  IR_ASSERT(rec->offset == 0 && rec->layout && (int)rec->layout_block == a->block);
+  LOOM_ASSERT(rec->offset == 0 && rec->layout && (int)rec->layout_block == a->block);
   grow_buffer(c, (int)rec->buffer, p->seg_bytes[seg]);
   j->segments[seg] = rec->buffer;
   return 0;
@@ -581,11 +567,11 @@ static int finish(struct lctx *c) {
     loom_fb_tensor(c->b, &c->ts[i].rec);
   }
   c->r->bytes = loom_file_builder_finish(c->b, &c->r->size);
-  if (!c->r->bytes) return fail(c, -1, "out of memory writing the .loom file");
+  if (!c->r->bytes) return ir_fail(c->err, c->g, -1, "out of memory writing the .loom file");
   char msg[LOOM_MSG_MAX];
   struct loom_file f;
   loom_status st = loom_file_parse(c->r->bytes, c->r->size, c->g->source, &f, msg);
-  if (st != LOOM_OK) ir_assert_fail(__FILE__, __LINE__, msg); /* we wrote a file the reader refuses */
+  if (st != LOOM_OK) loom_assert_fail(__FILE__, __LINE__, msg); /* we wrote a file the reader refuses */
   loom_file_free(&f);
   return 0;
 }

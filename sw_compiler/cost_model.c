@@ -123,7 +123,7 @@ static void count_load(const struct loom_hw_config *cfg, const struct loom_insn_
       [LOOM_BUF_UOP] = LOOM_CNT_BYTES_RD_UOP, [LOOM_BUF_WGT] = LOOM_CNT_BYTES_RD_WGT,
       [LOOM_BUF_INP] = LOOM_CNT_BYTES_RD_INP, [LOOM_BUF_ACC] = LOOM_CNT_BYTES_RD_ACC,
       [LOOM_BUF_OUT] = -1};
-  LOWER_ASSERT(m->buffer < LOOM_BUF_OUT);
+  LOOM_ASSERT(m->buffer < LOOM_BUF_OUT);
   c[counter[m->buffer]] += mem_bytes(cfg, m);
 }
 
@@ -325,7 +325,7 @@ void cost_simulate(const struct loom_hw_config *cfg, const struct loom_insn *ins
   memset(&s, 0, sizeof s);
   memset(out, 0, sizeof *out);
   s.cfg = cfg, s.insns = insns, s.n = n;
-  LOWER_ASSERT(sim_alloc(&s));
+  LOOM_ASSERT(sim_alloc(&s));
   sim_setup(&s);
   int progress = 1;
   while (progress) {

@@ -43,11 +43,6 @@
 
 #include "sw_compiler/lower.h"
 
-void lower_assert_fail(const char *expr, const char *file, int line) {
-  fprintf(stderr, "%s:%d: internal error in the lowering: %s\n", file, line, expr);
-  abort();
-}
-
 int lower_fail(char *msg, const char *where, const char *fmt, ...) {
   int n = snprintf(msg, LOWER_MSG_MAX, "%s: ", where ? where : "layer");
   if (n < 0 || n >= LOWER_MSG_MAX) n = 0;
@@ -63,7 +58,7 @@ static void *grow(void *p, uint32_t *cap, uint32_t need, size_t elem) {
   uint32_t c = *cap ? *cap : 64;
   while (c < need) c *= 2;
   void *q = realloc(p, (size_t)c * elem);
-  LOWER_ASSERT(q != NULL);
+  LOOM_ASSERT(q != NULL);
   *cap = c;
   return q;
 }
@@ -119,7 +114,7 @@ uint32_t emit_insn(struct lower_program *p, const struct loom_insn *in) {
 }
 
 uint32_t emit_uop_set(struct lower_program *p, const struct loom_uop *u, uint32_t n) {
-  LOWER_ASSERT(n > 0);
+  LOOM_ASSERT(n > 0);
   for (uint32_t b = 0; b + n <= p->uop_count; b++)
     if (memcmp(&p->uops[b], u, n * sizeof *u) == 0) return b;
   p->uops = grow(p->uops, &p->uop_cap, p->uop_count + n, sizeof *p->uops);
@@ -142,7 +137,7 @@ uint64_t emit_const(struct lower_program *p, const void *bytes, uint64_t size, u
     uint64_t c = p->const_cap ? p->const_cap : 4096;
     while (c < end) c *= 2;
     uint8_t *q = realloc(p->const_data, c);
-    LOWER_ASSERT(q != NULL);
+    LOOM_ASSERT(q != NULL);
     p->const_data = q;
     p->const_cap = c;
   }
@@ -154,12 +149,12 @@ uint64_t emit_const(struct lower_program *p, const void *bytes, uint64_t size, u
 
 uint8_t *lower_program_code(const struct lower_program *p) {
   uint8_t *code = malloc((size_t)p->insn_count * LOOM_INSN_BYTES + 1);
-  LOWER_ASSERT(code != NULL);
+  LOOM_ASSERT(code != NULL);
   for (uint32_t i = 0; i < p->insn_count; i++) {
     const char *bad = NULL;
     if (loom_insn_encode(&p->insns[i], code + (size_t)i * LOOM_INSN_BYTES, &bad) != 0) {
       fprintf(stderr, "instruction %u: field %s does not fit\n", i, bad ? bad : "?");
-      LOWER_ASSERT(!"an emitted field does not fit its width");
+      LOOM_ASSERT(!"an emitted field does not fit its width");
     }
   }
   return code;
@@ -277,7 +272,7 @@ static void wire_load(struct emit_pipe *e, struct emit_chunk *c) {
  * first read of INP/WGT, C2L after the last, C2S after the tile's last. */
 static void wire_compute(struct emit_pipe *e, struct emit_chunk *c) {
   struct emit_vec *first = c->pre.n ? &c->pre : &c->main;
-  LOWER_ASSERT(c->main.n > 0);
+  LOOM_ASSERT(c->main.n > 0);
   if (c->first && c->o >= 2) first->v[0].pop_next = 1;
   if (e->uses_load) {
     c->main.v[0].pop_prev = 1;
@@ -291,10 +286,10 @@ static void wire_compute(struct emit_pipe *e, struct emit_chunk *c) {
 
 static void wire_store(struct emit_pipe *e, struct emit_chunk *c) {
   if (!c->last) {
-    LOWER_ASSERT(c->store.n == 0);
+    LOOM_ASSERT(c->store.n == 0);
     return;
   }
-  LOWER_ASSERT(c->store.n > 0);
+  LOOM_ASSERT(c->store.n > 0);
   c->store.v[0].pop_prev = 1;
   c->store.v[c->store.n - 1].push_prev = c->o + 2 < e->tiles;
 }
@@ -307,10 +302,10 @@ static void flush_held(struct emit_pipe *e) {
 }
 
 void emit_pipe_chunk(struct emit_pipe *e, struct emit_chunk *c) {
-  LOWER_ASSERT(c->k == e->received && c->k < e->chunks && c->o < e->tiles);
+  LOOM_ASSERT(c->k == e->received && c->k < e->chunks && c->o < e->tiles);
   e->received++;
   if (e->uses_load) wire_load(e, c);
-  else LOWER_ASSERT(c->load.n == 0);
+  else LOOM_ASSERT(c->load.n == 0);
   wire_compute(e, c);
   wire_store(e, c);
   append(e->p, &c->load); /* L(k) goes before C(k-1) */
@@ -322,7 +317,7 @@ void emit_pipe_chunk(struct emit_pipe *e, struct emit_chunk *c) {
 }
 
 void emit_pipe_end(struct emit_pipe *e) {
-  LOWER_ASSERT(e->received == e->chunks);
+  LOOM_ASSERT(e->received == e->chunks);
   flush_held(e);
   struct loom_insn fin;
   memset(&fin, 0, sizeof fin);
@@ -340,7 +335,7 @@ void emit_report(struct lower_program *p) {
   cost_count(cfg, p->insns, p->insn_count, r->counters);
   struct cost_sim sim;
   cost_simulate(cfg, p->insns, p->insn_count, &sim);
-  LOWER_ASSERT(!sim.deadlock);
+  LOOM_ASSERT(!sim.deadlock);
   r->est_cycles = sim.cycles;
   r->load_cycles = sim.busy[LOOM_Q_LOAD];
   r->compute_cycles = sim.busy[LOOM_Q_COMPUTE];
@@ -358,11 +353,11 @@ uint32_t emit_uop_load(struct lower_program *p) {
 }
 
 void emit_uop_table(struct lower_program *p, uint32_t load_index) {
-  LOWER_ASSERT(p->uop_count <= (uint32_t)p->cfg->uop_rows);
+  LOOM_ASSERT(p->uop_count <= (uint32_t)p->cfg->uop_rows);
   uint8_t *bytes = malloc((size_t)p->uop_count * LOOM_UOP_BYTES + 1);
-  LOWER_ASSERT(bytes != NULL);
+  LOOM_ASSERT(bytes != NULL);
   for (uint32_t i = 0; i < p->uop_count; i++)
-    LOWER_ASSERT(loom_uop_encode(&p->uops[i], bytes + (size_t)i * LOOM_UOP_BYTES) == 0);
+    LOOM_ASSERT(loom_uop_encode(&p->uops[i], bytes + (size_t)i * LOOM_UOP_BYTES) == 0);
   p->uop_offset = emit_const(p, bytes, (uint64_t)p->uop_count * LOOM_UOP_BYTES, emit_const_align(p->cfg));
   free(bytes);
   struct loom_insn_mem *m = &p->insns[load_index].mem;

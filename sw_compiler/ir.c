@@ -14,11 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-_Noreturn void ir_assert_fail(const char *file, int line, const char *what) {
-  fprintf(stderr, "%s:%d: internal error: assertion '%s' failed\n", file, line, what);
-  abort();
-}
-
 void ir_errorf(struct ir_error *err, const char *fmt, ...) {
   if (!err) return;
   va_list ap;
@@ -27,21 +22,48 @@ void ir_errorf(struct ir_error *err, const char *fmt, ...) {
   va_end(ap);
 }
 
+static int vfail_at(struct ir_error *err, const char *source, const char *where, const char *fmt,
+                    va_list ap) {
+  char what[800];
+  vsnprintf(what, sizeof what, fmt, ap);
+  if (where && *where) ir_errorf(err, "%s: %s: %s", source, where, what);
+  else ir_errorf(err, "%s: %s", source, what);
+  return -1;
+}
+
+int ir_fail_at(struct ir_error *err, const char *source, const char *where, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vfail_at(err, source, where, fmt, ap);
+  va_end(ap);
+  return -1;
+}
+
+int ir_fail(struct ir_error *err, const struct ir_graph *g, int node, const char *fmt, ...) {
+  char where[256] = "graph";
+  if (node >= 0) ir_node_where(g, node, where, sizeof where);
+  va_list ap;
+  va_start(ap, fmt);
+  vfail_at(err, g->source, where, fmt, ap);
+  va_end(ap);
+  return -1;
+}
+
 void *ir_xmalloc(size_t n) {
   void *p = malloc(n ? n : 1);
-  if (!p) ir_assert_fail(__FILE__, __LINE__, "out of memory");
+  if (!p) loom_assert_fail(__FILE__, __LINE__, "out of memory");
   return p;
 }
 
 void *ir_xcalloc(size_t n, size_t size) {
   void *p = calloc(n ? n : 1, size ? size : 1);
-  if (!p) ir_assert_fail(__FILE__, __LINE__, "out of memory");
+  if (!p) loom_assert_fail(__FILE__, __LINE__, "out of memory");
   return p;
 }
 
 void *ir_xrealloc(void *p, size_t n) {
   p = realloc(p, n ? n : 1);
-  if (!p) ir_assert_fail(__FILE__, __LINE__, "out of memory");
+  if (!p) loom_assert_fail(__FILE__, __LINE__, "out of memory");
   return p;
 }
 
@@ -233,7 +255,7 @@ static void grow(void **arr, int *cap, int need, size_t size) {
 
 int ir_tensor_add(struct ir_graph *g, const char *name, enum ir_dtype dt,
                   int rank, const int64_t *dims) {
-  IR_ASSERT(rank >= -1 && rank <= IR_MAX_RANK);
+  LOOM_ASSERT(rank >= -1 && rank <= IR_MAX_RANK);
   char fresh[32];
   if (!name) {
     int k = g->n_tensors;
@@ -261,7 +283,7 @@ int ir_const_add(struct ir_graph *g, const char *name, enum ir_dtype dt,
   int id = ir_tensor_add(g, name, dt, rank, dims);
   if (id < 0) return -1;
   int64_t bytes = ir_tensor_bytes(&g->tensors[id]);
-  IR_ASSERT(bytes >= 0);
+  LOOM_ASSERT(bytes >= 0);
   void *buf = ir_xcalloc(1, (size_t)bytes);
   if (data) memcpy(buf, data, (size_t)bytes);
   g->tensors[id].data = buf;
@@ -280,7 +302,7 @@ int ir_input_add(struct ir_graph *g, const char *name, enum ir_dtype dt,
 }
 
 void ir_output_add(struct ir_graph *g, int tensor) {
-  IR_ASSERT(tensor >= 0 && tensor < g->n_tensors);
+  LOOM_ASSERT(tensor >= 0 && tensor < g->n_tensors);
   grow((void **)&g->outputs, &g->cap_outputs, g->n_outputs + 1, sizeof(int));
   g->outputs[g->n_outputs++] = tensor;
 }
@@ -293,7 +315,7 @@ static int *copy_ids(int n, const int *ids) {
 
 int ir_node_add(struct ir_graph *g, enum ir_op_kind op, const char *name,
                 int n_in, const int *in, int n_out, const int *out) {
-  IR_ASSERT((unsigned)op < IR_OP_COUNT);
+  LOOM_ASSERT((unsigned)op < IR_OP_COUNT);
   grow((void **)&g->nodes, &g->cap_nodes, g->n_nodes + 1, sizeof *g->nodes);
   int id = g->n_nodes++;
   struct ir_node *n = &g->nodes[id];
@@ -309,7 +331,7 @@ int ir_node_add(struct ir_graph *g, enum ir_op_kind op, const char *name,
 
 int ir_node_insert(struct ir_graph *g, int pos, enum ir_op_kind op, const char *name,
                    int n_in, const int *in, int n_out, const int *out) {
-  IR_ASSERT(pos >= 0 && pos <= g->n_nodes);
+  LOOM_ASSERT(pos >= 0 && pos <= g->n_nodes);
   int id = ir_node_add(g, op, name, n_in, in, n_out, out);
   struct ir_node tmp = g->nodes[id];
   memmove(&g->nodes[pos + 1], &g->nodes[pos], (size_t)(id - pos) * sizeof tmp);
@@ -455,7 +477,7 @@ void ir_fill_seq(enum ir_dtype dt, int64_t n, void *buf) {
     case IR_DT_U8: ((uint8_t *)buf)[i] = (uint8_t)(i & 0xff); break;
     case IR_DT_I32: ((int32_t *)buf)[i] = (int32_t)i; break;
     case IR_DT_I64: ((int64_t *)buf)[i] = i; break;
-    default: IR_ASSERT(0);
+    default: LOOM_ASSERT(0);
     }
   }
 }

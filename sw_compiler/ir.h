@@ -30,15 +30,15 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "driver/core/core.h"
+
 #define IR_MAX_RANK 6
 /* Caps on what any user input (ONNX file, IR text) may ask for. */
 #define IR_MAX_DIM (INT64_C(1) << 31)
 #define IR_MAX_TENSOR_BYTES (INT64_C(1) << 32)
 
-/* Broken invariants (bugs in Loom, never user input). */
-#define IR_ASSERT(cond) \
-  ((cond) ? (void)0 : ir_assert_fail(__FILE__, __LINE__, #cond))
-_Noreturn void ir_assert_fail(const char *file, int line, const char *what);
+/* Broken invariants (bugs in Loom, never user input) stop the process
+ * through LOOM_ASSERT (driver/core/core.h), the one assert of user space. */
 
 /* An error for the user: "file: where: what is wrong". */
 struct ir_error {
@@ -46,6 +46,18 @@ struct ir_error {
 };
 void ir_errorf(struct ir_error *err, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+struct ir_graph;
+/* The compiler's one error helper: "source: where: what" into err, where
+ * `where` names node `node` of g (ir_node_where), or "graph" when node < 0.
+ * Returns -1, so that `return ir_fail(...)` ends a failing pass. */
+int ir_fail(struct ir_error *err, const struct ir_graph *g, int node, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* The same with the place spelled by the caller ("source: what" when
+ * `where` is NULL or empty), for places outside the graph such as a node
+ * of the ONNX file being imported. */
+int ir_fail_at(struct ir_error *err, const char *source, const char *where, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 /* ---- element types ---- */
 

@@ -38,18 +38,6 @@ struct ectx {
   struct ir_error *err;
 };
 
-static int fail(struct ectx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static int fail(struct ectx *c, const char *fmt, ...) {
-  char what[700], where[256];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(what, sizeof what, fmt, ap);
-  va_end(ap);
-  ir_errorf(c->err, "%s: %s: %s", c->g->source, ir_node_where(c->g, c->node, where, sizeof where), what);
-  return -1;
-}
-
 /* Operand k's tensor, or NULL when absent. */
 static const struct ir_tensor *T(struct ectx *c, int k) {
   return k < c->n->n_in && c->n->in[k] >= 0 ? &c->g->tensors[c->n->in[k]] : NULL;
@@ -67,7 +55,7 @@ static double ld(enum ir_dtype dt, const void *p, int64_t i) {
   case IR_DT_U8: return ((const uint8_t *)p)[i];
   case IR_DT_I32: return ((const int32_t *)p)[i];
   case IR_DT_I64: return (double)((const int64_t *)p)[i];
-  default: IR_ASSERT(0); return 0;
+  default: LOOM_ASSERT(0); return 0;
   }
 }
 
@@ -77,7 +65,7 @@ static int64_t ldi(enum ir_dtype dt, const void *p, int64_t i) {
   case IR_DT_U8: return ((const uint8_t *)p)[i];
   case IR_DT_I32: return ((const int32_t *)p)[i];
   case IR_DT_I64: return ((const int64_t *)p)[i];
-  default: IR_ASSERT(0); return 0;
+  default: LOOM_ASSERT(0); return 0;
   }
 }
 
@@ -90,7 +78,7 @@ static void st(enum ir_dtype dt, void *p, int64_t i, double v) {
   case IR_DT_U8: ((uint8_t *)p)[i] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v); break;
   case IR_DT_I32: ((int32_t *)p)[i] = (int32_t)(v < INT32_MIN ? INT32_MIN : v > INT32_MAX ? INT32_MAX : v); break;
   case IR_DT_I64: ((int64_t *)p)[i] = v < -9.2e18 ? INT64_MIN : v > 9.2e18 ? INT64_MAX : (int64_t)v; break;
-  default: IR_ASSERT(0);
+  default: LOOM_ASSERT(0);
   }
 }
 
@@ -110,7 +98,7 @@ static double param(const struct ir_tensor *t, const void *buf, int64_t i, doubl
 static int param_count(struct ectx *c, int k, int64_t channels) {
   const struct ir_tensor *t = T(c, k);
   if (!t || numel(t) == 1 || numel(t) == channels) return 0;
-  return fail(c, "operand %d %%%s has %lld values, needs 1 or %lld", k, t->name, (long long)numel(t),
+  return ir_fail(c->err, c->g, c->node, "operand %d %%%s has %lld values, needs 1 or %lld", k, t->name, (long long)numel(t),
               (long long)channels);
 }
 
@@ -168,7 +156,7 @@ static int eval_binary(struct ectx *c) {
 
 static int eval_relu_clip(struct ectx *c) {
   const struct ir_tensor *x = T(c, 0), *lo = T(c, 1), *hi = T(c, 2);
-  if ((lo && numel(lo) != 1) || (hi && numel(hi) != 1)) return fail(c, "min and max must be scalars");
+  if ((lo && numel(lo) != 1) || (hi && numel(hi) != 1)) return ir_fail(c->err, c->g, c->node, "min and max must be scalars");
   double mn = c->n->op == IR_OP_RELU ? 0 : param(lo, IN(c, 1), 0, -INFINITY);
   double mx = param(hi, IN(c, 2), 0, INFINITY);
   if (x->dtype == IR_DT_F32) { /* the same clamp without the per-element dtype switch */
@@ -186,7 +174,7 @@ static int eval_relu_clip(struct ectx *c) {
 
 static int eval_copy(struct ectx *c) {
   int64_t bytes = ir_tensor_bytes(R(c));
-  if (bytes != ir_tensor_bytes(T(c, 0))) return fail(c, "result and operand sizes differ");
+  if (bytes != ir_tensor_bytes(T(c, 0))) return ir_fail(c->err, c->g, c->node, "result and operand sizes differ");
   memcpy(c->out[0], IN(c, 0), (size_t)bytes);
   return 0;
 }
@@ -202,7 +190,7 @@ static int64_t attr_at(const struct ir_node *n, const char *name, int i, int64_t
  * everything in elements. */
 static int window_geo(struct ectx *c, const struct ir_tensor *x, const struct ir_tensor *y,
                       struct conv_geo *g) {
-  if (ir_attr_find(c->n, "auto_pad")) return fail(c, "auto_pad is still set; run shape inference first");
+  if (ir_attr_find(c->n, "auto_pad")) return ir_fail(c->err, c->g, c->node, "auto_pad is still set; run shape inference first");
   int two = x->rank == 4, nsp = x->rank - 2;
   g->n = x->dims[0], g->c = x->dims[1];
   g->h = two ? x->dims[2] : 1, g->w = x->dims[x->rank - 1];
@@ -212,7 +200,7 @@ static int window_geo(struct ectx *c, const struct ir_tensor *x, const struct ir
   g->pt = two ? attr_at(c->n, "pads", 0, 0) : 0, g->pl = attr_at(c->n, "pads", nsp - 1, 0);
   g->kh = two ? attr_at(c->n, "kernel_shape", 0, 1) : 1, g->kw = attr_at(c->n, "kernel_shape", nsp - 1, 1);
   g->group = ir_attr_int(c->n, "group", 1);
-  if (x->rank < 3 || x->rank > 4) return fail(c, "only 1-D and 2-D windows are supported");
+  if (x->rank < 3 || x->rank > 4) return ir_fail(c->err, c->g, c->node, "only 1-D and 2-D windows are supported");
   return 0;
 }
 
@@ -258,7 +246,7 @@ static int conv_geo_full(struct ectx *c, int xi, int wi, struct conv_geo *g) {
   const struct ir_tensor *w = T(c, wi);
   if (window_geo(c, T(c, xi), R(c), g)) return -1;
   g->m = w->dims[0], g->cg = w->dims[1];
-  if (g->group < 1 || g->c != g->cg * g->group || g->m % g->group) return fail(c, "channels do not fit group");
+  if (g->group < 1 || g->c != g->cg * g->group || g->m % g->group) return ir_fail(c->err, c->g, c->node, "channels do not fit group");
   return 0;
 }
 
@@ -454,7 +442,7 @@ static int64_t *int_matmul(struct ectx *c, int ai, int az, int bi, int bz, struc
     return NULL;
   }
   if (T(c, az) && numel(T(c, az)) > 1 && numel(T(c, ai)) != g->m * g->k) {
-    fail(c, "per-row zero points need a 2-D operand");
+    ir_fail(c->err, c->g, c->node, "per-row zero points need a 2-D operand");
     mm_free(g);
     return NULL;
   }
@@ -562,7 +550,7 @@ static int quant_axis(struct ectx *c, int64_t *channels, int64_t *inner) {
   if (axis < 0) axis += x->rank;
   *channels = 1, *inner = 1;
   if (numel(T(c, 1)) == 1) return param_count(c, 2, 1);
-  if (axis < 0 || axis >= x->rank) return fail(c, "axis out of range");
+  if (axis < 0 || axis >= x->rank) return ir_fail(c->err, c->g, c->node, "axis out of range");
   *channels = x->dims[axis];
   for (int i = (int)axis + 1; i < x->rank; i++) *inner *= x->dims[i];
   return param_count(c, 1, *channels) || param_count(c, 2, *channels);
@@ -639,7 +627,7 @@ static int eval_gather(struct ectx *c) {
   for (int64_t o = 0; o < outer; o++)
     for (int64_t j = 0; j < ni; j++) {
       int64_t k = ldi(ix->dtype, IN(c, 1), j);
-      if (k < -len || k >= len) return fail(c, "index %lld is out of range [-%lld, %lld)", (long long)k, (long long)len, (long long)len);
+      if (k < -len || k >= len) return ir_fail(c->err, c->g, c->node, "index %lld is out of range [-%lld, %lld)", (long long)k, (long long)len, (long long)len);
       if (k < 0) k += len;
       memcpy(dst, (const char *)IN(c, 0) + (o * len + k) * inner, (size_t)inner);
       dst += inner;
@@ -658,7 +646,7 @@ static int eval_shape(struct ectx *c) {
 
 static int eval_constant(struct ectx *c) {
   const struct ir_tensor *v = &c->g->tensors[ir_attr_find(c->n, "value")->tensor];
-  if ((int64_t)v->nbytes != ir_tensor_bytes(R(c))) return fail(c, "value and result sizes differ");
+  if ((int64_t)v->nbytes != ir_tensor_bytes(R(c))) return ir_fail(c->err, c->g, c->node, "value and result sizes differ");
   memcpy(c->out[0], v->data, v->nbytes);
   return 0;
 }
@@ -694,16 +682,16 @@ static int8_t requant(int32_t a, int64_t m, const struct req *q) {
 }
 
 static int check_req(struct ectx *c, const struct req *q) {
-  if (q->shift < 0 || q->shift > 63) return fail(c, "shift %lld is not in 0..63", (long long)q->shift);
+  if (q->shift < 0 || q->shift > 63) return ir_fail(c->err, c->g, c->node, "shift %lld is not in 0..63", (long long)q->shift);
   if (q->lo < -128 || q->hi > 127 || q->out_zp < -128 || q->out_zp > 127)
-    return fail(c, "out_zp, lo and hi must be int8 values");
+    return ir_fail(c->err, c->g, c->node, "out_zp, lo and hi must be int8 values");
   return 0;
 }
 
 /* Per-output-channel operands k (bias, multiplier) need `count` values. */
 static int want_count(struct ectx *c, int k, int64_t count) {
   if (numel(T(c, k)) == count) return 0;
-  return fail(c, "operand %d %%%s has %lld values, needs %lld", k, T(c, k)->name,
+  return ir_fail(c->err, c->g, c->node, "operand %d %%%s has %lld values, needs %lld", k, T(c, k)->name,
               (long long)numel(T(c, k)), (long long)count);
 }
 
@@ -718,7 +706,7 @@ static int residual_of(struct ectx *c, struct residual *res) {
   const struct ir_node *n = c->n;
   res->r = n->n_in > 4 ? IN(c, 4) : NULL;
   if (!res->r) return 0;
-  if (numel(T(c, 4)) != numel(R(c))) return fail(c, "the residual must have the result's shape");
+  if (numel(T(c, 4)) != numel(R(c))) return ir_fail(c->err, c->g, c->node, "the residual must have the result's shape");
   res->a_w = ir_attr_int(n, "res_a_weight", 1), res->b_w = ir_attr_int(n, "res_b_weight", 1);
   res->b_zp = ir_attr_int(n, "res_b_zp", 0), res->a_zp = ir_attr_int(n, "out_zp", 0);
   res->m = ir_attr_int(n, "res_multiplier", 1);
@@ -766,7 +754,7 @@ static int eval_qgemm(struct ectx *c) {
   struct req q = req_of(c->n);
   if (check_req(c, &q)) return -1;
   if (x->rank != 2 || w->rank != 2 || x->dims[1] != w->dims[1])
-    return fail(c, "needs x [N,K] and w [O,K]");
+    return ir_fail(c->err, c->g, c->node, "needs x [N,K] and w [O,K]");
   int64_t n = x->dims[0], k = x->dims[1], o = w->dims[0], zp = ir_attr_int(c->n, "in_zp", 0);
   if (want_count(c, 2, o) || want_count(c, 3, o)) return -1;
   const int8_t *xv = IN(c, 0);
@@ -787,7 +775,7 @@ static int eval_qadd(struct ectx *c) {
   struct req q = req_of(c->n);
   if (check_req(c, &q)) return -1;
   if (numel(T(c, 0)) != numel(R(c)) || numel(T(c, 1)) != numel(R(c)))
-    return fail(c, "operands and result must have one shape");
+    return ir_fail(c->err, c->g, c->node, "operands and result must have one shape");
   int64_t az = ir_attr_int(c->n, "a_zp", 0), bz = ir_attr_int(c->n, "b_zp", 0);
   int64_t aw = ir_attr_int(c->n, "a_weight", 1), bw = ir_attr_int(c->n, "b_weight", 1);
   int64_t m = ir_attr_int(c->n, "multiplier", 1);
@@ -822,7 +810,7 @@ static int eval_qavgpool(struct ectx *c) {
 }
 
 static int eval_qpool(struct ectx *c) {
-  if (T(c, 0)->dtype != IR_DT_I8 || R(c)->dtype != IR_DT_I8) return fail(c, "needs int8 tensors");
+  if (T(c, 0)->dtype != IR_DT_I8 || R(c)->dtype != IR_DT_I8) return ir_fail(c->err, c->g, c->node, "needs int8 tensors");
   return ir_attr_int(c->n, "avg", 0) ? eval_qavgpool(c) : eval_maxpool(c);
 }
 
@@ -858,7 +846,7 @@ static int eval_dispatch(struct ectx *c) {
   case IR_OP_QPOOL: return eval_qpool(c);
   case IR_OP_COUNT: break;
   }
-  IR_ASSERT(0);
+  LOOM_ASSERT(0);
   return -1;
 }
 
@@ -867,7 +855,7 @@ static int check_shapes(struct ectx *c) {
   for (int k = 0; k < c->n->n_in + c->n->n_out; k++) {
     int t = k < c->n->n_in ? c->n->in[k] : c->n->out[k - c->n->n_in];
     if (t >= 0 && !ir_shape_known(&c->g->tensors[t]))
-      return fail(c, "%%%s has no known type; run shape inference first", c->g->tensors[t].name);
+      return ir_fail(c->err, c->g, c->node, "%%%s has no known type; run shape inference first", c->g->tensors[t].name);
   }
   return 0;
 }
@@ -877,7 +865,7 @@ int ir_eval_node(const struct ir_graph *g, int node, const void *const *in, void
   struct ectx c = {.g = g, .n = &g->nodes[node], .node = node, .in = in, .out = out, .err = err};
   if (check_shapes(&c)) return -1;
   for (int k = 0; k < c.n->n_in; k++)
-    if (c.n->in[k] >= 0 && !in[k]) return fail(&c, "operand %d has no value", k);
+    if (c.n->in[k] >= 0 && !in[k]) return ir_fail(c.err, c.g, c.node, "operand %d has no value", k);
   return eval_dispatch(&c);
 }
 

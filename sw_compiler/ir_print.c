@@ -121,7 +121,7 @@ static void print_element(FILE *f, enum ir_dtype dt, const void *data, int64_t i
   case IR_DT_U8: fprintf(f, "%u", ((const uint8_t *)data)[i]); break;
   case IR_DT_I32: fprintf(f, "%d", (int)((const int32_t *)data)[i]); break;
   case IR_DT_I64: fprintf(f, "%lld", (long long)((const int64_t *)data)[i]); break;
-  default: IR_ASSERT(0);
+  default: LOOM_ASSERT(0);
   }
 }
 
@@ -182,7 +182,7 @@ static void print_attr(FILE *f, const struct ir_graph *g, const struct ir_attr *
     break;
   case IR_ATTR_STRING: print_string(f, a->s); break;
   case IR_ATTR_TENSOR: print_ref(f, g, a->tensor); break;
-  default: IR_ASSERT(0);
+  default: LOOM_ASSERT(0);
   }
 }
 
@@ -245,7 +245,7 @@ char *ir_print_str(const struct ir_graph *g, unsigned flags) {
   char *buf = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&buf, &len);
-  IR_ASSERT(f);
+  LOOM_ASSERT(f);
   ir_print(g, f, flags);
   fclose(f);
   return buf;

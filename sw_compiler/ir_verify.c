@@ -96,43 +96,29 @@ struct vctx {
   int node;      /* node being checked, -1 for graph-level checks */
 };
 
-static int fail(struct vctx *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static int fail(struct vctx *v, const char *fmt, ...) {
-  char what[700], where[256];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(what, sizeof what, fmt, ap);
-  va_end(ap);
-  if (v->node >= 0) ir_node_where(v->g, v->node, where, sizeof where);
-  else snprintf(where, sizeof where, "graph");
-  ir_errorf(v->err, "%s: %s: %s", v->g->source, where, what);
-  return -1;
-}
-
 /* ---- tensors ---- */
 
 static int check_tensor(struct vctx *v, int t) {
   const struct ir_tensor *x = &v->g->tensors[t];
-  if (x->rank < -1 || x->rank > IR_MAX_RANK) return fail(v, "%%%s has rank %d", x->name, x->rank);
+  if (x->rank < -1 || x->rank > IR_MAX_RANK) return ir_fail(v->err, v->g, v->node, "%%%s has rank %d", x->name, x->rank);
   for (int i = 0; i < x->rank; i++)
     if (x->dims[i] < -1 || x->dims[i] > IR_MAX_DIM)
-      return fail(v, "%%%s has dim %d of %lld", x->name, i, (long long)x->dims[i]);
+      return ir_fail(v->err, v->g, v->node, "%%%s has dim %d of %lld", x->name, i, (long long)x->dims[i]);
   if (x->data) {
-    if (x->is_input) return fail(v, "%%%s is both an input and a constant", x->name);
+    if (x->is_input) return ir_fail(v->err, v->g, v->node, "%%%s is both an input and a constant", x->name);
     int64_t bytes = ir_tensor_bytes(x);
     if (bytes < 0 || (size_t)bytes != x->nbytes)
-      return fail(v, "constant %%%s holds %zu bytes, its type needs %lld", x->name, x->nbytes, (long long)bytes);
+      return ir_fail(v->err, v->g, v->node, "constant %%%s holds %zu bytes, its type needs %lld", x->name, x->nbytes, (long long)bytes);
   }
   if (x->quant.n > 0 && x->quant.axis >= 0) {
     if (x->rank >= 0 && x->quant.axis >= x->rank)
-      return fail(v, "%%%s: quantization axis %d out of range", x->name, x->quant.axis);
+      return ir_fail(v->err, v->g, v->node, "%%%s: quantization axis %d out of range", x->name, x->quant.axis);
     if (x->rank >= 0 && x->dims[x->quant.axis] >= 0 && x->dims[x->quant.axis] != x->quant.n)
-      return fail(v, "%%%s: %d quantization scales for %lld channels", x->name, x->quant.n,
+      return ir_fail(v->err, v->g, v->node, "%%%s: %d quantization scales for %lld channels", x->name, x->quant.n,
                   (long long)x->dims[x->quant.axis]);
   }
   if (x->layout == IR_LAYOUT_NCHWC && x->layout_block <= 0)
-    return fail(v, "%%%s: blocked layout without a block size", x->name);
+    return ir_fail(v->err, v->g, v->node, "%%%s: blocked layout without a block size", x->name);
   return 0;
 }
 
@@ -143,16 +129,16 @@ static int check_attrs(struct vctx *v, const struct ir_node *n) {
   for (int i = 0; i < n->n_attrs; i++) {
     const struct ir_attr *a = &n->attrs[i];
     const struct ir_attr_spec *s = ir_attr_spec_find(n->op, a->name);
-    if (!s) return fail(v, "attribute '%s' is not supported", a->name);
+    if (!s) return ir_fail(v->err, v->g, v->node, "attribute '%s' is not supported", a->name);
     if (s->kind != a->kind)
-      return fail(v, "attribute '%s' must be %s, not %s", a->name, ir_attr_kind_name(s->kind),
+      return ir_fail(v->err, v->g, v->node, "attribute '%s' must be %s, not %s", a->name, ir_attr_kind_name(s->kind),
                   ir_attr_kind_name(a->kind));
     if (a->kind == IR_ATTR_TENSOR &&
         (a->tensor < 0 || a->tensor >= v->g->n_tensors || !v->g->tensors[a->tensor].data))
-      return fail(v, "attribute '%s' must name a constant", a->name);
+      return ir_fail(v->err, v->g, v->node, "attribute '%s' must name a constant", a->name);
   }
   const char *missing = ir_attr_missing(n);
-  return missing ? fail(v, "required attribute '%s' is missing", missing) : 0;
+  return missing ? ir_fail(v->err, v->g, v->node, "required attribute '%s' is missing", missing) : 0;
 }
 
 /* ---- operands and results ---- */
@@ -162,10 +148,10 @@ static int check_arity(struct vctx *v, const struct ir_node *n) {
   int variadic = info->flags & IR_OPF_VARIADIC;
   if (n->n_in < info->min_in || (!variadic && n->n_in > info->max_in)) {
     if (info->min_in == info->max_in)
-      return fail(v, "takes %d operands, has %d", info->min_in, n->n_in);
-    return fail(v, "takes %d to %d operands, has %d", info->min_in, info->max_in, n->n_in);
+      return ir_fail(v->err, v->g, v->node, "takes %d operands, has %d", info->min_in, n->n_in);
+    return ir_fail(v->err, v->g, v->node, "takes %d to %d operands, has %d", info->min_in, info->max_in, n->n_in);
   }
-  if (n->n_out != info->n_out) return fail(v, "has %d results, needs %d", n->n_out, info->n_out);
+  if (n->n_out != info->n_out) return ir_fail(v->err, v->g, v->node, "has %d results, needs %d", n->n_out, info->n_out);
   return 0;
 }
 
@@ -174,10 +160,10 @@ static int check_operands(struct vctx *v, const struct ir_node *n) {
   if (n->op == IR_OP_CONCAT || free_form_attrs(n->op)) min_in = n->n_in;
   for (int k = 0; k < n->n_in; k++) {
     int t = n->in[k];
-    if (t < 0 && k < min_in) return fail(v, "operand %d is required", k);
-    if (t < -1 || t >= v->g->n_tensors) return fail(v, "operand %d: bad tensor id %d", k, t);
+    if (t < 0 && k < min_in) return ir_fail(v->err, v->g, v->node, "operand %d is required", k);
+    if (t < -1 || t >= v->g->n_tensors) return ir_fail(v->err, v->g, v->node, "operand %d: bad tensor id %d", k, t);
     if (t >= 0 && !v->defined[t])
-      return fail(v, "operand %d %%%s is used before it is defined", k, v->g->tensors[t].name);
+      return ir_fail(v->err, v->g, v->node, "operand %d %%%s is used before it is defined", k, v->g->tensors[t].name);
   }
   return 0;
 }
@@ -185,8 +171,8 @@ static int check_operands(struct vctx *v, const struct ir_node *n) {
 static int define_results(struct vctx *v, const struct ir_node *n) {
   for (int k = 0; k < n->n_out; k++) {
     int t = n->out[k];
-    if (t < 0 || t >= v->g->n_tensors) return fail(v, "result %d: bad tensor id %d", k, t);
-    if (v->defined[t]) return fail(v, "result %%%s is defined twice", v->g->tensors[t].name);
+    if (t < 0 || t >= v->g->n_tensors) return ir_fail(v->err, v->g, v->node, "result %d: bad tensor id %d", k, t);
+    if (v->defined[t]) return ir_fail(v->err, v->g, v->node, "result %%%s is defined twice", v->g->tensors[t].name);
     v->defined[t] = 1;
   }
   return 0;
@@ -203,20 +189,20 @@ static const struct ir_tensor *opnd(struct vctx *v, const struct ir_node *n, int
 static int want_dtype(struct vctx *v, const struct ir_node *n, int k, unsigned ok) {
   const struct ir_tensor *t = opnd(v, n, k);
   if (!t || t->dtype == IR_DT_UNDEF || (ok >> t->dtype) & 1u) return 0;
-  return fail(v, "operand %d %%%s has dtype %s", k, t->name, ir_dtype_name(t->dtype));
+  return ir_fail(v->err, v->g, v->node, "operand %d %%%s has dtype %s", k, t->name, ir_dtype_name(t->dtype));
 }
 
 static int want_rank(struct vctx *v, const struct ir_node *n, int k, int lo, int hi) {
   const struct ir_tensor *t = opnd(v, n, k);
   if (!t || t->rank < 0 || (t->rank >= lo && t->rank <= hi)) return 0;
-  if (lo == hi) return fail(v, "operand %d %%%s has rank %d, needs %d", k, t->name, t->rank, lo);
-  return fail(v, "operand %d %%%s has rank %d, needs %d to %d", k, t->name, t->rank, lo, hi);
+  if (lo == hi) return ir_fail(v->err, v->g, v->node, "operand %d %%%s has rank %d, needs %d", k, t->name, t->rank, lo);
+  return ir_fail(v->err, v->g, v->node, "operand %d %%%s has rank %d, needs %d to %d", k, t->name, t->rank, lo, hi);
 }
 
 static int same_dtype(struct vctx *v, const struct ir_node *n, int a, int b) {
   const struct ir_tensor *x = opnd(v, n, a), *y = opnd(v, n, b);
   if (!x || !y || x->dtype == IR_DT_UNDEF || y->dtype == IR_DT_UNDEF || x->dtype == y->dtype) return 0;
-  return fail(v, "operands %d and %d differ in dtype (%s, %s)", a, b, ir_dtype_name(x->dtype),
+  return ir_fail(v->err, v->g, v->node, "operands %d and %d differ in dtype (%s, %s)", a, b, ir_dtype_name(x->dtype),
               ir_dtype_name(y->dtype));
 }
 
@@ -235,7 +221,7 @@ static int check_conv_like(struct vctx *v, const struct ir_node *n, int x, int w
   if (want_rank(v, n, x, 3, 4) || want_rank(v, n, w, 3, 4)) return -1;
   const struct ir_tensor *a = opnd(v, n, x), *b = opnd(v, n, w);
   if (a->rank >= 0 && b->rank >= 0 && a->rank != b->rank)
-    return fail(v, "input rank %d and weight rank %d differ", a->rank, b->rank);
+    return ir_fail(v->err, v->g, v->node, "input rank %d and weight rank %d differ", a->rank, b->rank);
   return 0;
 }
 
@@ -298,7 +284,7 @@ static int check_types(struct vctx *v, const struct ir_node *n) {
 static int check_node(struct vctx *v, int i) {
   const struct ir_node *n = &v->g->nodes[i];
   v->node = i;
-  if ((unsigned)n->op >= IR_OP_COUNT) return fail(v, "bad op kind %d", (int)n->op);
+  if ((unsigned)n->op >= IR_OP_COUNT) return ir_fail(v->err, v->g, v->node, "bad op kind %d", (int)n->op);
   if (check_arity(v, n) || check_operands(v, n) || check_attrs(v, n) || check_types(v, n)) return -1;
   return define_results(v, n);
 }
@@ -308,12 +294,12 @@ static int check_graph_io(struct vctx *v) {
   for (int i = 0; i < v->g->n_inputs; i++) {
     int t = v->g->inputs[i];
     if (t < 0 || t >= v->g->n_tensors || !v->g->tensors[t].is_input)
-      return fail(v, "input %d is not a graph input tensor", i);
+      return ir_fail(v->err, v->g, v->node, "input %d is not a graph input tensor", i);
   }
   for (int i = 0; i < v->g->n_outputs; i++) {
     int t = v->g->outputs[i];
     if (t < 0 || t >= v->g->n_tensors || !v->defined[t])
-      return fail(v, "output %d is never defined", i);
+      return ir_fail(v->err, v->g, v->node, "output %d is never defined", i);
   }
   return 0;
 }

@@ -25,15 +25,14 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "driver/core/core.h"
 #include "loom/hwconfig.h"
 #include "loom/isa.h"
 
 #define LOWER_MSG_MAX 512
 
-void lower_assert_fail(const char *expr, const char *file, int line);
 /* Writes "<where>: <what>" into msg and returns -1. */
 int lower_fail(char *msg, const char *where, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-#define LOWER_ASSERT(e) ((e) ? (void)0 : lower_assert_fail(#e, __FILE__, __LINE__))
 
 /* ==================================================================== */
 /* The layers and the lowered program (lower_conv.c, lower_pool.c,     */

@@ -170,7 +170,7 @@ static int8_t *effective_weights(const struct lower_qconv *l, enum lower_kind ki
   *kk = kind == LOWER_KIND_CONV_IM2COL ? 1 : t_n;
   size_t total = (size_t)l->out_c * (size_t)*cin * (size_t)*kk;
   int8_t *w = calloc(total + 1, 1);
-  LOWER_ASSERT(w != NULL);
+  LOOM_ASSERT(w != NULL);
   if (diag) {
     memcpy(w, l->weights, total);
     return w;
@@ -214,7 +214,7 @@ static const struct lower_qconv *expand(const struct loom_hw_config *cfg, const 
   x->w = calloc((size_t)out_c * (size_t)in_c * (size_t)kk + 1, 1);
   x->bias = calloc((size_t)out_c + 1, sizeof *x->bias);
   x->mult = calloc((size_t)out_c + 1, sizeof *x->mult);
-  LOWER_ASSERT(x->w && x->bias && x->mult);
+  LOOM_ASSERT(x->w && x->bias && x->mult);
   for (int32_t o = 0; o < out_c; o++) {
     int32_t src = o / lanes, c0 = (src / cpg_out) * cpg_in;
     x->bias[o] = l->bias ? l->bias[src] : 0;
@@ -245,7 +245,7 @@ enum { ACC_ROW_MIN, ACC_ROW_OFF, ACC_ROW_SHIFT, ACC_ROW_MUL, ACC_ROWS };
 
 static void acc_out_rows(const struct loom_hw_config *cfg, uint8_t *rows) {
   int32_t v[ACC_ROWS][256];
-  LOWER_ASSERT(cfg->block_out <= 256 && cfg->block_out % 4 == 0);
+  LOOM_ASSERT(cfg->block_out <= 256 && cfg->block_out % 4 == 0);
   for (int32_t j = 0; j < cfg->block_out; j++) {
     int32_t k = j % 4, half = k ? (int32_t)(UINT32_C(1) << (8 * k - 1)) : 0;
     v[ACC_ROW_MIN][j] = INT32_MIN + half;
@@ -279,7 +279,7 @@ static void place_consts(struct lower_program *p, const struct lower_qconv *l, e
   size_t prow = (size_t)g->cob * acc_row, pbytes = (size_t)param_rows(g) * acc_row;
   uint8_t *params = calloc(pbytes, 1);
   int32_t *bias = malloc(sizeof(int32_t) * (size_t)l->out_c);
-  LOWER_ASSERT(params && bias);
+  LOOM_ASSERT(params && bias);
   pack_bias_correct(w, l->bias, l->out_c, cin * kk, l->in_zero_point, bias);
   pack_acc_rows(cfg, bias, l->out_c, params);
   if (g->acc_out) acc_out_rows(cfg, params + prow);
@@ -289,7 +289,7 @@ static void place_consts(struct lower_program *p, const struct lower_qconv *l, e
   size_t rows = g->mode == LOWER_GEMM_DIAG ? (size_t)g->cob * (size_t)kk : (size_t)g->cob * (size_t)g->cib * (size_t)kk;
   if (g->wgt_uniform) rows = 1;
   int8_t *packed = malloc(rows * wrow + 1);
-  LOWER_ASSERT(packed != NULL);
+  LOOM_ASSERT(packed != NULL);
   if (g->wgt_uniform) pack_wgt_identity(cfg, packed);
   else if (g->mode == LOWER_GEMM_DIAG) pack_wgt_diag(cfg, w, l->out_c, kk, packed);
   else pack_wgt_dense(cfg, w, l->out_c, cin, kk, packed);
@@ -536,7 +536,7 @@ static void emit_conv(struct lower_program *p, const struct lower_qconv *l, cons
                       const struct conv_consts *k) {
   struct conv_emit e = {p, l, c, *k, NULL, {{0}}, {0}, 0};
   e.scratch = malloc(sizeof *e.scratch * (tile_gemm_set_size(c->g, &c->t) + c->L.tile_pix));
-  LOWER_ASSERT(e.scratch != NULL);
+  LOOM_ASSERT(e.scratch != NULL);
   uint32_t uload = emit_uop_load(p);
   uint64_t acc_row = loom_hw_row_bytes(p->cfg, LOOM_BUF_ACC, 0);
   struct loom_insn in = emit_mem(LOOM_OP_LOAD, LOOM_BUF_ACC, k->param_row0, LOWER_SEG_CONST,
@@ -548,7 +548,7 @@ static void emit_conv(struct lower_program *p, const struct lower_qconv *l, cons
   struct emit_pipe pipe;
   emit_pipe_begin(&pipe, p, c->t.chunks, c->t.tiles, 1);
   struct tile_state s;
-  LOWER_ASSERT(tile_state_init(&s, c) == 0);
+  LOOM_ASSERT(tile_state_init(&s, c) == 0);
   struct tile_iter it;
   struct emit_chunk ch;
   memset(&ch, 0, sizeof ch);

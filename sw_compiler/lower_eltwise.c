@@ -170,7 +170,7 @@ static uint32_t add_consts(struct lower_program *p, const struct lower_qadd *l) 
   uint64_t acc_row = loom_hw_row_bytes(cfg, LOOM_BUF_ACC, 0), wrow = loom_hw_row_bytes(cfg, LOOM_BUF_WGT, 0);
   uint8_t *params = malloc(2 * acc_row);
   int8_t *w = calloc(2, wrow);
-  LOWER_ASSERT(v && params && w);
+  LOOM_ASSERT(v && params && w);
   int64_t k = -((int64_t)l->a_weight * l->a_zero_point + (int64_t)l->b_weight * l->b_zero_point);
   for (int32_t i = 0; i < bo; i++) v[i] = (int32_t)k, v[bo + i] = l->multiplier;
   pack_acc_rows(cfg, v, bo, params);
@@ -243,7 +243,7 @@ static void add_chunk(struct add_emit *e, const struct tile_chunk *ch, struct em
 static void emit_add(struct lower_program *p, const struct lower_qadd *l, const struct tile_ctx *c,
                      uint32_t wgt_row0) {
   struct add_emit e = {p, c, wgt_row0, malloc(sizeof(struct loom_uop) * (size_t)c->t.th)};
-  LOWER_ASSERT(e.scratch != NULL);
+  LOOM_ASSERT(e.scratch != NULL);
   uint32_t uload = emit_uop_load(p);
   uint64_t acc_row = loom_hw_row_bytes(p->cfg, LOOM_BUF_ACC, 0);
   struct loom_insn in = emit_mem(LOOM_OP_LOAD, LOOM_BUF_ACC, 0, LOWER_SEG_CONST,

@@ -75,7 +75,7 @@ static int lower_avgpool(const struct loom_hw_config *cfg, const struct lower_qp
   size_t kk = (size_t)l->k_h * (size_t)l->k_w;
   int8_t *w = malloc((size_t)l->c * kk);
   int32_t *m = malloc(sizeof(int32_t) * (size_t)l->c);
-  LOWER_ASSERT(w && m);
+  LOOM_ASSERT(w && m);
   memset(w, 1, (size_t)l->c * kk);
   for (int32_t i = 0; i < l->c; i++) m[i] = l->multiplier;
   struct lower_qconv c = {
@@ -307,7 +307,7 @@ static void pool_stores(struct pool_emit *e, const struct tile_chunk *ch, uint32
  * pushing the given tokens. */
 static void emit_wired(struct lower_program *p, struct emit_vec *v, int pop_next, int pop_prev,
                        int push_next, int push_prev) {
-  LOWER_ASSERT(v->n > 0);
+  LOOM_ASSERT(v->n > 0);
   v->v[0].pop_next |= pop_next, v->v[0].pop_prev |= pop_prev;
   v->v[v->n - 1].push_next |= push_next, v->v[v->n - 1].push_prev |= push_prev;
   for (uint32_t i = 0; i < v->n; i++) emit_insn(p, &v->v[i]);
@@ -328,7 +328,7 @@ static void emit_wired(struct lower_program *p, struct emit_vec *v, int pop_next
 static void emit_maxpool(struct lower_program *p, const struct tile_ctx *c) {
   uint32_t scratch = c->L.ih * (uint32_t)c->t.tw > c->L.tile_pix ? c->L.ih * (uint32_t)c->t.tw : c->L.tile_pix;
   struct pool_emit e = {p, c, malloc(sizeof(struct loom_uop) * scratch)};
-  LOWER_ASSERT(e.scratch != NULL);
+  LOOM_ASSERT(e.scratch != NULL);
   uint32_t uload = emit_uop_load(p), T = c->t.tiles;
   struct emit_vec load = {0}, rows = {0}, out = {0}, store = {0};
   struct tile_chunk prev;
@@ -338,7 +338,7 @@ static void emit_maxpool(struct lower_program *p, const struct tile_ctx *c) {
   for (uint32_t j = 0; j <= T; j++) {
     struct tile_chunk cur;
     if (j < T) { /* L(j) */
-      LOWER_ASSERT(tile_iter_next(&it));
+      LOOM_ASSERT(tile_iter_next(&it));
       cur = it.ch;
       pool_loads(&e, &cur, c->L.acc_base[j & 1], &load);
       emit_wired(p, &load, j >= 2, 0, 0, 0);

@@ -38,27 +38,12 @@ struct imp {
   int64_t opset;
   int node;                     /* ONNX node index, -1 outside nodes */
   const Onnx__NodeProto *np;    /* node being imported */
+  char where[256];              /* "node 3 'conv1' (Conv)" for messages, "" outside nodes */
 };
 
 #define MAX_ATTR_LIST 4096
 
 static const char *S(const char *s) { return s ? s : ""; }
-
-static int fail(struct imp *im, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static int fail(struct imp *im, const char *fmt, ...) {
-  char what[700];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(what, sizeof what, fmt, ap);
-  va_end(ap);
-  if (im->node >= 0)
-    ir_errorf(im->err, "%s: node %d '%s' (%s): %s", im->src, im->node, S(im->np->name),
-              S(im->np->op_type), what);
-  else
-    ir_errorf(im->err, "%s: %s", im->src, what);
-  return -1;
-}
 
 /* ---- types ---- */
 
@@ -74,11 +59,11 @@ static int map_dtype(int32_t onnx_type) {
 }
 
 static int check_dims(struct imp *im, const char *what, size_t n, const int64_t *dims) {
-  if (n > IR_MAX_RANK) return fail(im, "%s has rank %zu, above the limit of %d", what, n, IR_MAX_RANK);
+  if (n > IR_MAX_RANK) return ir_fail_at(im->err, im->src, im->where, "%s has rank %zu, above the limit of %d", what, n, IR_MAX_RANK);
   for (size_t i = 0; i < n; i++)
     if (dims[i] < 0 || dims[i] > IR_MAX_DIM)
-      return fail(im, "%s has dim %zu of %lld, outside [0, %lld]", what, i, (long long)dims[i], (long long)IR_MAX_DIM);
-  if (ir_numel_checked((int)n, dims) < 0) return fail(im, "%s has too many elements", what);
+      return ir_fail_at(im->err, im->src, im->where, "%s has dim %zu of %lld, outside [0, %lld]", what, i, (long long)dims[i], (long long)IR_MAX_DIM);
+  if (ir_numel_checked((int)n, dims) < 0) return ir_fail_at(im->err, im->src, im->where, "%s has too many elements", what);
   return 0;
 }
 
@@ -102,7 +87,7 @@ static void swap_to_host(void *buf, size_t n, size_t es) {
 static int typed_data(struct imp *im, const char *what, const Onnx__TensorProto *t, enum ir_dtype dt,
                       int64_t n, void *buf) {
   size_t have = dt == IR_DT_F32 ? t->n_float_data : dt == IR_DT_I64 ? t->n_int64_data : t->n_int32_data;
-  if ((int64_t)have != n) return fail(im, "%s holds %zu values, its shape needs %lld", what, have, (long long)n);
+  if ((int64_t)have != n) return ir_fail_at(im->err, im->src, im->where, "%s holds %zu values, its shape needs %lld", what, have, (long long)n);
   for (int64_t i = 0; i < n; i++) {
     switch (dt) {
     case IR_DT_F32: ((float *)buf)[i] = t->float_data[i]; break;
@@ -110,7 +95,7 @@ static int typed_data(struct imp *im, const char *what, const Onnx__TensorProto 
     case IR_DT_I32: ((int32_t *)buf)[i] = t->int32_data[i]; break;
     case IR_DT_I8: ((int8_t *)buf)[i] = (int8_t)t->int32_data[i]; break;
     case IR_DT_U8: ((uint8_t *)buf)[i] = (uint8_t)t->int32_data[i]; break;
-    default: IR_ASSERT(0);
+    default: LOOM_ASSERT(0);
     }
   }
   return 0;
@@ -121,26 +106,26 @@ static int add_tensor(struct imp *im, const Onnx__TensorProto *t, const char *na
   char what[300];
   snprintf(what, sizeof what, "tensor '%s'", name);
   int dt = map_dtype(t->data_type);
-  if (dt < 0) return fail(im, "%s: data type %d is not supported", what, (int)t->data_type);
+  if (dt < 0) return ir_fail_at(im->err, im->src, im->where, "%s: data type %d is not supported", what, (int)t->data_type);
   if (t->has_data_location && t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL)
-    return fail(im, "%s: external data is not supported", what);
-  if (t->segment) return fail(im, "%s: segmented tensors are not supported", what);
+    return ir_fail_at(im->err, im->src, im->where, "%s: external data is not supported", what);
+  if (t->segment) return ir_fail_at(im->err, im->src, im->where, "%s: segmented tensors are not supported", what);
   if (check_dims(im, what, t->n_dims, t->dims)) return -1;
-  if (ir_tensor_find(im->g, name) >= 0) return fail(im, "%s is defined twice", what);
+  if (ir_tensor_find(im->g, name) >= 0) return ir_fail_at(im->err, im->src, im->where, "%s is defined twice", what);
   /* Sizes are checked against the data the file holds before ir_const_add
    * allocates: a tiny model must not make the importer allocate gigabytes
    * (or trip ir_const_add's assert with a shape past the byte cap). */
   int64_t n = ir_numel_checked((int)t->n_dims, t->dims), bytes;
   if (n < 0 || __builtin_mul_overflow(n, (int64_t)ir_dtype_size(dt), &bytes) ||
       bytes > IR_MAX_TENSOR_BYTES)
-    return fail(im, "%s is larger than the limit", what);
+    return ir_fail_at(im->err, im->src, im->where, "%s is larger than the limit", what);
   if (t->has_raw_data && (uint64_t)t->raw_data.len != (uint64_t)bytes)
-    return fail(im, "%s: raw_data has %zu bytes, its shape needs %zu", what, t->raw_data.len, (size_t)bytes);
+    return ir_fail_at(im->err, im->src, im->where, "%s: raw_data has %zu bytes, its shape needs %zu", what, t->raw_data.len, (size_t)bytes);
   size_t have = dt == IR_DT_F32 ? t->n_float_data : dt == IR_DT_I64 ? t->n_int64_data : t->n_int32_data;
   if (!t->has_raw_data && (int64_t)have != n)
-    return fail(im, "%s holds %zu values, its shape needs %lld", what, have, (long long)n);
+    return ir_fail_at(im->err, im->src, im->where, "%s holds %zu values, its shape needs %lld", what, have, (long long)n);
   int id = ir_const_add(im->g, name, dt, (int)t->n_dims, t->dims, NULL);
-  if (id < 0) return fail(im, "%s: bad name", what);
+  if (id < 0) return ir_fail_at(im->err, im->src, im->where, "%s: bad name", what);
   struct ir_tensor *x = &im->g->tensors[id];
   if (t->has_raw_data) {
     if (x->nbytes) memcpy(x->data, t->raw_data.data, x->nbytes);
@@ -155,23 +140,23 @@ static int apply_type(struct imp *im, int id, const Onnx__TypeProto *tp) {
   if (!tp) return 0;
   struct ir_tensor *x = &im->g->tensors[id];
   if (tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type)
-    return fail(im, "'%s' is not a tensor (sequences, maps and optionals are not supported)", x->name);
+    return ir_fail_at(im->err, im->src, im->where, "'%s' is not a tensor (sequences, maps and optionals are not supported)", x->name);
   const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
   if (tt->has_elem_type && tt->elem_type) {
     int dt = map_dtype(tt->elem_type);
-    if (dt < 0) return fail(im, "'%s' has data type %d, which is not supported", x->name, (int)tt->elem_type);
+    if (dt < 0) return ir_fail_at(im->err, im->src, im->where, "'%s' has data type %d, which is not supported", x->name, (int)tt->elem_type);
     x->dtype = dt;
   }
   if (!tt->shape) return 0;
   if (tt->shape->n_dim > IR_MAX_RANK)
-    return fail(im, "'%s' has rank %zu, above the limit of %d", x->name, tt->shape->n_dim, IR_MAX_RANK);
+    return ir_fail_at(im->err, im->src, im->where, "'%s' has rank %zu, above the limit of %d", x->name, tt->shape->n_dim, IR_MAX_RANK);
   x->rank = (int)tt->shape->n_dim;
   for (int i = 0; i < x->rank; i++) {
     const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[i];
     int has = d && d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
     x->dims[i] = has ? d->dim_value : -1;
     if (has && (d->dim_value < 0 || d->dim_value > IR_MAX_DIM))
-      return fail(im, "'%s' has dim %d of %lld, outside [0, %lld]", x->name, i, (long long)d->dim_value, (long long)IR_MAX_DIM);
+      return ir_fail_at(im->err, im->src, im->where, "'%s' has dim %d of %lld, outside [0, %lld]", x->name, i, (long long)d->dim_value, (long long)IR_MAX_DIM);
   }
   return 0;
 }
@@ -181,7 +166,7 @@ static int apply_type(struct imp *im, int id, const Onnx__TypeProto *tp) {
 static int import_initializers(struct imp *im, const Onnx__GraphProto *gp) {
   for (size_t i = 0; i < gp->n_initializer; i++) {
     const Onnx__TensorProto *t = gp->initializer[i];
-    if (!t->name || !t->name[0]) return fail(im, "initializer %zu has no name", i);
+    if (!t->name || !t->name[0]) return ir_fail_at(im->err, im->src, im->where, "initializer %zu has no name", i);
     if (add_tensor(im, t, t->name) < 0) return -1;
   }
   return 0;
@@ -190,10 +175,10 @@ static int import_initializers(struct imp *im, const Onnx__GraphProto *gp) {
 static int import_inputs(struct imp *im, const Onnx__GraphProto *gp) {
   for (size_t i = 0; i < gp->n_input; i++) {
     const Onnx__ValueInfoProto *v = gp->input[i];
-    if (!v->name || !v->name[0]) return fail(im, "graph input %zu has no name", i);
+    if (!v->name || !v->name[0]) return ir_fail_at(im->err, im->src, im->where, "graph input %zu has no name", i);
     int t = ir_tensor_find(im->g, v->name);
     if (t >= 0 && im->g->tensors[t].data) continue; /* an initializer (IR version < 4) */
-    if (t >= 0) return fail(im, "graph input '%s' is listed twice", v->name);
+    if (t >= 0) return ir_fail_at(im->err, im->src, im->where, "graph input '%s' is listed twice", v->name);
     t = ir_input_add(im->g, v->name, IR_DT_UNDEF, -1, NULL);
     if (apply_type(im, t, v->type)) return -1;
   }
@@ -210,7 +195,7 @@ static int import_value_info(struct imp *im, const Onnx__GraphProto *gp) {
   for (size_t i = 0; i < gp->n_output; i++) {
     const Onnx__ValueInfoProto *v = gp->output[i];
     int t = ir_tensor_find(im->g, S(v->name));
-    if (t < 0) return fail(im, "graph output '%s' is never defined", S(v->name));
+    if (t < 0) return ir_fail_at(im->err, im->src, im->where, "graph output '%s' is never defined", S(v->name));
     if (!im->g->tensors[t].data && !im->g->tensors[t].is_input && apply_type(im, t, v->type)) return -1;
     ir_output_add(im->g, t);
   }
@@ -223,9 +208,9 @@ static int import_opset(struct imp *im, const Onnx__ModelProto *m) {
     const char *d = S(m->opset_import[i]->domain);
     if (!strcmp(d, "") || !strcmp(d, "ai.onnx")) im->opset = m->opset_import[i]->version;
   }
-  if (im->opset < 0) return fail(im, "the model imports no default-domain opset");
+  if (im->opset < 0) return ir_fail_at(im->err, im->src, im->where, "the model imports no default-domain opset");
   if (im->opset < ONNX_MIN_OPSET || im->opset > ONNX_MAX_OPSET)
-    return fail(im, "opset %lld is not supported (supported: %d to %d)", (long long)im->opset,
+    return ir_fail_at(im->err, im->src, im->where, "opset %lld is not supported (supported: %d to %d)", (long long)im->opset,
                 ONNX_MIN_OPSET, ONNX_MAX_OPSET);
   return 0;
 }
@@ -260,7 +245,7 @@ static int ir_kind_of(int type) {
  * string may come with data == NULL (protobuf-c), which memchr must not see. */
 static char *attr_string(struct imp *im, const Onnx__AttributeProto *a) {
   if (a->s.len && memchr(a->s.data, 0, a->s.len)) {
-    fail(im, "attribute '%s' contains a NUL byte", S(a->name));
+    ir_fail_at(im->err, im->src, im->where, "attribute '%s' contains a NUL byte", S(a->name));
     return NULL;
   }
   char *s = ir_xmalloc(a->s.len + 1);
@@ -276,11 +261,11 @@ static int set_attr(struct imp *im, int node, const Onnx__AttributeProto *a, int
   case IR_ATTR_INT: ir_attr_set_int(im->g, node, name, a->i); return 0;
   case IR_ATTR_FLOAT: ir_attr_set_float(im->g, node, name, a->f); return 0;
   case IR_ATTR_INTS:
-    if (a->n_ints > MAX_ATTR_LIST) return fail(im, "attribute '%s' is too long", name);
+    if (a->n_ints > MAX_ATTR_LIST) return ir_fail_at(im->err, im->src, im->where, "attribute '%s' is too long", name);
     ir_attr_set_ints(im->g, node, name, (int)a->n_ints, a->ints);
     return 0;
   case IR_ATTR_FLOATS:
-    if (a->n_floats > MAX_ATTR_LIST) return fail(im, "attribute '%s' is too long", name);
+    if (a->n_floats > MAX_ATTR_LIST) return ir_fail_at(im->err, im->src, im->where, "attribute '%s' is too long", name);
     ir_attr_set_floats(im->g, node, name, (int)a->n_floats, a->floats);
     return 0;
   case IR_ATTR_STRING: {
@@ -293,14 +278,14 @@ static int set_attr(struct imp *im, int node, const Onnx__AttributeProto *a, int
   case IR_ATTR_TENSOR: {
     char tname[300];
     snprintf(tname, sizeof tname, "%s.%s", S(im->np->output[0]), name);
-    if (!a->t) return fail(im, "attribute '%s' has no tensor", name);
+    if (!a->t) return ir_fail_at(im->err, im->src, im->where, "attribute '%s' has no tensor", name);
     int t = add_tensor(im, a->t, tname);
     if (t < 0) return -1;
     ir_attr_set_tensor(im->g, node, name, t);
     return 0;
   }
   }
-  IR_ASSERT(0);
+  LOOM_ASSERT(0);
   return -1;
 }
 
@@ -311,11 +296,11 @@ static int import_attrs(struct imp *im, int node, enum ir_op_kind op) {
     const char *name = S(a->name);
     if (op == IR_OP_CLIP && (!strcmp(name, "min") || !strcmp(name, "max"))) continue; /* operands */
     const struct ir_attr_spec *spec = ir_attr_spec_find(op, name);
-    if (!spec || !strcmp(name, "legacy_2d")) return fail(im, "attribute '%s' is not supported", name);
+    if (!spec || !strcmp(name, "legacy_2d")) return ir_fail_at(im->err, im->src, im->where, "attribute '%s' is not supported", name);
     int kind = ir_kind_of(a->type);
     if (kind != (int)spec->kind)
-      return fail(im, "attribute '%s' is %s, expected %s", name, attr_type_name(a->type), ir_attr_kind_name(spec->kind));
-    if (ir_attr_find(&im->g->nodes[node], name)) return fail(im, "attribute '%s' is given twice", name);
+      return ir_fail_at(im->err, im->src, im->where, "attribute '%s' is %s, expected %s", name, attr_type_name(a->type), ir_attr_kind_name(spec->kind));
+    if (ir_attr_find(&im->g->nodes[node], name)) return ir_fail_at(im->err, im->src, im->where, "attribute '%s' is given twice", name);
     if (set_attr(im, node, a, kind)) return -1;
   }
   return 0;
@@ -332,7 +317,7 @@ static const Onnx__AttributeProto *onnx_attr(const Onnx__NodeProto *np, const ch
 /* Constant: the value becomes a constant tensor named as the output. */
 static int import_constant(struct imp *im) {
   const Onnx__NodeProto *np = im->np;
-  if (np->n_output != 1 || np->n_input != 0 || np->n_attribute != 1) return fail(im, "needs one attribute and one output");
+  if (np->n_output != 1 || np->n_input != 0 || np->n_attribute != 1) return ir_fail_at(im->err, im->src, im->where, "needs one attribute and one output");
   const Onnx__AttributeProto *a = np->attribute[0];
   const char *name = S(a->name), *out = S(np->output[0]);
   if (!strcmp(name, "value") && a->t) return add_tensor(im, a->t, out) < 0 ? -1 : 0;
@@ -350,7 +335,7 @@ static int import_constant(struct imp *im) {
     t.n_int64_data = name[9] ? a->n_ints : 1;
     n = (int64_t)t.n_int64_data;
   } else {
-    return fail(im, "attribute '%s' is not supported", name);
+    return ir_fail_at(im->err, im->src, im->where, "attribute '%s' is not supported", name);
   }
   int scalar = !strcmp(name, "value_float") || !strcmp(name, "value_int");
   t.n_dims = scalar ? 0 : 1;
@@ -362,22 +347,22 @@ static int import_constant(struct imp *im) {
 static int const_ints(struct imp *im, int id, const int64_t **v, int *n) {
   const struct ir_tensor *t = &im->g->tensors[id];
   if (!t->data || t->dtype != IR_DT_I64 || t->rank > 1)
-    return fail(im, "operand '%s' must be a constant 1-D int64 tensor", t->name);
+    return ir_fail_at(im->err, im->src, im->where, "operand '%s' must be a constant 1-D int64 tensor", t->name);
   *v = t->data;
   *n = (int)ir_tensor_numel(t);
-  return *n > IR_MAX_RANK ? fail(im, "operand '%s' has too many entries", t->name) : 0;
+  return *n > IR_MAX_RANK ? ir_fail_at(im->err, im->src, im->where, "operand '%s' has too many entries", t->name) : 0;
 }
 
 /* Opset >= 13 Unsqueeze/Squeeze: the axes operand becomes the attribute. */
 static int axes_to_attr(struct imp *im, int node) {
   struct ir_node *n = &im->g->nodes[node];
   if (n->n_in < 2) return 0;
-  if (n->n_in > 2) return fail(im, "takes at most 2 inputs");
+  if (n->n_in > 2) return ir_fail_at(im->err, im->src, im->where, "takes at most 2 inputs");
   if (n->in[1] >= 0) {
     const int64_t *v = NULL;
     int cnt = 0;
     if (const_ints(im, n->in[1], &v, &cnt)) return -1;
-    if (ir_attr_find(n, "axes")) return fail(im, "axes given both as attribute and input");
+    if (ir_attr_find(n, "axes")) return ir_fail_at(im->err, im->src, im->where, "axes given both as attribute and input");
     ir_attr_set_ints(im->g, node, "axes", cnt, v);
   }
   im->g->nodes[node].n_in = 1;
@@ -389,12 +374,12 @@ static int clip_attrs_to_operands(struct imp *im, int node) {
   const Onnx__AttributeProto *lo = onnx_attr(im->np, "min"), *hi = onnx_attr(im->np, "max");
   if (!lo && !hi) return 0;
   struct ir_node *n = &im->g->nodes[node];
-  if (n->n_in > 1) return fail(im, "min/max given both as attributes and inputs");
+  if (n->n_in > 1) return ir_fail_at(im->err, im->src, im->where, "min/max given both as attributes and inputs");
   int ids[2] = {-1, -1};
   const Onnx__AttributeProto *src[2] = {lo, hi};
   for (int k = 0; k < 2; k++) {
     if (!src[k]) continue;
-    if (src[k]->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT) return fail(im, "attribute '%s' must be a float", k ? "max" : "min");
+    if (src[k]->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT) return ir_fail_at(im->err, im->src, im->where, "attribute '%s' must be a float", k ? "max" : "min");
     ids[k] = ir_const_add(im->g, NULL, IR_DT_F32, 0, NULL, &src[k]->f);
   }
   n = &im->g->nodes[node];
@@ -432,24 +417,24 @@ static int node_inputs(struct imp *im, int *in, int max) {
   const Onnx__NodeProto *np = im->np;
   int n = (int)np->n_input;
   while (n > 0 && !S(np->input[n - 1])[0]) n--; /* trailing absent optionals */
-  if (n > max) return fail(im, "has %d inputs, takes at most %d", n, max), -1;
+  if (n > max) return ir_fail_at(im->err, im->src, im->where, "has %d inputs, takes at most %d", n, max), -1;
   for (int k = 0; k < n; k++) {
     const char *name = S(np->input[k]);
     in[k] = name[0] ? ir_tensor_find(im->g, name) : -1;
-    if (name[0] && in[k] < 0) return fail(im, "input '%s' is not defined before use", name), -1;
+    if (name[0] && in[k] < 0) return ir_fail_at(im->err, im->src, im->where, "input '%s' is not defined before use", name), -1;
   }
   return n;
 }
 
 static int node_outputs(struct imp *im, int *out, int n_out) {
   const Onnx__NodeProto *np = im->np;
-  if ((int)np->n_output < n_out) return fail(im, "has %zu outputs, needs %d", np->n_output, n_out);
+  if ((int)np->n_output < n_out) return ir_fail_at(im->err, im->src, im->where, "has %zu outputs, needs %d", np->n_output, n_out);
   for (size_t k = (size_t)n_out; k < np->n_output; k++)
-    if (S(np->output[k])[0]) return fail(im, "output %zu ('%s') is not supported", k, np->output[k]);
+    if (S(np->output[k])[0]) return ir_fail_at(im->err, im->src, im->where, "output %zu ('%s') is not supported", k, np->output[k]);
   for (int k = 0; k < n_out; k++) {
     const char *name = S(np->output[k]);
-    if (!name[0]) return fail(im, "output %d has no name", k);
-    if (ir_tensor_find(im->g, name) >= 0) return fail(im, "output '%s' is defined twice", name);
+    if (!name[0]) return ir_fail_at(im->err, im->src, im->where, "output %d has no name", k);
+    if (ir_tensor_find(im->g, name) >= 0) return ir_fail_at(im->err, im->src, im->where, "output '%s' is defined twice", name);
     out[k] = ir_tensor_add(im->g, name, IR_DT_UNDEF, -1, NULL);
   }
   return 0;
@@ -458,7 +443,7 @@ static int node_outputs(struct imp *im, int *out, int n_out) {
 static int import_node(struct imp *im) {
   if (!strcmp(S(im->np->op_type), "Constant") && !S(im->np->domain)[0]) return import_constant(im);
   int op = ir_op_of(im);
-  if (op < 0) return fail(im, "op '%s%s%s' is not supported", S(im->np->domain), S(im->np->domain)[0] ? "." : "", S(im->np->op_type));
+  if (op < 0) return ir_fail_at(im->err, im->src, im->where, "op '%s%s%s' is not supported", S(im->np->domain), S(im->np->domain)[0] ? "." : "", S(im->np->op_type));
   const struct ir_op_info *info = &ir_op_infos[op];
   int max_in = info->flags & IR_OPF_VARIADIC ? 4096 : info->max_in;
   if (op == IR_OP_UNSQUEEZE || op == IR_OP_SQUEEZE) max_in = 2;
@@ -466,14 +451,14 @@ static int import_node(struct imp *im) {
   int n_in = node_inputs(im, in, max_in), rc = -1;
   if (n_in < 0) goto done;
   if (n_in < info->min_in) {
-    fail(im, "has %d inputs, needs at least %d", n_in, info->min_in);
+    ir_fail_at(im->err, im->src, im->where, "has %d inputs, needs at least %d", n_in, info->min_in);
     goto done;
   }
   if (node_outputs(im, out, info->n_out)) goto done;
   int node = ir_node_add(im->g, op, S(im->np->name)[0] ? im->np->name : NULL, n_in, in, info->n_out, out);
   rc = import_attrs(im, node, op) || normalize_node(im, node, op) ? -1 : 0;
   const char *missing = rc ? NULL : ir_attr_missing(&im->g->nodes[node]);
-  if (missing) rc = fail(im, "required attribute '%s' is missing", missing);
+  if (missing) rc = ir_fail_at(im->err, im->src, im->where, "required attribute '%s' is missing", missing);
 done:
   free(in);
   return rc;
@@ -481,15 +466,18 @@ done:
 
 static int import_graph(struct imp *im, const Onnx__ModelProto *m) {
   const Onnx__GraphProto *gp = m->graph;
-  if (!gp) return fail(im, "the model has no graph");
+  if (!gp) return ir_fail_at(im->err, im->src, im->where, "the model has no graph");
   if (import_opset(im, m) || import_initializers(im, gp) || import_inputs(im, gp)) return -1;
   for (size_t i = 0; i < gp->n_node; i++) {
     im->node = (int)i;
     im->np = gp->node[i];
-    if (i > INT32_MAX / 2) return fail(im, "too many nodes");
+    snprintf(im->where, sizeof im->where, "node %d '%s' (%s)", im->node, S(im->np->name),
+             S(im->np->op_type));
+    if (i > INT32_MAX / 2) return ir_fail_at(im->err, im->src, im->where, "too many nodes");
     if (import_node(im)) return -1;
   }
   im->node = -1;
+  im->where[0] = '\0';
   return import_value_info(im, gp);
 }
 
@@ -498,7 +486,7 @@ struct ir_graph *onnx_import_buffer(const uint8_t *buf, size_t len, const char *
   struct imp im = {.src = source ? source : "<onnx>", .err = err, .node = -1};
   Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, len, buf);
   if (!m) {
-    fail(&im, "not a valid ONNX model (protobuf decoding failed; truncated or corrupt?)");
+    ir_fail_at(im.err, im.src, NULL, "not a valid ONNX model (protobuf decoding failed; truncated or corrupt?)");
     return NULL;
   }
   im.g = ir_graph_new(im.src);

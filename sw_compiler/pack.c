@@ -42,7 +42,7 @@ void pack_wgt_dense(const struct loom_hw_config *cfg, const int8_t *w, int32_t o
 void pack_wgt_diag(const struct loom_hw_config *cfg, const int8_t *w, int32_t c, int32_t kk,
                    int8_t *rows) {
   int32_t b = cfg->block_out;
-  LOWER_ASSERT(cfg->block_in == cfg->block_out);
+  LOOM_ASSERT(cfg->block_in == cfg->block_out);
   size_t row = (size_t)b * (size_t)b;
   memset(rows, 0, (size_t)tile_ceil_div(c, b) * (size_t)kk * row);
   for (int32_t ch = 0; ch < c; ch++)
@@ -61,7 +61,7 @@ void pack_wgt_identity(const struct loom_hw_config *cfg, int8_t *row) {
 void pack_acc_rows(const struct loom_hw_config *cfg, const int32_t *v, int32_t c, uint8_t *rows) {
   int32_t bo = cfg->block_out;
   size_t n = (size_t)tile_ceil_div(c, bo) * (size_t)bo;
-  LOWER_ASSERT(cfg->batch == 1);
+  LOOM_ASSERT(cfg->batch == 1);
   for (size_t i = 0; i < n; i++) {
     uint32_t x = i < (size_t)c ? (uint32_t)v[i] : 0;
     for (int k = 0; k < 4; k++) rows[i * 4 + (size_t)k] = (uint8_t)(x >> (8 * k));
@@ -90,7 +90,7 @@ int lower_split_weights(const int32_t *w, size_t n, int8_t **out, uint32_t *pass
   *out = NULL;
   if (need > LOWER_MAX_PASSES) return -1;
   int8_t *p = malloc((size_t)need * n + 1);
-  LOWER_ASSERT(p != NULL);
+  LOOM_ASSERT(p != NULL);
   for (size_t i = 0; i < n; i++) {
     int64_t rest = w[i];
     for (int64_t k = 0; k < need; k++) {
@@ -98,7 +98,7 @@ int lower_split_weights(const int32_t *w, size_t n, int8_t **out, uint32_t *pass
       p[(size_t)k * n + i] = (int8_t)part;
       rest -= part;
     }
-    LOWER_ASSERT(rest == 0);
+    LOOM_ASSERT(rest == 0);
   }
   *out = p;
   return 0;
@@ -164,7 +164,7 @@ void lower_act_pack(const struct lower_act *a, const int8_t *nchw, int8_t fill, 
 }
 
 void lower_act_unpack(const struct lower_act *a, const int8_t *src, int8_t *nchw) {
-  LOWER_ASSERT(a->layout == LOWER_ACT_NCHWC);
+  LOOM_ASSERT(a->layout == LOWER_ACT_NCHWC);
   int32_t B = a->block, cb = tile_ceil_div(a->c, B);
   size_t hw = (size_t)a->h * (size_t)a->w;
   for (int32_t n = 0; n < a->n; n++)

@@ -92,18 +92,6 @@ struct mac {
   struct out_chain oc;
 };
 
-static int fail(struct fctx *f, int node, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static int fail(struct fctx *f, int node, const char *fmt, ...) {
-  char what[600], where[256];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(what, sizeof what, fmt, ap);
-  va_end(ap);
-  ir_errorf(f->err, "%s: %s: %s", f->g->source, ir_node_where(f->g, node, where, sizeof where), what);
-  return -1;
-}
-
 /* ---- graph queries (dead nodes do not count) ---- */
 
 static int producer(const struct ir_graph *g, int t) {
@@ -141,7 +129,7 @@ static double const_at(const struct ir_graph *g, int t, int64_t i) {
   case IR_DT_U8: return ((const uint8_t *)x->data)[i];
   case IR_DT_I32: return ((const int32_t *)x->data)[i];
   case IR_DT_I64: return (double)((const int64_t *)x->data)[i];
-  default: IR_ASSERT(0); return 0;
+  default: LOOM_ASSERT(0); return 0;
   }
 }
 
@@ -390,7 +378,7 @@ static void set_conv_attrs(struct ir_graph *g, int node, const struct conv_attrs
 static void set_req_attrs(struct ir_graph *g, int node, int64_t in_zp, const struct out_chain *oc,
                           uint32_t shift) {
   int32_t lo, hi;
-  IR_ASSERT(!chain_clamp(g, oc, &lo, &hi)); /* checked when the pattern matched */
+  LOOM_ASSERT(!chain_clamp(g, oc, &lo, &hi)); /* checked when the pattern matched */
   ir_attr_set_int(g, node, "in_zp", in_zp);
   ir_attr_set_int(g, node, "out_zp", zp8(&oc->p));
   ir_attr_set_int(g, node, "lo", lo);
@@ -423,7 +411,7 @@ static int channel_values(const struct ir_graph *g, int t, int64_t o, float *out
 static int mac_weights(struct fctx *f, struct mac *m, int wt, int st, int zt, int axis) {
   const struct ir_graph *g = f->g;
   const struct ir_tensor *w = &g->tensors[wt];
-  if (!is_const(g, wt) || !is_int8ish(w->dtype)) return fail(f, m->node, "weights must be an integer constant");
+  if (!is_const(g, wt) || !is_int8ish(w->dtype)) return ir_fail(f->err, f->g, m->node, "weights must be an integer constant");
   int64_t n = numel_of(g, wt);
   m->o = w->dims[axis];
   m->per = m->o ? n / m->o : 0;
@@ -432,7 +420,7 @@ static int mac_weights(struct fctx *f, struct mac *m, int wt, int st, int zt, in
   float *zp = ir_xmalloc((size_t)m->o * sizeof *zp + 1);
   int rc = (st >= 0 && channel_values(g, st, m->o, m->s_w)) || channel_values(g, zt, m->o, zp);
   if (rc) free(zp);
-  if (rc) return fail(f, m->node, "weight scales and zero points need 1 or %lld values", (long long)m->o);
+  if (rc) return ir_fail(f->err, f->g, m->node, "weight scales and zero points need 1 or %lld values", (long long)m->o);
   for (int64_t o = 0; o < m->o && st < 0; o++) m->s_w[o] = 1.0f; /* ConvInteger, MatMulInteger */
   for (int64_t o = 0; o < m->o; o++)
     for (int64_t k = 0; k < m->per; k++) {
@@ -441,7 +429,7 @@ static int mac_weights(struct fctx *f, struct mac *m, int wt, int st, int zt, in
       m->w[o * m->per + k] = (int32_t)v;
     }
   for (int64_t o = 0; o < m->o && !rc; o++)
-    if (!(m->s_w[o] > 0) || !isfinite(m->s_w[o])) rc = fail(f, m->node, "weight scales must be positive");
+    if (!(m->s_w[o] > 0) || !isfinite(m->s_w[o])) rc = ir_fail(f->err, f->g, m->node, "weight scales must be positive");
   free(zp);
   m->wrank = w->rank;
   memcpy(m->wdims, w->dims, sizeof m->wdims);
@@ -483,22 +471,22 @@ static int mac_bias(struct fctx *f, struct mac *m, int b, int raw_i32, double al
   }
   free(sb);
   free(zb);
-  return rc ? fail(f, m->node, "the bias must be a constant with one value per output channel") : 0;
+  return rc ? ir_fail(f->err, f->g, m->node, "the bias must be a constant with one value per output channel") : 0;
 }
 
 static int mac_multipliers(struct fctx *f, struct mac *m, double alpha) {
   int32_t lo, hi;
   if (m->oc.chs && m->oc.n_chs != m->o)
-    return fail(f, m->node, "%lld per-channel output scales for %lld channels", (long long)m->oc.n_chs, (long long)m->o);
+    return ir_fail(f->err, f->g, m->node, "%lld per-channel output scales for %lld channels", (long long)m->oc.n_chs, (long long)m->o);
   if (chain_clamp(f->g, &m->oc, &lo, &hi))
-    return fail(f, m->node, "its ReLU/Clip bound falls on different codes in different channels");
+    return ir_fail(f->err, f->g, m->node, "its ReLU/Clip bound falls on different codes in different channels");
   double *real = ir_xmalloc((size_t)m->o * sizeof *real + 1);
   for (int64_t o = 0; o < m->o; o++)
     real[o] = (double)(acc_scale(m, o) / (m->oc.chs ? m->oc.chs[o] : m->oc.p.scale)) * alpha;
   m->mult = ir_xmalloc((size_t)m->o * sizeof *m->mult + 1);
   int rc = quant_multipliers(real, (int)m->o, m->mult, &m->shift);
   free(real);
-  return rc ? fail(f, m->node, "requantization scale s_x * s_w / s_y is out of range") : 0;
+  return rc ? ir_fail(f->err, f->g, m->node, "requantization scale s_x * s_w / s_y is out of range") : 0;
 }
 
 /* Creates the fused QConv / QGemm of m in place of its chain. */
@@ -569,11 +557,11 @@ static int fuse_conv(struct fctx *f, int i) {
 static int qlinear_param(struct fctx *f, int node, int x, int s, int z, struct qparam *p) {
   const struct ir_graph *g = f->g;
   if (!is_const(g, s) || numel_of(g, s) != 1 || (z >= 0 && (!is_const(g, z) || numel_of(g, z) != 1)))
-    return fail(f, node, "activation scales and zero points must be constant scalars");
+    return ir_fail(f->err, f->g, node, "activation scales and zero points must be constant scalars");
   p->scale = (float)const_at(g, s, 0);
   p->zp = z >= 0 ? (int32_t)const_at(g, z, 0) : 0;
   p->dt = g->tensors[x].dtype;
-  if (!(p->scale > 0) || !isfinite(p->scale)) return fail(f, node, "scales must be positive");
+  if (!(p->scale > 0) || !isfinite(p->scale)) return ir_fail(f->err, f->g, node, "scales must be positive");
   return 0;
 }
 
@@ -600,7 +588,7 @@ static int fuse_qlinear_matmul(struct fctx *f, int i) {
   const struct ir_graph *g = f->g;
   const struct ir_node *n = &g->nodes[i];
   if (g->tensors[n->in[0]].rank != 2 || g->tensors[n->in[3]].rank != 2)
-    return fail(f, i, "only 2-D QLinearMatMul runs on the accelerator");
+    return ir_fail(f->err, f->g, i, "only 2-D QLinearMatMul runs on the accelerator");
   struct mac m = {.node = i};
   int rc = qlinear_common(f, i, &m, 1) || mac_bias(f, &m, -1, 0, 1, 1) || mac_multipliers(f, &m, 1);
   return finish_mac(f, &m, rc, IR_OP_QGEMM);
@@ -611,9 +599,9 @@ static int fuse_qlinear_matmul(struct fctx *f, int i) {
 static int integer_param(struct fctx *f, int node, int x, int z, struct qparam *p) {
   const struct ir_graph *g = f->g;
   if (z >= 0 && (!is_const(g, z) || numel_of(g, z) != 1))
-    return fail(f, node, "the input zero point must be a constant scalar");
+    return ir_fail(f->err, f->g, node, "the input zero point must be a constant scalar");
   *p = (struct qparam){1.0f, z >= 0 ? (int32_t)const_at(g, z, 0) : 0, g->tensors[x].dtype};
-  return is_int8ish(p->dt) ? 0 : fail(f, node, "the input must be int8 or uint8");
+  return is_int8ish(p->dt) ? 0 : ir_fail(f->err, f->g, node, "the input must be int8 or uint8");
 }
 
 /* ConvInteger (x, w, x_zp?, w_zp?) => loom.QConv, MatMulInteger (a, b,
@@ -623,7 +611,7 @@ static int fuse_integer(struct fctx *f, int i, enum ir_op_kind op) {
   const struct ir_graph *g = f->g;
   const struct ir_node *n = &g->nodes[i];
   if (op == IR_OP_QGEMM && (g->tensors[n->in[0]].rank != 2 || g->tensors[n->in[1]].rank != 2))
-    return fail(f, i, "only 2-D MatMulInteger runs on the accelerator");
+    return ir_fail(f->err, f->g, i, "only 2-D MatMulInteger runs on the accelerator");
   struct mac m = {.node = i, .x = n->in[0]};
   m.oc = (struct out_chain){.act = -1, .q = i, .y = n->out[0], .p = {1.0f, 0, IR_DT_I32}};
   int rc = integer_param(f, i, m.x, n->n_in > 2 ? n->in[2] : -1, &m.px) ||
@@ -650,8 +638,8 @@ static int unbatch(struct fctx *f, int i) {
   if (a->rank == 2 && b->rank == 2) return 0;
   if (a->rank != 3 || (b->rank != 2 && b->rank != 3) || (b->rank == 3 && b->dims[0] != a->dims[0]) ||
       !is_const(g, n->in[bi]) || yt->rank != 3 || n_in > 8)
-    return fail(f, i, "only 2-D operands, or a 3-D batch by a constant 2-D or 3-D matrix, run on the accelerator");
-  if (a->dims[0] > UNBATCH_MAX) return fail(f, i, "a batch of %lld matrices (at most %d jobs)", (long long)a->dims[0], UNBATCH_MAX);
+    return ir_fail(f->err, f->g, i, "only 2-D operands, or a 3-D batch by a constant 2-D or 3-D matrix, run on the accelerator");
+  if (a->dims[0] > UNBATCH_MAX) return ir_fail(f->err, f->g, i, "a batch of %lld matrices (at most %d jobs)", (long long)a->dims[0], UNBATCH_MAX);
   enum ir_op_kind op = n->op;
   enum ir_dtype adt = a->dtype, bdt = b->dtype, ydt = yt->dtype;
   int64_t B = a->dims[0], M = a->dims[1], K = a->dims[2], N = yt->dims[2], brank = b->rank;
@@ -690,7 +678,7 @@ static int fuse_gemm(struct fctx *f, int i) {
       !match_output(g, n->out[0], 1, 1, &m.oc))
     return 0;
   double alpha = ir_attr_float(n, "alpha", 1.0f), beta = ir_attr_float(n, "beta", 1.0f);
-  if (!(alpha > 0)) return fail(f, i, "alpha must be positive to run on the accelerator");
+  if (!(alpha > 0)) return ir_fail(f->err, f->g, i, "alpha must be positive to run on the accelerator");
   const struct ir_node *dn = &g->nodes[d];
   int rc = mac_weights(f, &m, dn->in[0], dn->in[1], dn->n_in > 2 ? dn->in[2] : -1, tb ? 0 : 1) ||
            mac_bias(f, &m, n->n_in > 2 ? n->in[2] : -1, 0, alpha, beta) ||
@@ -714,7 +702,7 @@ static int fuse_add(struct fctx *f, int i) {
     return 0;
   struct lower_qadd q = {0};
   if (lower_add_scales((double)pa.scale / oc.p.scale, (double)pb.scale / oc.p.scale, &q))
-    return fail(f, i, "the operand and result scales of the Add are out of range");
+    return ir_fail(f->err, f->g, i, "the operand and result scales of the Add are out of range");
   kill_chain(g, i, &oc);
   int pos = oc.q, node;
   a = as_int8(f, a, &pa, &pos);
@@ -750,13 +738,13 @@ static int pool_window(struct fctx *f, int i, const struct ir_tensor *x, const s
     w->s[d] = global ? 1 : attr_i(n, "strides", d, 1);
     w->p[d] = global ? 0 : attr_i(n, "pads", d, 0);
     w->p[d + 2] = global ? 0 : attr_i(n, "pads", d + 2, 0);
-    if (attr_i(n, "dilations", d, 1) != 1) return fail(f, i, "dilated pooling is not supported");
+    if (attr_i(n, "dilations", d, 1) != 1) return ir_fail(f->err, f->g, i, "dilated pooling is not supported");
     int64_t out = (x->dims[2 + d] + w->p[d] + w->p[d + 2] - w->k[d]) / w->s[d] + 1;
-    if (out != y->dims[2 + d]) return fail(f, i, "ceil_mode pooling is not supported");
+    if (out != y->dims[2 + d]) return ir_fail(f->err, f->g, i, "ceil_mode pooling is not supported");
   }
   if (n->op == IR_OP_AVERAGEPOOL && !ir_attr_int(n, "count_include_pad", 0) &&
       (w->p[0] || w->p[1] || w->p[2] || w->p[3]))
-    return fail(f, i, "padded AveragePool needs count_include_pad=1 on the accelerator");
+    return ir_fail(f->err, f->g, i, "padded AveragePool needs count_include_pad=1 on the accelerator");
   return 0;
 }
 
@@ -783,7 +771,7 @@ static int fuse_pool(struct fctx *f, int i) {
   uint32_t shift = 0;
   double real = (double)px.scale / oc.p.scale / (double)(w.k[0] * w.k[1]);
   if (avg && quant_multipliers(&real, 1, &mult, &shift))
-    return fail(f, i, "the pooling scale ratio is out of range");
+    return ir_fail(f->err, f->g, i, "the pooling scale ratio is out of range");
   kill_chain(g, i, &oc);
   int pos = oc.q;
   x = as_int8(f, x, &px, &pos);

@@ -5,7 +5,7 @@
  * After fusion the graph holds three kinds of work:
  *   - the fused int8 ops (loom.QConv, QGemm, QAdd, QPool): one accelerator
  *     job each;
- *   - host work the runtime's host ops cover (driver/lib/hostops.h):
+ *   - host work the runtime's host ops cover (driver/core/hostops.h):
  *     QuantizeLinear and DequantizeLinear with per-tensor parameters,
  *     Softmax on floats, Concat (copies into slices of the result),
  *     Gather of one constant index along axis 0 (a copy of that slice:
@@ -21,7 +21,7 @@
  * channels, NCHWc with c = the configuration's block (a rank-2 [N, C]
  * tensor is the same thing with H = W = 1: the runtime's NC layout); all
  * others are plain C order.  Host ops read and write either layout (the
- * runtime converts through model_io.c), so the model's inputs and outputs
+ * runtime converts through tensor.c), so the model's inputs and outputs
  * need no explicit packing step.  A view keeps its operand's layout when
  * the two have the same blocked form (same N, C and spatial size, as for
  * [1,C,1,1] -> [1,C] before a classifier); otherwise it becomes a host
@@ -47,18 +47,6 @@ struct pctx {
   enum part_target *targets;
   struct ir_error *err;
 };
-
-static int fail(struct pctx *p, int node, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static int fail(struct pctx *p, int node, const char *fmt, ...) {
-  char what[600], where[256];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(what, sizeof what, fmt, ap);
-  va_end(ap);
-  ir_errorf(p->err, "%s: %s: %s", p->g->source, ir_node_where(p->g, node, where, sizeof where), what);
-  return -1;
-}
 
 static int is_fused(enum ir_op_kind op) {
   return op == IR_OP_QCONV || op == IR_OP_QGEMM || op == IR_OP_QADD || op == IR_OP_QPOOL;
@@ -127,12 +115,12 @@ static int check_concat(struct pctx *p, int i) {
   int64_t axis = ir_attr_int(n, "axis", 0);
   if (axis < 0) axis += y->rank;
   for (int d = 0; d < axis; d++)
-    if (y->dims[d] != 1) return fail(p, i, "Concat runs on the host only when the dimensions before the axis are 1");
+    if (y->dims[d] != 1) return ir_fail(p->err, p->g, i, "Concat runs on the host only when the dimensions before the axis are 1");
   if (!blocked(y)) return 0;
-  if (axis != 1) return fail(p, i, "Concat of channel-blocked tensors must be along the channels");
+  if (axis != 1) return ir_fail(p->err, p->g, i, "Concat of channel-blocked tensors must be along the channels");
   for (int k = 0; k + 1 < n->n_in; k++)
     if (p->g->tensors[n->in[k]].dims[1] % p->block)
-      return fail(p, i, "Concat operand %d has %lld channels, not a multiple of the block %d", k,
+      return ir_fail(p->err, p->g, i, "Concat operand %d has %lld channels, not a multiple of the block %d", k,
                   (long long)p->g->tensors[n->in[k]].dims[1], p->block);
   return 0;
 }
@@ -144,10 +132,10 @@ static int check_gather(struct pctx *p, int i) {
   const struct ir_tensor *ix = &p->g->tensors[n->in[1]];
   int64_t axis = ir_attr_int(n, "axis", 0);
   if (axis != 0 && axis != -p->g->tensors[n->in[0]].rank) /* -rank is axis 0 too */
-    return fail(p, i, "Gather runs on the host only along axis 0");
+    return ir_fail(p->err, p->g, i, "Gather runs on the host only along axis 0");
   if (!ix->data || ir_tensor_numel(ix) != 1 || ix->rank > 1)
-    return fail(p, i, "Gather runs on the host only with one constant index");
-  if (blocked(&p->g->tensors[n->in[0]])) return fail(p, i, "Gather of a channel-blocked tensor");
+    return ir_fail(p->err, p->g, i, "Gather runs on the host only with one constant index");
+  if (blocked(&p->g->tensors[n->in[0]])) return ir_fail(p->err, p->g, i, "Gather of a channel-blocked tensor");
   return 0;
 }
 
@@ -163,10 +151,10 @@ static int place_host(struct pctx *p, int i) {
   switch (n->op) {
   case IR_OP_QUANTIZELINEAR:
   case IR_OP_DEQUANTIZELINEAR:
-    if (!per_tensor(g, n)) return fail(p, i, "per-axis (de)quantization of activations is not supported");
+    if (!per_tensor(g, n)) return ir_fail(p->err, p->g, i, "per-axis (de)quantization of activations is not supported");
     break;
   case IR_OP_SOFTMAX:
-    if (in_dt != IR_DT_F32) return fail(p, i, "Softmax runs on float32 only");
+    if (in_dt != IR_DT_F32) return ir_fail(p->err, p->g, i, "Softmax runs on float32 only");
     break;
   case IR_OP_CONCAT:
     if (check_concat(p, i)) return -1;
@@ -175,7 +163,7 @@ static int place_host(struct pctx *p, int i) {
     if (check_gather(p, i)) return -1;
     break;
   default:
-    return fail(p, i, "%s on %s data runs neither on the accelerator nor on the host%s", ir_op_name(n->op),
+    return ir_fail(p->err, p->g, i, "%s on %s data runs neither on the accelerator nor on the host%s", ir_op_name(n->op),
                 ir_dtype_name(in_dt),
                 in_dt == IR_DT_F32 ? " (was the model quantized? pass --calib DIR for a float model)" : "");
   }

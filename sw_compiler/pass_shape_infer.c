@@ -37,18 +37,6 @@ struct sctx {
   int node;
 };
 
-static int fail(struct sctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static int fail(struct sctx *c, const char *fmt, ...) {
-  char what[700], where[256];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(what, sizeof what, fmt, ap);
-  va_end(ap);
-  ir_errorf(c->err, "%s: %s: %s", c->g->source, ir_node_where(c->g, c->node, where, sizeof where), what);
-  return -1;
-}
-
 static struct ir_node *cur(struct sctx *c) { return &c->g->nodes[c->node]; }
 
 /* Operand k, or NULL when absent or of unknown type or shape. */
@@ -85,12 +73,12 @@ static int conflicts(const struct ir_tensor *t, enum ir_dtype dt, const struct s
 
 static int set_result(struct sctx *c, int k, enum ir_dtype dt, const struct shape *s) {
   struct ir_tensor *t = &c->g->tensors[cur(c)->out[k]];
-  if (ir_numel_checked(s->rank, s->d) < 0) return fail(c, "result %%%s would be too large", t->name);
+  if (ir_numel_checked(s->rank, s->d) < 0) return ir_fail(c->err, c->g, c->node, "result %%%s would be too large", t->name);
   if (conflicts(t, dt, s)) {
     char a[160], b[160];
     fmt_shape(a, sizeof a, dt, s->rank, s->d);
     fmt_shape(b, sizeof b, t->dtype, t->rank, t->dims);
-    return fail(c, "result %%%s is %s, but declared as %s", t->name, a, b);
+    return ir_fail(c->err, c->g, c->node, "result %%%s is %s, but declared as %s", t->name, a, b);
   }
   t->dtype = dt;
   t->rank = s->rank;
@@ -113,7 +101,7 @@ static int ints_attr(struct sctx *c, const char *name, int want, int64_t dflt, i
     return 0;
   }
   if (a->kind != IR_ATTR_INTS || a->n != want)
-    return fail(c, "attribute '%s' needs %d values", name, want);
+    return ir_fail(c->err, c->g, c->node, "attribute '%s' needs %d values", name, want);
   memcpy(out, a->ints, (size_t)want * sizeof *out);
   return 0;
 }
@@ -121,7 +109,7 @@ static int ints_attr(struct sctx *c, const char *name, int want, int64_t dflt, i
 /* An axis attribute in [-rank, rank), normalized to [0, rank). */
 static int axis_attr(struct sctx *c, const char *name, int64_t dflt, int rank, int *axis) {
   int64_t a = ir_attr_int(cur(c), name, dflt);
-  if (a < -rank || a >= rank) return fail(c, "%s %lld is out of range for rank %d", name, (long long)a, rank);
+  if (a < -rank || a >= rank) return ir_fail(c->err, c->g, c->node, "%s %lld is out of range for rank %d", name, (long long)a, rank);
   *axis = (int)(a < 0 ? a + rank : a);
   return 0;
 }
@@ -144,7 +132,7 @@ static int resolve_auto_pad(struct sctx *c, const struct shape *x, struct window
   const char *mode = a->kind == IR_ATTR_STRING ? a->s : "";
   int upper = !strcmp(mode, "SAME_UPPER"), lower = !strcmp(mode, "SAME_LOWER");
   if (!upper && !lower && strcmp(mode, "VALID") && strcmp(mode, "NOTSET"))
-    return fail(c, "auto_pad '%s' is not supported", mode);
+    return ir_fail(c->err, c->g, c->node, "auto_pad '%s' is not supported", mode);
   for (int i = 0; i < w->nsp && (upper || lower); i++) {
     int64_t in = x->d[2 + i], out = div_ceil(in, w->s[i]);
     int64_t total = (out - 1) * w->s[i] + (w->k[i] - 1) * w->d[i] + 1 - in;
@@ -165,9 +153,9 @@ static int read_window(struct sctx *c, const struct shape *x, struct window *w) 
   for (int i = 0; i < w->nsp; i++) {
     if (w->k[i] < 1 || w->s[i] < 1 || w->d[i] < 1 || w->k[i] > IR_MAX_DIM || w->s[i] > IR_MAX_DIM ||
         w->d[i] > IR_MAX_DIM)
-      return fail(c, "kernel, strides and dilations must be positive and at most %lld", (long long)IR_MAX_DIM);
+      return ir_fail(c->err, c->g, c->node, "kernel, strides and dilations must be positive and at most %lld", (long long)IR_MAX_DIM);
     if (w->pads[i] < 0 || w->pads[i + w->nsp] < 0 || w->pads[i] > IR_MAX_DIM || w->pads[i + w->nsp] > IR_MAX_DIM)
-      return fail(c, "pads must be in [0, %lld]", (long long)IR_MAX_DIM);
+      return ir_fail(c->err, c->g, c->node, "pads must be in [0, %lld]", (long long)IR_MAX_DIM);
   }
   w->ceil_mode = (int)ir_attr_int(cur(c), "ceil_mode", 0);
   return resolve_auto_pad(c, x, w);
@@ -179,7 +167,7 @@ static int window_out(struct sctx *c, const struct shape *x, const struct window
   for (int i = 0; i < w->nsp; i++) {
     int64_t in = x->d[2 + i] + w->pads[i] + w->pads[i + w->nsp];
     int64_t ext = (w->k[i] - 1) * w->d[i] + 1;
-    if (in < ext) return fail(c, "window %lld is larger than the padded input %lld", (long long)ext, (long long)in);
+    if (in < ext) return ir_fail(c->err, c->g, c->node, "window %lld is larger than the padded input %lld", (long long)ext, (long long)in);
     int64_t o = w->ceil_mode ? div_ceil(in - ext, w->s[i]) + 1 : (in - ext) / w->s[i] + 1;
     /* ceil_mode: the last window must start inside the input or left pad. */
     if (w->ceil_mode && (o - 1) * w->s[i] >= x->d[2 + i] + w->pads[i]) o--;
@@ -193,20 +181,20 @@ static int infer_conv(struct sctx *c, int xi, int wi, enum ir_dtype dt) {
   const struct ir_tensor *xt = known(c, xi), *wt = known(c, wi);
   if (!xt || !wt) return 0;
   struct shape x = shape_of(xt), w = shape_of(wt), y;
-  if (x.rank < 3 || w.rank != x.rank) return fail(c, "input rank %d and weight rank %d do not fit", x.rank, w.rank);
+  if (x.rank < 3 || w.rank != x.rank) return ir_fail(c->err, c->g, c->node, "input rank %d and weight rank %d do not fit", x.rank, w.rank);
   if (!ir_attr_find(cur(c), "kernel_shape"))
     ir_attr_set_ints(c->g, c->node, "kernel_shape", w.rank - 2, w.d + 2);
   struct window win;
   if (read_window(c, &x, &win)) return -1;
   for (int i = 0; i < win.nsp; i++)
-    if (win.k[i] != w.d[2 + i]) return fail(c, "kernel_shape does not match the weight %%%s", wt->name);
+    if (win.k[i] != w.d[2 + i]) return ir_fail(c->err, c->g, c->node, "kernel_shape does not match the weight %%%s", wt->name);
   int64_t group = ir_attr_int(cur(c), "group", 1);
   if (group < 1 || x.d[1] % group || w.d[0] % group || x.d[1] / group != w.d[1])
-    return fail(c, "%lld input channels, weight %%%s with %lld per group, group %lld do not fit",
+    return ir_fail(c->err, c->g, c->node, "%lld input channels, weight %%%s with %lld per group, group %lld do not fit",
                 (long long)x.d[1], wt->name, (long long)w.d[1], (long long)group);
   int bi = cur(c)->op == IR_OP_QLINEARCONV ? 8 : cur(c)->op == IR_OP_CONV ? 2 : -1;
   const struct ir_tensor *b = bi >= 0 ? known(c, bi) : NULL;
-  if (b && (b->rank != 1 || b->dims[0] != w.d[0])) return fail(c, "bias %%%s must have %lld entries", b->name, (long long)w.d[0]);
+  if (b && (b->rank != 1 || b->dims[0] != w.d[0])) return ir_fail(c->err, c->g, c->node, "bias %%%s must have %lld entries", b->name, (long long)w.d[0]);
   if (window_out(c, &x, &win, &y)) return -1;
   y.d[0] = x.d[0];
   y.d[1] = w.d[0];
@@ -217,10 +205,10 @@ static int infer_pool(struct sctx *c) {
   const struct ir_tensor *xt = known(c, 0);
   if (!xt) return 0;
   struct shape x = shape_of(xt), y;
-  if (x.rank < 3) return fail(c, "input rank %d, needs at least 3", x.rank);
+  if (x.rank < 3) return ir_fail(c->err, c->g, c->node, "input rank %d, needs at least 3", x.rank);
   struct window win;
   if (read_window(c, &x, &win) || window_out(c, &x, &win, &y)) return -1;
-  if (ir_attr_int(cur(c), "storage_order", 0) != 0) return fail(c, "storage_order 1 is not supported");
+  if (ir_attr_int(cur(c), "storage_order", 0) != 0) return ir_fail(c->err, c->g, c->node, "storage_order 1 is not supported");
   y.d[0] = x.d[0];
   y.d[1] = x.d[1];
   return set_result(c, 0, xt->dtype, &y);
@@ -241,7 +229,7 @@ static int broadcast(struct sctx *c, const struct shape *a, const struct shape *
   for (int i = 0; i < out->rank; i++) {
     int ia = i - (out->rank - a->rank), ib = i - (out->rank - b->rank);
     int64_t da = ia >= 0 ? a->d[ia] : 1, db = ib >= 0 ? b->d[ib] : 1;
-    if (da != db && da != 1 && db != 1) return fail(c, "shapes do not broadcast (dim %lld vs %lld)", (long long)da, (long long)db);
+    if (da != db && da != 1 && db != 1) return ir_fail(c->err, c->g, c->node, "shapes do not broadcast (dim %lld vs %lld)", (long long)da, (long long)db);
     out->d[i] = da == 1 ? db : da;
   }
   return 0;
@@ -251,7 +239,7 @@ static int infer_binary(struct sctx *c) {
   const struct ir_tensor *a = known(c, 0), *b = known(c, 1);
   if (!a || !b) return 0;
   struct shape sa = shape_of(a), sb = shape_of(b), y;
-  if (a->dtype != b->dtype) return fail(c, "operand dtypes differ (%s, %s)", ir_dtype_name(a->dtype), ir_dtype_name(b->dtype));
+  if (a->dtype != b->dtype) return ir_fail(c->err, c->g, c->node, "operand dtypes differ (%s, %s)", ir_dtype_name(a->dtype), ir_dtype_name(b->dtype));
   return broadcast(c, &sa, &sb, &y) ? -1 : set_result(c, 0, a->dtype, &y);
 }
 
@@ -260,10 +248,10 @@ static int infer_matmul(struct sctx *c, int ai, int bi, enum ir_dtype dt) {
   const struct ir_tensor *at = known(c, ai), *bt = known(c, bi);
   if (!at || !bt) return 0;
   struct shape a = shape_of(at), b = shape_of(bt), ba, bb, y;
-  if (a.rank < 1 || b.rank < 1) return fail(c, "operands must have rank at least 1");
+  if (a.rank < 1 || b.rank < 1) return ir_fail(c->err, c->g, c->node, "operands must have rank at least 1");
   int64_t m = a.rank > 1 ? a.d[a.rank - 2] : 1, k = a.d[a.rank - 1];
   int64_t kb = b.rank > 1 ? b.d[b.rank - 2] : b.d[0], nn = b.rank > 1 ? b.d[b.rank - 1] : 1;
-  if (k != kb) return fail(c, "reduction sizes differ (%lld vs %lld)", (long long)k, (long long)kb);
+  if (k != kb) return ir_fail(c->err, c->g, c->node, "reduction sizes differ (%lld vs %lld)", (long long)k, (long long)kb);
   ba.rank = a.rank > 2 ? a.rank - 2 : 0;
   bb.rank = b.rank > 2 ? b.rank - 2 : 0;
   memcpy(ba.d, a.d, sizeof ba.d);
@@ -277,15 +265,15 @@ static int infer_matmul(struct sctx *c, int ai, int bi, enum ir_dtype dt) {
 static int infer_gemm(struct sctx *c) {
   const struct ir_tensor *at = known(c, 0), *bt = known(c, 1), *ct = known(c, 2);
   if (!at || !bt) return 0;
-  if (at->rank != 2 || bt->rank != 2) return fail(c, "operands must be matrices");
+  if (at->rank != 2 || bt->rank != 2) return ir_fail(c->err, c->g, c->node, "operands must be matrices");
   int ta = ir_attr_int(cur(c), "transA", 0) != 0, tb = ir_attr_int(cur(c), "transB", 0) != 0;
   int64_t m = at->dims[ta], k = at->dims[!ta], kb = bt->dims[tb], nn = bt->dims[!tb];
-  if (k != kb) return fail(c, "reduction sizes differ (%lld vs %lld)", (long long)k, (long long)kb);
+  if (k != kb) return ir_fail(c->err, c->g, c->node, "reduction sizes differ (%lld vs %lld)", (long long)k, (long long)kb);
   struct shape y = {.rank = 2, .d = {m, nn}}, yc;
   if (ct) {
     struct shape sc = shape_of(ct);
     if (sc.rank > 2 || broadcast(c, &y, &sc, &yc) || yc.d[0] != m || (yc.rank == 2 && yc.d[1] != nn))
-      return fail(c, "C %%%s does not broadcast to [%lld,%lld]", ct->name, (long long)m, (long long)nn);
+      return ir_fail(c->err, c->g, c->node, "C %%%s does not broadcast to [%lld,%lld]", ct->name, (long long)m, (long long)nn);
   }
   return set_result(c, 0, IR_DT_F32, &y);
 }
@@ -296,7 +284,7 @@ static int infer_flatten(struct sctx *c) {
   const struct ir_tensor *x = known(c, 0);
   if (!x) return 0;
   int64_t a = ir_attr_int(cur(c), "axis", 1);
-  if (a < -x->rank || a > x->rank) return fail(c, "axis %lld is out of range for rank %d", (long long)a, x->rank);
+  if (a < -x->rank || a > x->rank) return ir_fail(c->err, c->g, c->node, "axis %lld is out of range for rank %d", (long long)a, x->rank);
   int axis = (int)(a < 0 ? a + x->rank : a);
   struct shape y = {.rank = 2, .d = {1, 1}};
   for (int i = 0; i < x->rank; i++) y.d[i >= axis] *= x->dims[i];
@@ -306,7 +294,7 @@ static int infer_flatten(struct sctx *c) {
 static int infer_reshape(struct sctx *c) {
   const struct ir_tensor *x = known(c, 0), *st = known(c, 1);
   if (!x || !st || !st->data) return 0;
-  if (st->rank != 1 || st->dims[0] > IR_MAX_RANK) return fail(c, "shape %%%s must be 1-D with at most %d entries", st->name, IR_MAX_RANK);
+  if (st->rank != 1 || st->dims[0] > IR_MAX_RANK) return ir_fail(c->err, c->g, c->node, "shape %%%s must be 1-D with at most %d entries", st->name, IR_MAX_RANK);
   const int64_t *req = st->data;
   int allowzero = ir_attr_int(cur(c), "allowzero", 0) != 0, infer = -1;
   struct shape y = {.rank = (int)st->dims[0]};
@@ -314,19 +302,19 @@ static int infer_reshape(struct sctx *c) {
   for (int i = 0; i < y.rank; i++) {
     int64_t v = req[i];
     if (v == 0 && !allowzero) {
-      if (i >= x->rank) return fail(c, "shape entry %d is 0 but the input has rank %d", i, x->rank);
+      if (i >= x->rank) return ir_fail(c->err, c->g, c->node, "shape entry %d is 0 but the input has rank %d", i, x->rank);
       v = x->dims[i];
     }
     if (v == -1 && infer < 0) { infer = i; v = 1; }
-    else if (v < 0 || v > IR_MAX_DIM) return fail(c, "shape entry %d is %lld", i, (long long)req[i]);
+    else if (v < 0 || v > IR_MAX_DIM) return ir_fail(c->err, c->g, c->node, "shape entry %d is %lld", i, (long long)req[i]);
     y.d[i] = v;
-    if (__builtin_mul_overflow(known_prod, v, &known_prod)) return fail(c, "shape overflows");
+    if (__builtin_mul_overflow(known_prod, v, &known_prod)) return ir_fail(c->err, c->g, c->node, "shape overflows");
   }
   if (infer >= 0) {
-    if (known_prod == 0 || total % known_prod) return fail(c, "cannot infer the -1 entry of the shape");
+    if (known_prod == 0 || total % known_prod) return ir_fail(c->err, c->g, c->node, "cannot infer the -1 entry of the shape");
     y.d[infer] = total / known_prod;
   } else if (known_prod != total) {
-    return fail(c, "reshapes %lld elements into %lld", (long long)total, (long long)known_prod);
+    return ir_fail(c->err, c->g, c->node, "reshapes %lld elements into %lld", (long long)total, (long long)known_prod);
   }
   return set_result(c, 0, x->dtype, &y);
 }
@@ -340,7 +328,7 @@ static int infer_transpose(struct sctx *c) {
   struct shape y = {.rank = x->rank};
   unsigned seen = 0;
   for (int i = 0; i < x->rank; i++) {
-    if (perm[i] < 0 || perm[i] >= x->rank || (seen >> perm[i]) & 1u) return fail(c, "perm is not a permutation");
+    if (perm[i] < 0 || perm[i] >= x->rank || (seen >> perm[i]) & 1u) return ir_fail(c->err, c->g, c->node, "perm is not a permutation");
     seen |= 1u << perm[i];
     y.d[i] = x->dims[perm[i]];
   }
@@ -357,9 +345,9 @@ static int infer_concat(struct sctx *c) {
   struct shape y = shape_of(x0);
   for (int k = 1; k < n->n_in; k++) {
     const struct ir_tensor *x = known(c, k);
-    if (x->rank != y.rank || x->dtype != x0->dtype) return fail(c, "operand %d differs in rank or dtype", k);
+    if (x->rank != y.rank || x->dtype != x0->dtype) return ir_fail(c->err, c->g, c->node, "operand %d differs in rank or dtype", k);
     for (int i = 0; i < y.rank; i++)
-      if (i != axis && x->dims[i] != y.d[i]) return fail(c, "operand %d differs in dim %d", k, i);
+      if (i != axis && x->dims[i] != y.d[i]) return ir_fail(c->err, c->g, c->node, "operand %d differs in dim %d", k, i);
     y.d[axis] += x->dims[axis];
   }
   return set_result(c, 0, x0->dtype, &y);
@@ -370,12 +358,12 @@ static int read_axes(struct sctx *c, int rank, int64_t *axes, int *n, unsigned *
   const struct ir_attr *a = ir_attr_find(cur(c), "axes");
   *mask = 0;
   *n = a ? a->n : 0;
-  if (*n > IR_MAX_RANK || (a && a->kind != IR_ATTR_INTS)) return fail(c, "bad 'axes'");
+  if (*n > IR_MAX_RANK || (a && a->kind != IR_ATTR_INTS)) return ir_fail(c->err, c->g, c->node, "bad 'axes'");
   for (int i = 0; i < *n; i++) {
     int64_t v = a->ints[i];
-    if (v < -rank || v >= rank) return fail(c, "axis %lld is out of range for rank %d", (long long)v, rank);
+    if (v < -rank || v >= rank) return ir_fail(c->err, c->g, c->node, "axis %lld is out of range for rank %d", (long long)v, rank);
     axes[i] = v < 0 ? v + rank : v;
-    if ((*mask >> axes[i]) & 1u) return fail(c, "axis %lld is repeated", (long long)v);
+    if ((*mask >> axes[i]) & 1u) return ir_fail(c->err, c->g, c->node, "axis %lld is repeated", (long long)v);
     *mask |= 1u << axes[i];
   }
   return 0;
@@ -388,7 +376,7 @@ static int infer_unsqueeze(struct sctx *c) {
   int n;
   unsigned mask;
   int rank = x->rank + (ir_attr_find(cur(c), "axes") ? ir_attr_find(cur(c), "axes")->n : 0);
-  if (rank > IR_MAX_RANK) return fail(c, "result rank %d is above %d", rank, IR_MAX_RANK);
+  if (rank > IR_MAX_RANK) return ir_fail(c->err, c->g, c->node, "result rank %d is above %d", rank, IR_MAX_RANK);
   if (read_axes(c, rank, axes, &n, &mask)) return -1;
   struct shape y = {.rank = rank};
   for (int i = 0, k = 0; i < rank; i++) y.d[i] = (mask >> i) & 1u ? 1 : x->dims[k++];
@@ -405,7 +393,7 @@ static int infer_squeeze(struct sctx *c) {
   struct shape y = {.rank = 0};
   for (int i = 0; i < x->rank; i++) {
     int drop = n ? (mask >> i) & 1u : x->dims[i] == 1;
-    if (drop && x->dims[i] != 1) return fail(c, "cannot squeeze dim %d of size %lld", i, (long long)x->dims[i]);
+    if (drop && x->dims[i] != 1) return ir_fail(c->err, c->g, c->node, "cannot squeeze dim %d of size %lld", i, (long long)x->dims[i]);
     if (!drop) y.d[y.rank++] = x->dims[i];
   }
   return set_result(c, 0, x->dtype, &y);
@@ -429,7 +417,7 @@ static int infer_gather(struct sctx *c) {
   if (!x || !ix) return 0;
   int axis;
   if (axis_attr(c, "axis", 0, x->rank, &axis)) return -1;
-  if (x->rank - 1 + ix->rank > IR_MAX_RANK) return fail(c, "result rank above %d", IR_MAX_RANK);
+  if (x->rank - 1 + ix->rank > IR_MAX_RANK) return ir_fail(c->err, c->g, c->node, "result rank above %d", IR_MAX_RANK);
   struct shape y = {.rank = 0};
   for (int i = 0; i < axis; i++) y.d[y.rank++] = x->dims[i];
   for (int i = 0; i < ix->rank; i++) y.d[y.rank++] = ix->dims[i];
@@ -442,12 +430,12 @@ static int infer_gather(struct sctx *c) {
 static int infer_batchnorm(struct sctx *c) {
   const struct ir_tensor *x = known(c, 0);
   if (!x) return 0;
-  if (x->rank < 2) return fail(c, "input rank %d, needs at least 2", x->rank);
-  if (ir_attr_int(cur(c), "training_mode", 0)) return fail(c, "training_mode is not supported");
+  if (x->rank < 2) return ir_fail(c->err, c->g, c->node, "input rank %d, needs at least 2", x->rank);
+  if (ir_attr_int(cur(c), "training_mode", 0)) return ir_fail(c->err, c->g, c->node, "training_mode is not supported");
   for (int k = 1; k < 5; k++) {
     const struct ir_tensor *p = known(c, k);
     if (p && (p->rank != 1 || p->dims[0] != x->dims[1]))
-      return fail(c, "parameter %%%s must have %lld entries", p->name, (long long)x->dims[1]);
+      return ir_fail(c->err, c->g, c->node, "parameter %%%s must have %lld entries", p->name, (long long)x->dims[1]);
   }
   return same_as_input(c, x);
 }
@@ -467,8 +455,8 @@ static int check_qparams(struct sctx *c, const struct ir_tensor *x, int si) {
   const struct ir_tensor *s = known(c, si);
   if (!s || ir_tensor_numel(s) == 1) return 0;
   int axis;
-  if (s->rank != 1 || axis_attr(c, "axis", 1, x->rank, &axis)) return fail(c, "scale must be a scalar or 1-D");
-  if (s->dims[0] != x->dims[axis]) return fail(c, "%lld scales for %lld channels", (long long)s->dims[0], (long long)x->dims[axis]);
+  if (s->rank != 1 || axis_attr(c, "axis", 1, x->rank, &axis)) return ir_fail(c->err, c->g, c->node, "scale must be a scalar or 1-D");
+  if (s->dims[0] != x->dims[axis]) return ir_fail(c->err, c->g, c->node, "%lld scales for %lld channels", (long long)s->dims[0], (long long)x->dims[axis]);
   return 0;
 }
 
@@ -493,7 +481,7 @@ static enum ir_dtype dtype_of(struct sctx *c, int k, enum ir_dtype dflt) {
 
 static int infer_constant(struct sctx *c) {
   const struct ir_attr *a = ir_attr_find(cur(c), "value");
-  if (!a || a->kind != IR_ATTR_TENSOR || a->tensor < 0) return fail(c, "needs a constant 'value'");
+  if (!a || a->kind != IR_ATTR_TENSOR || a->tensor < 0) return ir_fail(c->err, c->g, c->node, "needs a constant 'value'");
   const struct ir_tensor *v = &c->g->tensors[a->tensor];
   struct shape y = shape_of(v);
   return set_result(c, 0, v->dtype, &y);
@@ -532,7 +520,7 @@ static int infer_node(struct sctx *c) {
     return 0; /* pass_fuse.c types these when it builds them */
   case IR_OP_COUNT: break;
   }
-  IR_ASSERT(0);
+  LOOM_ASSERT(0);
   return -1;
 }
 

@@ -200,7 +200,7 @@ void tile_window(const struct lower_geom *g, int32_t oy0, int32_t rows, int32_t 
   w->nx = x1 - w->x0;
   w->pl = w->x0 - xs;
   w->pr = xe - x1;
-  LOWER_ASSERT(w->ny > 0 && w->nx > 0);
+  LOOM_ASSERT(w->ny > 0 && w->nx > 0);
 }
 
 /* ---- what each half holds ---- */
@@ -244,7 +244,7 @@ void tile_step(const struct tile_ctx *c, struct tile_state *s, const struct tile
     s->res_base[wkey] = (int32_t)s->res_next;
     s->res_next += st->wgt_slice_rows;
     st->load_wgt = 1;
-    LOWER_ASSERT(s->res_next <= (uint32_t)c->cfg->wgt_rows);
+    LOOM_ASSERT(s->res_next <= (uint32_t)c->cfg->wgt_rows);
   }
   st->wgt_base = (uint32_t)s->res_base[wkey];
 }
@@ -357,7 +357,7 @@ static void note_sets(const struct tile_ctx *c, const struct tile_chunk *ch,
 static int evaluate(struct tile_ctx *c, uint64_t bound, uint64_t *bus) {
   struct eval *e = calloc(1, sizeof *e);
   struct tile_state s;
-  LOWER_ASSERT(e && tile_state_init(&s, c) == 0);
+  LOOM_ASSERT(e && tile_state_init(&s, c) == 0);
   uint64_t acc_row = loom_hw_row_bytes(c->cfg, LOOM_BUF_ACC, 0);
   struct cost_pipe p;
   cost_pipe_init(&p, cost_dma(c->cfg, (uint64_t)c->L.param_rows * acc_row, 1, 0));
@@ -417,7 +417,7 @@ int tile_finish(const struct loom_hw_config *cfg, const struct lower_geom *g, ui
 /* Distinct values of ceil(n / m), m = 1..n, largest first. */
 int32_t tile_distinct_sizes(int32_t n, int32_t *out) {
   int32_t k = 0;
-  LOWER_ASSERT(n >= 1 && n <= (1 << 24)); /* at most 2 sqrt(n) values */
+  LOOM_ASSERT(n >= 1 && n <= (1 << 24)); /* at most 2 sqrt(n) values */
   for (int32_t m = 1; m <= n; m++) {
     int32_t v = tile_ceil_div(n, m);
     if (k == 0 || out[k - 1] != v) out[k++] = v;

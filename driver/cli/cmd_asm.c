@@ -2,7 +2,7 @@
  * cmd_asm.c - `loom asm PROGRAM.s -o PROGRAM.loom`: assemble a program
  * (docs/asm.md) into a .loom file.
  *
- * The assembler (driver/lib/asm.c) does the work and has already validated
+ * The assembler (driver/core/asm.c) does the work and has already validated
  * the result as the loader would; this file only picks the output name and
  * reports "file:line:column: what" errors.
  */
@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include "cli.h"
-#include "driver/lib/asm.h"
-#include "driver/lib/loomfile.h"
+#include "driver/core/asm.h"
+#include "driver/core/loomfile.h"
 
 /* "dir/prog.s" -> "dir/prog.loom" (malloc'd). */
 static char *default_output(const char *src) {

@@ -12,8 +12,8 @@
 #include <string.h>
 
 #include "cli.h"
-#include "driver/lib/asm.h"
-#include "driver/lib/loomfile.h"
+#include "driver/core/asm.h"
+#include "driver/core/loomfile.h"
 
 static int disassemble(const char *path, const char *out_path) {
   char msg[LOOM_MSG_MAX];

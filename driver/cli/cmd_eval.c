@@ -17,8 +17,8 @@
 #include <string.h>
 
 #include "cli.h"
-#include "driver/lib/loomfile.h"
-#include "driver/lib/npy.h"
+#include "driver/core/loomfile.h"
+#include "driver/core/npy.h"
 #include "loom/loom.h"
 
 struct eval_args {

@@ -12,8 +12,8 @@
 #include <string.h>
 
 #include "cli.h"
-#include "driver/lib/hostops.h"
-#include "driver/lib/loomfile.h"
+#include "driver/core/hostops.h"
+#include "driver/core/loomfile.h"
 #include "loom/isa.h"
 #include "loom/loom.h"
 

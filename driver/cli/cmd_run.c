@@ -16,9 +16,9 @@
 
 #include "cli.h"
 #include "driver/cli/profile.h"
-#include "driver/lib/loomfile.h"
-#include "driver/lib/npy.h"
-#include "driver/lib/readfile.h"
+#include "driver/core/loomfile.h"
+#include "driver/core/npy.h"
+#include "driver/core/readfile.h"
 #include "loom/isa.h"
 #include "loom/loom.h"
 

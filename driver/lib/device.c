@@ -1,6 +1,5 @@
 /*
- * device.c - opening a device by backend name, the backend registry, and
- * the names of statuses and data types.
+ * device.c - opening a device by backend name, and the backend registry.
  *
  * The registry is the list in backends.def, expanded here into
  * loom_backends[]: a backend is compiled in when its file exists and its
@@ -8,6 +7,8 @@
  * plugin loading).  The names of backends that Loom defines but this build
  * lacks are kept below only so that "tsim" gets a better message than a
  * typo does.
+ *
+ * (The names of statuses and data types are the core's: driver/core/status.c.)
  *
  * A device is the backend's state plus the hardware configuration it
  * implements and the message of the last failed call.  Nothing here is
@@ -38,55 +39,7 @@ static const char *const backend_names[] = {
 /* Backends Loom defines, compiled in or not (docs/runtime.md). */
 static const char *const known_backends[] = {"fsim", "tsim", "linux", "xrt", NULL};
 
-static const char *const status_names[] = {
-    [LOOM_OK] = "OK",
-    [LOOM_E_INVALID] = "INVALID",
-    [LOOM_E_NOMEM] = "NOMEM",
-    [LOOM_E_IO] = "IO",
-    [LOOM_E_FORMAT] = "FORMAT",
-    [LOOM_E_CONFIG] = "CONFIG",
-    [LOOM_E_JOB] = "JOB",
-    [LOOM_E_TIMEOUT] = "TIMEOUT",
-    [LOOM_E_UNSUPPORTED] = "UNSUPPORTED",
-    [LOOM_E_NOTFOUND] = "NOTFOUND",
-};
-_Static_assert(sizeof status_names / sizeof status_names[0] == LOOM_STATUS_COUNT,
-               "every loom_status needs a name");
-
-/* NumPy-style names, as .npy headers and messages spell them. */
-static const char *const dtype_names[] = {
-    [LOOM_DT_INVALID] = "invalid", [LOOM_DT_I8] = "int8",     [LOOM_DT_U8] = "uint8",
-    [LOOM_DT_I32] = "int32",       [LOOM_DT_F32] = "float32",
-};
-_Static_assert(sizeof dtype_names / sizeof dtype_names[0] == LOOM_DT_COUNT,
-               "every loom_dtype needs a name");
-
-static const unsigned char dtype_sizes[] = {
-    [LOOM_DT_INVALID] = 0, [LOOM_DT_I8] = 1, [LOOM_DT_U8] = 1, [LOOM_DT_I32] = 4, [LOOM_DT_F32] = 4,
-};
-_Static_assert(sizeof dtype_sizes == LOOM_DT_COUNT, "every loom_dtype needs a size");
-
-const char *loom_status_name(loom_status s) {
-  return (unsigned)s < LOOM_STATUS_COUNT ? status_names[s] : "?";
-}
-
-const char *loom_dtype_name(loom_dtype t) {
-  return (unsigned)t < LOOM_DT_COUNT ? dtype_names[t] : "?";
-}
-
-size_t loom_dtype_size(loom_dtype t) { return (unsigned)t < LOOM_DT_COUNT ? dtype_sizes[t] : 0; }
-
 const char *const *loom_backend_names(void) { return backend_names; }
-
-loom_status loom_fail(char msg[LOOM_MSG_MAX], loom_status st, const char *fmt, ...) {
-  if (msg) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, LOOM_MSG_MAX, fmt, ap);
-    va_end(ap);
-  }
-  return st;
-}
 
 static const struct loom_backend_ops *find_backend(const char *name) {
   for (int i = 0; loom_backends[i]; i++)

@@ -32,7 +32,7 @@
 #include <time.h>
 
 #include "hostcode.h"
-#include "hostops.h"
+#include "driver/core/hostops.h"
 #include "loom/isa.h"
 #include "runtime.h"
 
@@ -84,7 +84,7 @@ static loom_status check_buffers(loom_model *m, char msg[LOOM_MSG_MAX]) {
   return LOOM_OK;
 }
 
-static int dtype_ok(uint32_t t) { return t > LOOM_DT_INVALID && t < LOOM_DT_COUNT; }
+static int dtype_ok(uint32_t t) { return t > LOOM_DT_INVALID && t < LOOM_FILE_DT_COUNT; }
 
 static loom_status check_tensor(loom_model *m, uint32_t i, char msg[LOOM_MSG_MAX]) {
   const struct loom_file *f = &m->file;

@@ -44,6 +44,17 @@ typedef enum loom_dtype {
   LOOM_DT_U8,
   LOOM_DT_I32,
   LOOM_DT_F32,
+  /* Host-side types (host steps, graph inputs and outputs); the
+   * accelerator computes in the four above. */
+  LOOM_DT_I64,
+  LOOM_DT_BOOL,   /* one byte, 0 or 1 */
+  LOOM_DT_I16,
+  LOOM_DT_U16,
+  LOOM_DT_U32,
+  LOOM_DT_U64,
+  LOOM_DT_F16,    /* IEEE binary16 */
+  LOOM_DT_BF16,   /* bfloat16: the high half of a binary32 */
+  LOOM_DT_F64,
   LOOM_DT_COUNT
 } loom_dtype;
 

@@ -50,9 +50,9 @@ static int alloc_queues(struct fsim *sim) {
 }
 
 struct fsim *fsim_create(const struct loom_hw_config *cfg) {
-  assert(cfg && cfg->cmd_queue_depth > 0 && cfg->token_queue_depth > 0);
-  assert(cfg->batch > 0 && cfg->block_in > 0 && cfg->block_out > 0);
-  assert(cfg->out_rows == cfg->acc_rows && "OUT mirrors ACC row for row");
+  LOOM_ASSERT(cfg && cfg->cmd_queue_depth > 0 && cfg->token_queue_depth > 0);
+  LOOM_ASSERT(cfg->batch > 0 && cfg->block_in > 0 && cfg->block_out > 0);
+  LOOM_ASSERT(cfg->out_rows == cfg->acc_rows && "OUT mirrors ACC row for row");
   struct fsim *sim = calloc(1, sizeof *sim);
   if (!sim) return NULL;
   sim->cfg = cfg;
@@ -94,8 +94,8 @@ static void reset_state(struct fsim *sim, const struct fsim_job *job, struct fsi
 }
 
 uint32_t fsim_run(struct fsim *sim, const struct fsim_job *job, struct fsim_result *res) {
-  assert(sim && job && res);
-  assert(job->insns || job->insn_count == 0);
+  LOOM_ASSERT(sim && job && res);
+  LOOM_ASSERT(job->insns || job->insn_count == 0);
   memset(res, 0, sizeof *res);
   reset_state(sim, job, res);
   if (sim->timing) fsim_timing_begin(sim->timing, job);

@@ -68,7 +68,7 @@ static void alu_row(const struct loom_insn_alu *in, int32_t *restrict d, const i
     /* the immediate form takes the QCFG multiplier, the vector form a per-lane one */
     for (uint32_t i = 0; i < n; i++) d[i] = requant(d[i], in->use_imm ? q->multiplier : v[i], q);
     break;
-  default: assert(0 && "loom_insn_decode rejects undefined ALU ops");
+  default: LOOM_ASSERT(0 && "loom_insn_decode rejects undefined ALU ops");
   }
 }
 

@@ -72,7 +72,7 @@ GEMM_ROW_FIXED(16, 16)
 GEMM_ROW_FIXED(32, 32)
 
 static gemm_row_fn *pick_kernel(const struct loom_hw_config *cfg) {
-  assert(cfg->block_in <= 65536 && "the int32 dot product cannot overflow");
+  LOOM_ASSERT(cfg->block_in <= 65536 && "the int32 dot product cannot overflow");
   if (cfg->block_in == 8 && cfg->block_out == 8) return gemm_row_8x8;
   if (cfg->block_in == 16 && cfg->block_out == 16) return gemm_row_16x16;
   if (cfg->block_in == 32 && cfg->block_out == 32) return gemm_row_32x32;

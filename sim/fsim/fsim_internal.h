@@ -26,9 +26,9 @@
 #ifndef LOOM_FSIM_INTERNAL_H
 #define LOOM_FSIM_INTERNAL_H
 
-#include <assert.h>
 #include <stdint.h>
 
+#include "driver/core/core.h"
 #include "loom/hwconfig.h"
 #include "loom/isa.h"
 #include "sim/fsim/fsim.h"

@@ -26,7 +26,7 @@ static uint64_t last_row(const struct loom_insn_mem *m) {
 
 static uint32_t check_segment(struct fsim *sim, const struct fsim_slot *s, uint32_t r) {
   const struct loom_insn_mem *m = &s->insn.mem;
-  assert(m->segment < LOOM_NUM_SEGMENTS);
+  LOOM_ASSERT(m->segment < LOOM_NUM_SEGMENTS);
   const struct fsim_segment *seg = &sim->st.job->seg[m->segment];
   if (seg->size == 0 || !seg->data)
     return fsim_fail(sim, LOOM_ERR_SEGMENT, s, "segment %u is unmapped", m->segment);
@@ -89,7 +89,7 @@ static void write_row(struct fsim *sim, const struct loom_insn_mem *m, uint32_t 
     else memset(sim->inp + (size_t)row * sim->inp_elems, (int8_t)m->pad_value, sim->inp_elems);
     break;
   case LOOM_BUF_ACC: write_acc_row(sim, m, row, src); break;
-  default: assert(0 && "loom_insn_decode rejects LOADs into other buffers");
+  default: LOOM_ASSERT(0 && "loom_insn_decode rejects LOADs into other buffers");
   }
 }
 
@@ -132,7 +132,7 @@ uint32_t fsim_store(struct fsim *sim, const struct fsim_slot *s) {
   if (!err) err = check_sram(sim, s, LOOM_BUF_OUT, (uint64_t)m->y_size * m->x_size);
   if (err) return err;
   if (!fsim_charge(sim, s, (uint64_t)m->y_size * m->x_size)) return LOOM_ERR_TIMEOUT;
-  assert(r == sim->acc_elems);
+  LOOM_ASSERT(r == sim->acc_elems);
   for (uint32_t y = 0; y < m->y_size; y++)
     for (uint32_t x = 0; x < m->x_size; x++) {
       const int8_t *src = sim->out + (size_t)(m->sram_base + y * m->x_size + x) * r;

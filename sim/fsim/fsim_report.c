@@ -30,8 +30,8 @@ void fsim_insn_label(const struct loom_insn *in, char *buf, size_t n) {
 static void record(struct fsim *sim, uint32_t code, uint32_t index, const char *prefix,
                    const char *fmt, va_list ap) {
   struct fsim_result *res = sim->st.res;
-  assert(res->error == LOOM_ERR_NONE && "the first error stops the job");
-  assert(code != LOOM_ERR_NONE && code < LOOM_ERR_COUNT);
+  LOOM_ASSERT(res->error == LOOM_ERR_NONE && "the first error stops the job");
+  LOOM_ASSERT(code != LOOM_ERR_NONE && code < LOOM_ERR_COUNT);
   res->error = code;
   res->err_insn = index;
   int k = snprintf(res->message, sizeof res->message, "%s", prefix);

@@ -56,7 +56,7 @@ _Static_assert(LOOM_OP_COUNT == 7, "dispatch() handles every opcode");
 static int cmdq_full(const struct fsim_cmdq *q) { return q->count == q->cap; }
 
 static void cmdq_push(struct fsim_cmdq *q, const struct fsim_slot *s) {
-  assert(!cmdq_full(q));
+  LOOM_ASSERT(!cmdq_full(q));
   q->slots[(q->head + q->count) % q->cap] = *s;
   q->count++;
 }
@@ -123,7 +123,7 @@ static void advance(struct fsim_module *mod) {
 static int waiting_tokq(const struct fsim_module *mod, int m) {
   if (!phase_flag(&mod->cur.insn, mod->phase)) return -1;
   int t = phase_tokq[m][mod->phase];
-  assert(t >= 0 && "loom_insn_decode rejects token flags a queue lacks");
+  LOOM_ASSERT(t >= 0 && "loom_insn_decode rejects token flags a queue lacks");
   return t;
 }
 
@@ -157,7 +157,7 @@ static uint32_t dispatch(struct fsim *sim, const struct fsim_slot *s) {
   case LOOM_OP_ALU: return fsim_alu(sim, s);
   case LOOM_OP_QCFG: fsim_qcfg(sim, s); return LOOM_ERR_NONE;
   case LOOM_OP_NOP: return LOOM_ERR_NONE;
-  default: assert(0 && "FINISH is the scheduler's, the rest never pass decode"); return 0;
+  default: LOOM_ASSERT(0 && "FINISH is the scheduler's, the rest never pass decode"); return 0;
   }
 }
 
@@ -215,7 +215,7 @@ static int module_step(struct fsim *sim, int m) {
   case FSIM_PHASE_EXEC: return execute(sim, m);
   case FSIM_PHASE_PUSH_PREV:
   case FSIM_PHASE_PUSH_NEXT: return token_push(sim, m);
-  default: assert(0 && "bad phase"); return 0;
+  default: LOOM_ASSERT(0 && "bad phase"); return 0;
   }
 }
 
@@ -270,7 +270,7 @@ static void report_deadlock(struct fsim *sim) {
     appendf(msg, sizeof msg, &k, "; fetch holds insn %u (%s) for the full %s command queue",
             f->held.index, label, loom_queue_name((uint32_t)loom_insn_queue(&f->held.insn)));
   }
-  assert(first != UINT32_MAX && "a deadlock has a waiting instruction");
+  LOOM_ASSERT(first != UINT32_MAX && "a deadlock has a waiting instruction");
   fsim_fail_at(sim, LOOM_ERR_DEADLOCK, first, "%s", msg);
 }
 

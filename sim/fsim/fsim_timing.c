@@ -23,7 +23,7 @@
  *              dram_model.cpp); a burst's first beat comes `latency` cycles
  *              after its address and bursts are answered in order; reads and
  *              writes share one beat per cycle (a fluid model of the DRAM's
- *              R/W alternation, see "the bus" below); at most `outstanding`
+ *              R/W alternation, see "the bus" in fsim_timing_bus.c); at most `outstanding`
  *              write bursts wait for their response; the store's AW runs at
  *              most LenQ - 2 bursts ahead of its W.
  *
@@ -37,409 +37,14 @@
  * functional run reports each ALU instruction's stall (fsim_timing_alu).
  *
  * The other constants are cycle costs of the RTL's fixed steps, each
- * pinned by a micro-benchmark on tsim (struct tm_consts below); the DRAM's
+ * pinned by a micro-benchmark on tsim (struct tm_consts in fsim_timing_int.h); the DRAM's
  * are tsim's defaults.  Segment bases count as 4 KiB aligned (tsim's
  * allocator and the runtime's give that), for the 4 KiB burst splits.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "loom/loom.h"
-#include "sim/fsim/fsim_internal.h"
-
-#define TM_INF UINT64_MAX
-#define TM_BQ_CAP 256           /* bursts (fetch: parts) in flight per direction, above the limits */
-#define TM_FETCH_BUF 16        /* loom_fetch.v: instruction buffer entries */
-#define TM_FETCH_BURST 16      /* loom_fetch.v: instructions per burst at most */
-#define TM_STORE_LENQ 8        /* loom_store.v LenQ: AW may run LenQ - 2 bursts ahead of W */
-#define TM_MAX_BEATS 256       /* AXI4 INCR burst */
-
-/* Cycle costs of the RTL's fixed steps.  Each names the RTL that causes it
- * and the micro-benchmark of tests/timing/timing_agree.c (--micro) that
- * pins its value on tsim; docs/fsim-timing.md has the table. */
-struct tm_consts {
-  uint32_t take;      /* loom_insn_seq: StIdle pops the command queue, next phase a cycle later (tokens, nops) */
-  uint32_t token;     /* loom_insn_seq: one pop or push phase (tokens) */
-  uint32_t check;     /* loom_mem_check: three cycles before the first request (load wgt 8, store 8) */
-  uint32_t rd_ar;     /* burst_gen and the arbiter's skid to the DRAM's AR (load inp strided) */
-  uint32_t rd_r;      /* a beat at the DRAM to the requester (load wgt minus rd_ar) */
-  uint32_t rd_tail;   /* last beat to done: the row's SRAM write, StDone (load wgt, load uop) */
-  uint32_t acc_tail;  /* LOAD ACC: the OUT = sat8 write after the row (load acc) */
-  uint32_t pad_tail;  /* padding-bound LOAD: last cell written to done (load inp padded) */
-  uint32_t dma_gap;   /* loom_load/loom_store: StDone to the next take (load inp short, store short) */
-  uint32_t gemm_fill; /* loom_gemm: F0..E6 and StDone after the last issue (gemm short) */
-  uint32_t alu_fill;  /* loom_uop_fe + loom_alu Lat 7 + StDone after the last issue (alu short) */
-  uint32_t wr_tail;   /* B at the DRAM to the store's done (store 8) */
-  uint32_t aw_to_w;   /* AW accepted to its first W beat: length queue, W slice (store strided) */
-  uint32_t out_lead;  /* store: first OUT read to its beat, through the 4-row queue (store 8) */
-  uint32_t fetch_lat; /* job start to fetch's first request (every micro-benchmark's offset) */
-  uint32_t dispatch;  /* fetch: second beat of an instruction to its dispatch (nops) */
-};
-
-static const struct tm_consts consts = {
-    .take = 1,      .token = 1,     .check = 3,      .rd_ar = 1,     .rd_r = 2,
-    .rd_tail = 3,   .acc_tail = 1,  .pad_tail = 2,   .dma_gap = 1,   .gemm_fill = 11,
-    .alu_fill = 12, .wr_tail = 3,   .aw_to_w = 2,    .out_lead = 3,  .fetch_lat = 2,
-    .dispatch = 1,
-};
-
-/* DRAM model parameters: tsim's defaults (sim/tsim/dram_model.h, docs/tsim.md). */
-#define TM_DRAM_LATENCY 32
-#define TM_DRAM_BYTES_PER_CYCLE 8
-#define TM_DRAM_OUTSTANDING 8
-
-enum tm_phase { TM_IDLE, TM_POP_PREV, TM_POP_NEXT, TM_EXEC, TM_PUSH_PREV, TM_PUSH_NEXT };
-
-/* A command queue: stream indices and the cycle each was pushed. */
-struct tm_cmdq {
-  uint32_t *idx;
-  uint64_t *at;
-  uint32_t head, count, cap;
-  uint64_t room_at; /* a push can happen from this cycle on (after a take from a full queue) */
-};
-
-struct tm_tokq {
-  uint64_t *at; /* push cycles of the tokens in the queue, a ring of `cap` */
-  uint32_t head, count, cap;
-  uint64_t room_at;
-};
-
-/* A burst on the data bus. */
-struct tm_burst {
-  uint64_t at;     /* cycle it can start moving data */
-  uint64_t rem;    /* half-cycles of the bus it still needs */
-  int owner;       /* LOOM_Q_* module, or TM_FETCH */
-  uint32_t aux;    /* fetch: the instruction this part of the burst carries */
-  uint64_t grant;  /* index among the grants of its direction */
-  int more;        /* fetch: more parts of the same burst follow */
-};
-
-struct tm_bq {
-  struct tm_burst b[TM_BQ_CAP];
-  uint32_t head, count;
-};
-
-/* The entities of the event loop: the three modules (LOOM_Q_*), then: */
-#define TM_FETCH LOOM_Q_COUNT         /* fetch's burst requests */
-#define TM_DISPATCH (LOOM_Q_COUNT + 1) /* fetch's dispatch into the command queues */
-#define TM_BUS (LOOM_Q_COUNT + 2)      /* the data bus */
-#define TM_ENTITIES (LOOM_Q_COUNT + 3)
-
-/* A DMA transfer in progress: the walk of loom_burst_gen over its rows. */
-struct tm_dma {
-  int active, is_store, hold_uops;
-  uint64_t addr, row_addr, stride, row_bytes; /* bytes */
-  uint64_t row_lo, row_hi;                    /* the current row's bytes */
-  uint32_t rows_left, rem_beats;              /* rows still to start; beats left in this row */
-  uint64_t next_issue;                        /* burst_gen: one burst per cycle */
-  uint64_t first;                             /* cycle the first burst could go */
-  uint64_t last_done;                         /* last beat (reads) or B (stores) so far */
-  uint64_t cells;                             /* SRAM rows written (data + padding) */
-  uint64_t beats, bursts, pending;            /* pending: issued, not finished */
-  uint64_t moving;                            /* cycles of those beats on the bus (UOP: held) */
-};
-
-struct tm_mod {
-  struct tm_cmdq q;
-  enum tm_phase phase;
-  struct loom_insn insn;
-  uint32_t index;
-  uint64_t t;          /* the module's next step cannot happen before this cycle */
-  uint64_t taken;      /* when it took the current instruction */
-  uint64_t exec_begin; /* engine start */
-  uint64_t idle_at;    /* back in StIdle */
-  struct tm_dma dma;
-  uint64_t busy, tok_stall, mem_stall;
-  uint32_t take_gap;   /* cycles between going idle and the next take (see exec_done) */
-};
-
-struct fsim_timing {
-  const struct loom_hw_config *cfg;
-  struct tm_mod mod[LOOM_Q_COUNT];
-  struct tm_tokq tok[FSIM_TOK_COUNT];
-  /* the bus */
-  uint64_t bus_t;          /* the bus has been simulated up to this cycle */
-  struct tm_bq rq, wq;     /* read bursts (answered in order), write bursts (W in AW order) */
-  uint32_t beat_cycles;    /* bus cycles per beat: bus bytes / bytes per cycle, at least 1 */
-  uint32_t bus_bytes;
-  uint64_t *rd_slot;       /* cycle each of the last `rd_max` read grants frees its slot, a ring */
-  uint64_t rd_grants;
-  uint32_t rd_max;
-  uint64_t wr_slot[TM_DRAM_OUTSTANDING]; /* the same for write bursts (at their B) */
-  uint64_t wr_grants;
-  uint64_t aw_count, w_done; /* store: AWs issued, W bursts finished */
-  uint64_t ar_free, aw_free;
-  uint32_t rr_last;        /* read port granted last: 0 fetch, 1 load, 2 compute */
-  uint64_t now;            /* the event loop's time */
-  /* fetch */
-  const uint8_t *insns;
-  uint32_t insn_count, finish_index; /* dispatch stops after FINISH */
-  uint32_t fetch_req, fetch_disp;
-  uint64_t fetch_t, disp_t;
-  uint64_t *arrive;                  /* cycle instruction i is in the fetch buffer */
-  uint32_t arrive_cap;
-  uint64_t *alu_stall;               /* interlock cycles of ALU instruction i (fsim_timing_alu) */
-  uint32_t alu_cap;
-  /* result */
-  int finished;
-  uint64_t end;
-  int tracing;
-  struct loom_trace_event *ev;
-  size_t nev, cap_ev;
-};
-
-/* ---- trace ---- */
-
-static void trace(struct fsim_timing *tm, int module, int kind, uint32_t insn, uint32_t opcode,
-                  uint64_t begin, uint64_t end) {
-  if (!tm->tracing || end <= begin) return;
-  if (tm->nev == tm->cap_ev) {
-    size_t cap = tm->cap_ev ? 2 * tm->cap_ev : 1024;
-    struct loom_trace_event *e = realloc(tm->ev, cap * sizeof *e);
-    if (!e) return; /* the timeline is best effort; the counters stay right */
-    tm->ev = e, tm->cap_ev = cap;
-  }
-  tm->ev[tm->nev++] = (struct loom_trace_event){begin, end, insn, (uint8_t)module, (uint8_t)kind,
-                                                (uint16_t)opcode};
-}
-
-/* ---- the bus ----
- *
- * The data bus is a fluid model of the DRAM model's beat scheduler: one beat
- * per `beat_cycles` cycles in all; the head read burst (reads are answered
- * in order) and the head write burst share it half and half when both want
- * it (dram_model.cpp alternates R and W), and either has it whole when
- * alone.  Work is counted in half-cycles of the bus, so both rates are
- * whole numbers.  The bus is itself an entity of the event loop: its next
- * event is the next burst to start or finish, and bursts only ever join
- * after the bus time, so advancing it never has to be undone. */
-
-static struct tm_burst *bq_at(struct tm_bq *q, uint32_t i) { return &q->b[(q->head + i) % TM_BQ_CAP]; }
-
-static void bq_push(struct tm_bq *q, const struct tm_burst *b) {
-  assert(q->count < TM_BQ_CAP && "more bursts in flight than the outstanding limits allow");
-  *bq_at(q, q->count) = *b;
-  q->count++;
-}
-
-static uint64_t slot_free(const uint64_t *ring, uint64_t grants, uint32_t max) {
-  return grants >= max ? ring[grants % max] : 0;
-}
-
-/* Earliest cycle a read burst can be granted (TM_INF: when a burst in
- * flight finishes). */
-static uint64_t rd_ready(const struct fsim_timing *tm, uint64_t t) {
-  uint64_t r = t > tm->ar_free ? t : tm->ar_free, s = slot_free(tm->rd_slot, tm->rd_grants, tm->rd_max);
-  return s > r ? s : r;
-}
-
-/* Takes a read slot and the AR channel at cycle `t` for requester `owner`. */
-static void rd_grant(struct fsim_timing *tm, uint64_t t, int owner) {
-  tm->rd_slot[tm->rd_grants % tm->rd_max] = TM_INF;
-  tm->rd_grants++;
-  tm->ar_free = t + 1;
-  tm->rr_last = owner == TM_FETCH ? 0 : owner == LOOM_Q_LOAD ? 1 : 2;
-}
-
-/* Grants a read burst of `beats` at cycle `t`; `hold` is the cycles the R
- * channel is held (the micro-ops of a UOP load are written one per cycle
- * while their beat waits). */
-static void rd_burst(struct fsim_timing *tm, uint64_t t, uint32_t beats, uint32_t hold, int owner) {
-  uint64_t cycles = (uint64_t)beats * tm->beat_cycles;
-  if (hold > cycles) cycles = hold;
-  struct tm_burst b = {t + TM_DRAM_LATENCY + consts.rd_ar, 2 * cycles, owner, 0, tm->rd_grants, 0};
-  rd_grant(tm, t, owner);
-  bq_push(&tm->rq, &b);
-}
-
-/* A fetch burst of `n` instructions: one part per instruction, so that
- * each arrives (and can be dispatched) as its beats do. */
-static void rd_fetch_burst(struct fsim_timing *tm, uint64_t t, uint32_t first, uint32_t n, uint32_t per) {
-  for (uint32_t i = 0; i < n; i++) {
-    struct tm_burst b = {t + TM_DRAM_LATENCY + consts.rd_ar, 2 * (uint64_t)per * tm->beat_cycles, TM_FETCH,
-                         first + i, tm->rd_grants, i + 1 < n};
-    bq_push(&tm->rq, &b);
-  }
-  rd_grant(tm, t, TM_FETCH);
-}
-
-/* Earliest cycle a write burst's address can be accepted. */
-static uint64_t wr_ready(const struct fsim_timing *tm, uint64_t t) {
-  uint64_t r = t > tm->aw_free ? t : tm->aw_free;
-  uint64_t s = slot_free(tm->wr_slot, tm->wr_grants, TM_DRAM_OUTSTANDING);
-  if (s > r) r = s;
-  /* loom_store.v: an AW only while its W length queue has two free entries. */
-  if (tm->aw_count - tm->w_done + 2 > TM_STORE_LENQ) return TM_INF;
-  return r;
-}
-
-/* A write burst whose address goes at `t` and whose data is ready from
- * `data_at`. */
-static void wr_burst(struct fsim_timing *tm, uint64_t t, uint64_t data_at, uint32_t beats) {
-  uint64_t s = t + consts.aw_to_w;
-  struct tm_burst b = {s > data_at ? s : data_at, 2 * (uint64_t)beats * tm->beat_cycles, LOOM_Q_STORE, 0,
-                       tm->wr_grants, 0};
-  tm->wr_slot[tm->wr_grants % TM_DRAM_OUTSTANDING] = TM_INF;
-  tm->wr_grants++;
-  tm->aw_count++;
-  tm->aw_free = t + 1;
-  bq_push(&tm->wq, &b);
-}
-
-static int bq_active(struct tm_bq *q, uint64_t t) { return q->count && bq_at(q, 0)->at <= t; }
-
-/* The next cycle at which a burst starts or finishes, with nothing new. */
-static uint64_t bus_next(struct fsim_timing *tm) {
-  uint64_t t = tm->bus_t, next = TM_INF;
-  int r = bq_active(&tm->rq, t), w = bq_active(&tm->wq, t);
-  uint64_t rate = r && w ? 1 : 2;
-  if (r) next = t + (bq_at(&tm->rq, 0)->rem + rate - 1) / rate;
-  else if (tm->rq.count && bq_at(&tm->rq, 0)->at < next) next = bq_at(&tm->rq, 0)->at;
-  if (w) {
-    uint64_t e = t + (bq_at(&tm->wq, 0)->rem + rate - 1) / rate;
-    if (e < next) next = e;
-  } else if (tm->wq.count && bq_at(&tm->wq, 0)->at < next) {
-    next = bq_at(&tm->wq, 0)->at;
-  }
-  return next;
-}
-
-static void rd_finished(struct fsim_timing *tm, const struct tm_burst *b, uint64_t last);
-static void wr_finished(struct fsim_timing *tm, const struct tm_burst *b, uint64_t last);
-
-/* Runs the bus to cycle `t` (at most bus_next()), finishing bursts there. */
-static void bus_act(struct fsim_timing *tm, uint64_t t) {
-  int r = bq_active(&tm->rq, tm->bus_t), w = bq_active(&tm->wq, tm->bus_t);
-  uint64_t rate = r && w ? 1 : 2, dt = t - tm->bus_t;
-  struct tm_burst *hr = r ? bq_at(&tm->rq, 0) : NULL, *hw = w ? bq_at(&tm->wq, 0) : NULL;
-  if (hr) hr->rem = hr->rem > dt * rate ? hr->rem - dt * rate : 0;
-  if (hw) hw->rem = hw->rem > dt * rate ? hw->rem - dt * rate : 0;
-  tm->bus_t = t;
-  if (hr && hr->rem == 0) {
-    struct tm_burst b = *hr;
-    tm->rq.head = (tm->rq.head + 1) % TM_BQ_CAP, tm->rq.count--;
-    rd_finished(tm, &b, t - 1);
-  }
-  if (hw && hw->rem == 0) {
-    struct tm_burst b = *hw;
-    tm->wq.head = (tm->wq.head + 1) % TM_BQ_CAP, tm->wq.count--;
-    wr_finished(tm, &b, t - 1);
-  }
-}
-
-/* ---- DMA ---- */
-
-static uint32_t row_bytes(const struct fsim_timing *tm, const struct loom_insn_mem *m) {
-  return loom_hw_row_bytes(tm->cfg, (int)m->buffer, (int)m->src_int8);
-}
-
-/* Sets up the burst walk of a LOAD or STORE starting its engine at `t`.
- * Segment bases are taken as 4 KiB aligned (tsim's allocator and the
- * runtime's give at least that), so only offsets decide the 4 KiB splits. */
-static void dma_start(struct fsim_timing *tm, struct tm_mod *mod, uint64_t t) {
-  const struct loom_insn_mem *m = &mod->insn.mem;
-  struct tm_dma *d = &mod->dma;
-  uint64_t r = row_bytes(tm, m);
-  memset(d, 0, sizeof *d);
-  d->first = t + consts.check;
-  if (m->x_size == 0 || m->y_size == 0) return;
-  d->active = 1;
-  d->is_store = mod->insn.opcode == LOOM_OP_STORE;
-  d->hold_uops = m->buffer == LOOM_BUF_UOP;
-  d->row_addr = (uint64_t)m->dram_offset * r;
-  d->stride = (uint64_t)m->x_stride * r;
-  d->row_bytes = (uint64_t)m->x_size * r;
-  d->rows_left = m->y_size;
-  d->next_issue = d->first;
-  d->last_done = d->first;
-  d->cells = (uint64_t)(m->y_pad_top + m->y_size + m->y_pad_bottom) *
-             (m->x_pad_left + m->x_size + m->x_pad_right);
-}
-
-/* The next burst of the walk: its address and beats; advances the walk. */
-static uint32_t dma_next_burst(struct fsim_timing *tm, struct tm_dma *d, uint32_t *uops) {
-  uint64_t bus = tm->bus_bytes;
-  if (d->rem_beats == 0) {
-    uint64_t lo = d->row_addr & ~(bus - 1), hi = (d->row_addr + d->row_bytes + bus - 1) & ~(bus - 1);
-    d->addr = lo;
-    d->row_lo = d->row_addr, d->row_hi = d->row_addr + d->row_bytes;
-    d->rem_beats = (uint32_t)((hi - lo) / bus);
-    d->row_addr += d->stride;
-    d->rows_left--;
-  }
-  uint32_t to_4k = (uint32_t)((4096 - (d->addr & 4095)) / bus);
-  uint32_t len = d->rem_beats < TM_MAX_BEATS ? d->rem_beats : TM_MAX_BEATS;
-  if (len > to_4k) len = to_4k;
-  /* A UOP beat is held while its micro-ops of this row are written, one
-   * per cycle (loom_compute.v). */
-  uint64_t a = d->addr > d->row_lo ? d->addr : d->row_lo, b = d->addr + (uint64_t)len * bus;
-  if (b > d->row_hi) b = d->row_hi;
-  *uops = d->hold_uops ? (uint32_t)((b - a) / LOOM_UOP_BYTES) : len;
-  d->addr += (uint64_t)len * bus;
-  d->rem_beats -= len;
-  return len;
-}
-
-static int dma_walk_done(const struct tm_dma *d) { return d->rem_beats == 0 && d->rows_left == 0; }
-
-/* Earliest cycle the next burst of `mod`'s transfer can go. */
-static uint64_t dma_ready(const struct fsim_timing *tm, const struct tm_mod *mod) {
-  const struct tm_dma *d = &mod->dma;
-  return d->is_store ? wr_ready(tm, d->next_issue) : rd_ready(tm, d->next_issue);
-}
-
-/* Issues one burst at `t`. */
-static void dma_step(struct fsim_timing *tm, int m, uint64_t t) {
-  struct tm_mod *mod = &tm->mod[m];
-  struct tm_dma *d = &mod->dma;
-  uint32_t hold;
-  uint32_t beats = dma_next_burst(tm, d, &hold);
-  if (d->is_store) {
-    /* OUT rows are read one per cycle from the start of the run; the W
-     * beats of this burst need theirs. */
-    uint32_t r = row_bytes(tm, &mod->insn.mem);
-    uint64_t data_at = d->first + consts.out_lead + d->beats * tm->bus_bytes / (r ? r : 1);
-    wr_burst(tm, t, data_at, beats);
-  } else {
-    rd_burst(tm, t, beats, hold, m);
-  }
-  d->beats += beats;
-  d->moving += hold > (uint64_t)beats * tm->beat_cycles ? hold : (uint64_t)beats * tm->beat_cycles;
-  d->bursts++;
-  d->pending++;
-  d->next_issue = t + 1;
-}
-
-static void rd_finished(struct fsim_timing *tm, const struct tm_burst *b, uint64_t last) {
-  if (!b->more) tm->rd_slot[b->grant % tm->rd_max] = last + 1;
-  if (b->owner == TM_FETCH) {
-    tm->arrive[b->aux] = last + consts.rd_r;
-    return;
-  }
-  struct tm_dma *d = &tm->mod[b->owner].dma;
-  d->pending--;
-  if (last + consts.rd_r > d->last_done) d->last_done = last + consts.rd_r;
-}
-
-static void wr_finished(struct fsim_timing *tm, const struct tm_burst *b, uint64_t last) {
-  uint64_t bresp = last + TM_DRAM_LATENCY + consts.wr_tail;
-  struct tm_dma *d = &tm->mod[LOOM_Q_STORE].dma;
-  tm->wr_slot[b->grant % TM_DRAM_OUTSTANDING] = last + TM_DRAM_LATENCY + 1;
-  tm->w_done++;
-  d->pending--;
-  if (bresp > d->last_done) d->last_done = bresp;
-}
-
-/* When the engine reports done, once every burst has finished. */
-static uint64_t dma_end(const struct tm_mod *mod) {
-  const struct tm_dma *d = &mod->dma;
-  if (!d->active) return d->first;
-  uint64_t e = d->last_done + (d->is_store ? 0 : consts.rd_tail);
-  if (mod->insn.mem.buffer == LOOM_BUF_ACC) e += consts.acc_tail;
-  /* loom_pad_walk: data rows and padding share one SRAM write port. */
-  if (d->first + d->cells + consts.pad_tail > e) e = d->first + d->cells + consts.pad_tail;
-  return e;
-}
+#include "sim/fsim/fsim_timing_int.h"
 
 /* ---- engines without the bus ---- */
 
@@ -515,7 +120,7 @@ static uint64_t mod_ready(struct fsim_timing *tm, int m) {
       return max64(mod->t, max64(l->idle_at, s->idle_at));
     }
     if (mod->dma.active) {
-      if (!dma_walk_done(&mod->dma)) return max64(mod->t, dma_ready(tm, mod));
+      if (!tm_dma_walk_done(&mod->dma)) return max64(mod->t, tm_dma_ready(tm, mod));
       return mod->dma.pending ? TM_INF : max64(mod->t, mod->dma.last_done);
     }
     return mod->t;
@@ -536,7 +141,7 @@ static void enter_phase(struct fsim_timing *tm, int m, enum tm_phase p, uint64_t
   if (p == TM_EXEC) {
     mod->exec_begin = t; /* start_q: the engine starts in the cycle the phase is entered */
     if (mod->insn.opcode == LOOM_OP_LOAD || mod->insn.opcode == LOOM_OP_STORE)
-      dma_start(tm, mod, mod->exec_begin);
+      tm_dma_start(tm, mod, mod->exec_begin);
     else
       mod->dma.active = 0;
     mod->t = mod->exec_begin;
@@ -551,12 +156,12 @@ static void exec_done(struct fsim_timing *tm, int m, uint64_t end) {
   /* loom_load.v and loom_store.v leave StDone a cycle after reporting done:
    * idle (for FINISH) at once, the next instruction a cycle later. */
   mod->take_gap = mod->dma.active && m != LOOM_Q_COMPUTE ? consts.dma_gap : 0;
-  trace(tm, trace_module[m], LOOM_TRACE_INSN, mod->index, mod->insn.opcode, mod->exec_begin, end);
+  tm_trace(tm, trace_module[m], LOOM_TRACE_INSN, mod->index, mod->insn.opcode, mod->exec_begin, end);
   if (mod->dma.active) {
     /* the RTL counts the cycles of the transfer without a beat at hand */
     uint64_t moving = mod->dma.moving, span = mod->dma.last_done - mod->dma.first;
     if (span > moving) mod->mem_stall += span - moving;
-    trace(tm, trace_module[m], LOOM_TRACE_MEM_WAIT, mod->index, mod->insn.opcode, mod->dma.first,
+    tm_trace(tm, trace_module[m], LOOM_TRACE_MEM_WAIT, mod->index, mod->insn.opcode, mod->dma.first,
           mod->dma.first + TM_DRAM_LATENCY + consts.rd_ar + consts.rd_r < end
               ? mod->dma.first + TM_DRAM_LATENCY + consts.rd_ar + consts.rd_r : end);
   }
@@ -567,7 +172,7 @@ static void tok_wait(struct fsim_timing *tm, int m, uint64_t t) {
   struct tm_mod *mod = &tm->mod[m];
   if (t > mod->t) {
     mod->tok_stall += t - mod->t;
-    trace(tm, trace_module[m], LOOM_TRACE_TOKEN_WAIT, mod->index, mod->insn.opcode, mod->t, t);
+    tm_trace(tm, trace_module[m], LOOM_TRACE_TOKEN_WAIT, mod->index, mod->insn.opcode, mod->t, t);
   }
 }
 
@@ -613,8 +218,8 @@ static void mod_act(struct fsim_timing *tm, int m, uint64_t t) {
       return;
     }
     if (mod->dma.active) {
-      if (!dma_walk_done(&mod->dma)) dma_step(tm, m, t);
-      else exec_done(tm, m, dma_end(mod));
+      if (!tm_dma_walk_done(&mod->dma)) tm_dma_step(tm, m, t);
+      else exec_done(tm, m, tm_dma_end(mod));
       return;
     }
     if (mod->insn.opcode == LOOM_OP_LOAD || mod->insn.opcode == LOOM_OP_STORE) {
@@ -642,13 +247,13 @@ static uint32_t fetch_burst_len(const struct fsim_timing *tm) {
 
 static uint64_t fetch_ready(const struct fsim_timing *tm) {
   if (tm->fetch_disp > tm->finish_index || !fetch_burst_len(tm)) return TM_INF;
-  return rd_ready(tm, tm->fetch_t);
+  return tm_rd_ready(tm, tm->fetch_t);
 }
 
 static void fetch_act(struct fsim_timing *tm, uint64_t t) {
   uint32_t n = fetch_burst_len(tm), per = LOOM_INSN_BYTES / tm->bus_bytes ? LOOM_INSN_BYTES / tm->bus_bytes : 1;
   for (uint32_t i = 0; i < n; i++) tm->arrive[tm->fetch_req + i] = TM_INF;
-  rd_fetch_burst(tm, t, tm->fetch_req, n, per);
+  tm_rd_fetch_burst(tm, t, tm->fetch_req, n, per);
   tm->fetch_req += n;
   tm->fetch_t = t + 1;
 }
@@ -674,7 +279,7 @@ static void disp_act(struct fsim_timing *tm, uint64_t t) {
   q->idx[k] = i, q->at[k] = t;
   q->count++;
   tm->disp_t = t + 1;
-  trace(tm, LOOM_MOD_FETCH, LOOM_TRACE_INSN, i, in.opcode, tm->arrive[i], t + 1);
+  tm_trace(tm, LOOM_MOD_FETCH, LOOM_TRACE_INSN, i, in.opcode, tm->arrive[i], t + 1);
 }
 
 /* ---- ALU interlock ----
@@ -790,7 +395,7 @@ static int reads_next(const struct fsim_timing *tm, int e) {
   if (e == TM_FETCH) return 1;
   if (e != LOOM_Q_LOAD && e != LOOM_Q_COMPUTE) return 0;
   const struct tm_mod *mod = &tm->mod[e];
-  return mod->phase == TM_EXEC && mod->dma.active && !dma_walk_done(&mod->dma);
+  return mod->phase == TM_EXEC && mod->dma.active && !tm_dma_walk_done(&mod->dma);
 }
 
 /* Which of the entities ready at `best` steps first: the bus (its bursts
@@ -862,7 +467,7 @@ int fsim_timing_run(struct fsim_timing *tm, const struct fsim_job *job, uint64_t
   }
   while (!tm->finished) {
     uint64_t rt[TM_ENTITIES], best = TM_INF;
-    rt[TM_BUS] = bus_next(tm);
+    rt[TM_BUS] = tm_bus_next(tm);
     rt[TM_FETCH] = fetch_ready(tm);
     rt[TM_DISPATCH] = disp_ready(tm);
     for (int m = 0; m < LOOM_Q_COUNT; m++) rt[m] = mod_ready(tm, m);
@@ -872,7 +477,7 @@ int fsim_timing_run(struct fsim_timing *tm, const struct fsim_job *job, uint64_t
     int who = pick(tm, rt, best);
     if (best < tm->now) best = tm->now; /* a step never goes back in time */
     tm->now = best;
-    if (who == TM_BUS) bus_act(tm, best);
+    if (who == TM_BUS) tm_bus_act(tm, best);
     else if (who == TM_FETCH) fetch_act(tm, best);
     else if (who == TM_DISPATCH) disp_act(tm, best);
     else mod_act(tm, who, best);

@@ -96,19 +96,3 @@ $(GEN)/loom_cfg_%.vh: $(GEN)/loom_isa.vh
 FORCE_TSIM_LIST:
 
 LOOM_EXTRA_LIBS += -ldl
-
-# ---- benchmarks: make bench-rtl (figures in build/bench/rtl.json) ----
-BENCH_RTL := $(BUILD)/bench/bench_rtl
-BENCH_RTL_CONFIG ?= default
-
-$(BENCH_RTL): sim/tsim/bench_rtl.c $(call obj,tests/support/stream.c) $(LIBLOOM) $(GEN_HEADERS)
-	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -Itests/support $(CFLAGS) $(LDFLAGS) -o $@ $< $(call obj,tests/support/stream.c) \
-	  $(LIBLOOM) $(LOOM_EXTRA_LIBS) $(LDLIBS)
-
-.PHONY: bench-rtl
-bench-rtl: $(BENCH_RTL) $(BUILD)/tsim/$(BENCH_RTL_CONFIG)/libloom_tsim.so \
-    $(BUILD)/tsim/$(BENCH_RTL_CONFIG)-mt/libloom_tsim.so
-	@$(BENCH_RTL) --config $(BENCH_RTL_CONFIG) --lib $(abspath $(BUILD)/tsim/$(BENCH_RTL_CONFIG)/libloom_tsim.so) \
-	  --lib-mt $(abspath $(BUILD)/tsim/$(BENCH_RTL_CONFIG)-mt/libloom_tsim.so) \
-	  --json $(BUILD)/bench/rtl.json > $(BUILD)/bench/rtl.txt; st=$$?; cat $(BUILD)/bench/rtl.txt; exit $$st

@@ -21,8 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "driver/lib/hostcode.h"
-#include "driver/lib/hostops.h"
+#include "driver/core/hostcode_format.h"
+#include "driver/core/hostops.h"
 
 /* The module -> object -> shared object. */
 int hg_image(struct hg *h, struct hg_target *t, const struct hostgen_options *o, uint8_t **so,
@@ -43,7 +43,7 @@ int hg_finish_file(struct loom_file_builder *b, const char *source, uint8_t **ou
   if (!*out) return ir_errorf(err, "%s: out of memory writing the .loom file", source), -1;
   struct loom_file f;
   char msg[LOOM_MSG_MAX];
-  if (loom_file_parse(*out, *out_size, source, &f, msg) != LOOM_OK) ir_assert_fail(__FILE__, __LINE__, msg);
+  if (loom_file_parse(*out, *out_size, source, &f, msg) != LOOM_OK) loom_assert_fail(__FILE__, __LINE__, msg);
   loom_file_free(&f);
   return 0;
 }

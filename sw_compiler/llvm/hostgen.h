@@ -27,7 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "driver/lib/loomfile.h"
+#include "driver/core/loomfile.h"
 #include "loom/hwconfig.h"
 #include "sw_compiler/compiler.h"
 

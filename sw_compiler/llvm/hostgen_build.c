@@ -127,7 +127,7 @@ void hg_store(struct hg *h, LLVMValueRef v, LLVMValueRef base, LLVMValueRef inde
 /* ---- control flow ---- */
 
 LLVMValueRef hg_for_begin(struct hg *h, struct hg_loop *l, int64_t n) {
-  IR_ASSERT(n >= 1);
+  LOOM_ASSERT(n >= 1);
   LLVMBasicBlockRef pre = LLVMGetInsertBlock(h->b);
   l->body = LLVMAppendBasicBlockInContext(h->ctx, h->fn, "loop");
   l->exit = LLVMAppendBasicBlockInContext(h->ctx, h->fn, "loop.end");
@@ -271,7 +271,7 @@ LLVMValueRef hg_layout_index(struct hg *h, const struct hg_layout *l, LLVMValueR
   return hg_muladd(h, at, l->block, ci);
 }
 
-/* (float)((int64_t)q - zp) * scale, exactly as model_io.c: int8 values fit
+/* (float)((int64_t)q - zp) * scale, exactly as tensor.c: int8 values fit
  * an i32 difference; an i32 tensor goes through an exact double, built
  * from two 32-bit halves so no target needs a 64-bit conversion call. */
 static LLVMValueRef dequant(struct hg *h, const struct hg_layout *l, LLVMValueRef q) {

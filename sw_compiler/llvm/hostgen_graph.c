@@ -29,8 +29,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "driver/lib/hostcode.h"
-#include "driver/lib/hostops.h"
+#include "driver/core/hostcode_format.h"
+#include "driver/core/hostops.h"
 
 enum store_kind {
   STORE_NONE = 0, /* not computed at run time (unused) */
@@ -59,18 +59,6 @@ struct gctx {
   LLVMValueRef *ptrs;      /* per root, in the entry function */
 };
 
-static int fail(struct gctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static int fail(struct gctx *c, const char *fmt, ...) {
-  char what[800];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(what, sizeof what, fmt, ap);
-  va_end(ap);
-  ir_errorf(c->err, "%s: --target cpu: %s", c->g->source, what);
-  return -1;
-}
-
 static int is_view(enum ir_op_kind op) {
   return op == IR_OP_FLATTEN || op == IR_OP_RESHAPE || op == IR_OP_IDENTITY || op == IR_OP_SQUEEZE ||
          op == IR_OP_UNSQUEEZE;
@@ -94,11 +82,11 @@ static int check_node(struct gctx *c, int i) {
   for (int k = 0; k < n->n_in + n->n_out; k++) {
     int t = k < n->n_in ? n->in[k] : n->out[k - n->n_in];
     if (t >= 0 && !ir_shape_known(&c->g->tensors[t]))
-      return fail(c, "%s: %%%s has no known shape", ir_node_where(c->g, i, where, sizeof where), c->g->tensors[t].name);
+      return ir_fail_at(c->err, c->g->source, "--target cpu", "%s: %%%s has no known shape", ir_node_where(c->g, i, where, sizeof where), c->g->tensors[t].name);
   }
   if (is_view(n->op)) {
     if (ir_tensor_bytes(&c->g->tensors[n->in[0]]) != ir_tensor_bytes(&c->g->tensors[n->out[0]]))
-      return fail(c, "%s: result and operand sizes differ", ir_node_where(c->g, i, where, sizeof where));
+      return ir_fail_at(c->err, c->g->source, "--target cpu", "%s: result and operand sizes differ", ir_node_where(c->g, i, where, sizeof where));
     return 0;
   }
   return hg_nn_check(c->g, i, c->err);
@@ -107,18 +95,18 @@ static int check_node(struct gctx *c, int i) {
 static int check_interface(struct gctx *c) {
   const struct ir_graph *g = c->g;
   if (g->n_inputs > 3 || g->n_outputs < 1 || g->n_outputs > 2)
-    return fail(c, "the graph has %d inputs and %d outputs; a native step takes up to 3 and 1 to 2",
+    return ir_fail_at(c->err, c->g->source, "--target cpu", "the graph has %d inputs and %d outputs; a native step takes up to 3 and 1 to 2",
                 g->n_inputs, g->n_outputs);
   for (int k = 0; k < g->n_inputs + g->n_outputs; k++) {
     const struct ir_tensor *t = &g->tensors[k < g->n_inputs ? g->inputs[k] : g->outputs[k - g->n_inputs]];
     if (t->dtype != IR_DT_F32 || !ir_shape_known(t) || t->rank > LOOM_MAX_RANK)
-      return fail(c, "graph %s '%s' must be float32 with a known shape of rank <= %d",
+      return ir_fail_at(c->err, c->g->source, "--target cpu", "graph %s '%s' must be float32 with a known shape of rank <= %d",
                   k < g->n_inputs ? "input" : "output", t->name, LOOM_MAX_RANK);
   }
   for (int i = 0; i < g->n_inputs; i++)
     for (int k = 0; k < g->n_outputs; k++)
       if (!strcmp(g->tensors[g->inputs[i]].name, g->tensors[g->outputs[k]].name))
-        return fail(c, "'%s' is both an input and an output", g->tensors[g->inputs[i]].name);
+        return ir_fail_at(c->err, c->g->source, "--target cpu", "'%s' is both an input and an output", g->tensors[g->inputs[i]].name);
   return 0;
 }
 
@@ -206,7 +194,7 @@ static LLVMValueRef ptr_of(struct hg *h, struct gctx *c, int t, LLVMValueRef scr
   case STORE_OUTPUT: c->ptrs[r] = hg_entry_ptr(h, 1, c->index[r]); break;
   case STORE_SCRATCH: c->ptrs[r] = hg_gep(h, h->i8, scratch, hg_cx(h, c->allocs[c->index[r]].offset)); break;
   case STORE_CONST: c->ptrs[r] = hg_const_bytes(h, x->data, x->nbytes, "const"); break;
-  case STORE_NONE: case STORE_COUNT: IR_ASSERT(0);
+  case STORE_NONE: case STORE_COUNT: LOOM_ASSERT(0);
   }
   return c->ptrs[r];
 }
@@ -290,12 +278,12 @@ static int package(const struct gctx *c, const struct loom_hw_config *cfg, const
   char msg[LOOM_MSG_MAX];
   if (!b || hg_finish_file(b, c->g->source, &plain, &n, c->err)) return loom_file_builder_free(b), -1;
   loom_file_builder_free(b);
-  if (loom_file_parse(plain, n, c->g->source, &f, msg)) ir_assert_fail(__FILE__, __LINE__, msg);
+  if (loom_file_parse(plain, n, c->g->source, &f, msg)) loom_assert_fail(__FILE__, __LINE__, msg);
   free(plain);
   struct loom_file_hostcode_entry e = {.step = 0, .signature = loom_hostcode_signature(&f, 0)};
   char symbol[1][32] = {"loom_graph"};
   b = loom_file_builder_from(&f);
-  int rc = b ? 0 : fail((struct gctx *)c, "out of memory");
+  int rc = b ? 0 : ir_fail_at(((struct gctx *)c)->err, ((struct gctx *)c)->g->source, "--target cpu", "out of memory");
   if (!rc) hg_attach(b, t, &e, symbol, 1, image, size);
   if (!rc) rc = hg_finish_file(b, c->g->source, out, out_size, c->err);
   loom_file_builder_free(b);

@@ -38,19 +38,6 @@ struct nctx {
   struct ir_error *err;
 };
 
-static int fail(const struct ir_graph *g, int node, struct ir_error *err, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static int fail(const struct ir_graph *g, int node, struct ir_error *err, const char *fmt, ...) {
-  char what[600], where[256];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(what, sizeof what, fmt, ap);
-  va_end(ap);
-  ir_errorf(err, "%s: %s: --target cpu: %s", g->source, ir_node_where(g, node, where, sizeof where), what);
-  return -1;
-}
-
 static const struct ir_tensor *T(const struct nctx *c, int k) {
   return k < c->n->n_in && c->n->in[k] >= 0 ? &c->g->tensors[c->n->in[k]] : NULL;
 }
@@ -546,7 +533,7 @@ static int dispatch(struct nctx *c) {
   case IR_OP_SOFTMAX: return softmax(c);
   case IR_OP_TRANSPOSE: return transpose(c);
   case IR_OP_CONCAT: return concat(c);
-  default: return fail(c->g, c->node, c->err, "no kernel for %s", ir_op_name(c->n->op));
+  default: return ir_fail(c->err, c->g, c->node, "--target cpu: no kernel for %s", ir_op_name(c->n->op));
   }
 }
 
@@ -567,7 +554,7 @@ int64_t hg_nn_pad_bytes(const struct ir_graph *g, int node) {
 static int need_const(const struct ir_graph *g, int node, int k, struct ir_error *err) {
   const struct ir_node *n = &g->nodes[node];
   if (k >= n->n_in || n->in[k] < 0 || g->tensors[n->in[k]].data) return 0;
-  return fail(g, node, err, "operand %d must be a constant", k);
+  return ir_fail(err, g, node, "--target cpu: " "operand %d must be a constant", k);
 }
 
 static int dtypes_f32(const struct ir_graph *g, int node, struct ir_error *err) {
@@ -577,7 +564,7 @@ static int dtypes_f32(const struct ir_graph *g, int node, struct ir_error *err) 
     int t = k < n->n_in ? n->in[k] : n->out[k - n->n_in];
     if (t < 0 || (n->op == IR_OP_RESHAPE && k == 1)) continue;
     if (g->tensors[t].dtype != IR_DT_F32 && !(data_ops && ir_dtype_size(g->tensors[t].dtype)))
-      return fail(g, node, err, "%%%s is %s; only float32 graphs are supported", g->tensors[t].name,
+      return ir_fail(err, g, node, "--target cpu: " "%%%s is %s; only float32 graphs are supported", g->tensors[t].name,
                   ir_dtype_name(g->tensors[t].dtype));
   }
   return 0;
@@ -585,12 +572,12 @@ static int dtypes_f32(const struct ir_graph *g, int node, struct ir_error *err) 
 
 int hg_nn_check(const struct ir_graph *g, int node, struct ir_error *err) {
   const struct ir_node *n = &g->nodes[node];
-  if (!hostgen_graph_supports(n->op)) return fail(g, node, err, "%s is not supported", ir_op_name(n->op));
-  if (n->n_in > 8) return fail(g, node, err, "more than 8 operands");
+  if (!hostgen_graph_supports(n->op)) return ir_fail(err, g, node, "--target cpu: " "%s is not supported", ir_op_name(n->op));
+  if (n->n_in > 8) return ir_fail(err, g, node, "--target cpu: " "more than 8 operands");
   if (dtypes_f32(g, node, err)) return -1;
   if ((n->op == IR_OP_CONV || n->op == IR_OP_MAXPOOL || n->op == IR_OP_AVERAGEPOOL) &&
       (g->tensors[n->in[0]].rank < 3 || g->tensors[n->in[0]].rank > 4))
-    return fail(g, node, err, "only 1-D and 2-D windows are supported");
+    return ir_fail(err, g, node, "--target cpu: " "only 1-D and 2-D windows are supported");
   if (n->op == IR_OP_CLIP) return need_const(g, node, 1, err) || need_const(g, node, 2, err) ? -1 : 0;
   if (n->op == IR_OP_BATCHNORM)
     for (int k = 1; k < 5; k++)

@@ -2,8 +2,8 @@
  * hostgen_ops.c - native code for the runtime's host ops (hostops.h), one
  * entry point per HOST step, specialized to that step's tensors.
  *
- * The portable C ops (driver/lib/hostops.c) are the reference: each reads
- * its input into a plain float (or raw) array through model_io.c, computes,
+ * The portable C ops (driver/core/hostops.c) are the reference: each reads
+ * its input into a plain float (or raw) array through tensor.c, computes,
  * and writes back through the same conversion.  Here the same arithmetic
  * is fused into one pass over the stored bytes, with every dimension,
  * stride, block size, scale and zero point a constant:
@@ -34,8 +34,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "driver/lib/hostops.h"
-#include "driver/lib/hostops_nn.h"
+#include "driver/core/hostops.h"
+#include "driver/core/hostops_nn.h"
 
 /* The step's tensors in slot order, as host_args() in model.c sees them. */
 struct step_tensors {
@@ -368,7 +368,7 @@ void hg_op_build(struct hg *h, const struct loom_file *f, uint32_t step, const c
     struct loom_im2col g;
     char msg[LOOM_MSG_MAX];
     loom_status ok = im2col_params(f, s, &t, &g, msg);
-    IR_ASSERT(ok == LOOM_OK); /* hg_op_check passed */
+    LOOM_ASSERT(ok == LOOM_OK); /* hg_op_check passed */
     im2col(h, &g, &lx, x, &ly, y);
   } else if (s->index == LOOM_HOSTOP_SOFTMAX) softmax(h, f, s, &lx, x, &ly, y);
   else if (ly.blocked) elementwise_blocked(h, s->index, &lx, x, &ly, y);

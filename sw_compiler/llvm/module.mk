@@ -68,15 +68,3 @@ ifneq ($(SAN),1)
 TEST_DEPS += $(HOSTGEN_CROSS_TOOL) $(HOSTGEN_MODELS)
 SCRIPT_TESTS += tests/llvm/run-cross.sh
 endif
-
-# ---- benchmark (for `make bench`): host-op time per network, LLVM code
-# against the C reference; BENCH_NETS adds resnet18 mobilenetv2. ----
-BENCH_HOSTGEN := $(BUILD)/bench/bench_hostgen
-BENCH_NETS ?= digits_mlp digits_cnn
-$(BENCH_HOSTGEN): tests/llvm/bench_hostgen.c $(LIBLOOMC) $(LIBLOOM) $(GEN_HEADERS)
-	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIBLOOMC) $(LIBLOOM) $(LOOM_EXTRA_LIBS) $(LDLIBS)
-
-.PHONY: bench-hostgen
-bench-hostgen: $(BENCH_HOSTGEN) $(HOSTGEN_MODELS)
-	$(BENCH_HOSTGEN) --json $(BUILD)/bench/hostgen.json --models build/models $(BENCH_NETS)

@@ -3,7 +3,7 @@
  *
  *   bench_gemm --lib PATH [--config NAME] [--json FILE]
  *
- * It reuses sim/tsim/bench_rtl.c as it stands (included below with its
+ * It reuses tests/bench/bench_rtl.c as it stands (included below with its
  * main renamed): the same hand-written, double-buffered GEMM stream
  * (inputs resident, weights streamed in tiles into alternating halves of
  * WGT, outputs streamed out; tokens between load, compute and store) and
@@ -20,7 +20,7 @@
  * 2048).  One JSON object per shape, as bench_rtl writes them.
  */
 #define main bench_rtl_main
-#include "sim/tsim/bench_rtl.c"
+#include "tests/bench/bench_rtl.c"
 #undef main
 
 static const struct shape sweep[] = {

@@ -9,7 +9,9 @@
 #
 # tests/bench/run_bench.sh drives `loom compile` / `loom run` and the
 # programs below; Python only makes the models and measures PyTorch.
-# Benchmarks print and save figures; nothing here is a timed test.  The
+# Benchmarks print and save figures; nothing here is a timed test.  Every
+# benchmark program of Loom lives in this folder: the component benchmarks
+# bench-fsim, bench-rtl and bench-hostgen are defined at the end.  The
 # smoke test (tests/bench/test_bench_parse.sh, in `make test`) checks the
 # parsers and the JSON assembly on canned tool output.
 
@@ -22,8 +24,8 @@ $(BENCH_CONFIG_TOOL): tests/bench/bench_config.c $(LIBLOOM) $(GEN_HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIBLOOM) $(LDLIBS)
 
-# bench_gemm includes sim/tsim/bench_rtl.c (its streams and roofline).
-$(BENCH_GEMM): tests/bench/bench_gemm.c sim/tsim/bench_rtl.c $(call obj,tests/support/stream.c) $(LIBLOOM) \
+# bench_gemm includes tests/bench/bench_rtl.c (its streams and roofline).
+$(BENCH_GEMM): tests/bench/bench_gemm.c tests/bench/bench_rtl.c $(call obj,tests/support/stream.c) $(LIBLOOM) \
     $(GEN_HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -Itests/support $(CFLAGS) $(LDFLAGS) -o $@ $< $(call obj,tests/support/stream.c) \
@@ -48,3 +50,42 @@ bench-doc:
 
 SCRIPT_TESTS += tests/bench/test_bench_parse.sh
 TEST_DEPS += $(LOOM)
+
+# ---- make bench-fsim: fsim throughput (figures in build/bench/fsim.json) ----
+FSIM_BENCH := $(BUILD)/bench/bench_fsim
+
+$(FSIM_BENCH): $(call obj,tests/bench/bench_fsim.c tests/support/stream.c) $(LIBLOOM)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $(call obj,tests/bench/bench_fsim.c tests/support/stream.c) $(LIBLOOM) $(LDLIBS)
+
+.PHONY: bench-fsim
+bench-fsim: $(FSIM_BENCH)
+	$(FSIM_BENCH) $(BUILD)/bench/fsim.json
+
+# ---- benchmarks: make bench-rtl (figures in build/bench/rtl.json) ----
+BENCH_RTL := $(BUILD)/bench/bench_rtl
+BENCH_RTL_CONFIG ?= default
+
+$(BENCH_RTL): tests/bench/bench_rtl.c $(call obj,tests/support/stream.c) $(LIBLOOM) $(GEN_HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Itests/support $(CFLAGS) $(LDFLAGS) -o $@ $< $(call obj,tests/support/stream.c) \
+	  $(LIBLOOM) $(LOOM_EXTRA_LIBS) $(LDLIBS)
+
+.PHONY: bench-rtl
+bench-rtl: $(BENCH_RTL) $(BUILD)/tsim/$(BENCH_RTL_CONFIG)/libloom_tsim.so \
+    $(BUILD)/tsim/$(BENCH_RTL_CONFIG)-mt/libloom_tsim.so
+	@$(BENCH_RTL) --config $(BENCH_RTL_CONFIG) --lib $(abspath $(BUILD)/tsim/$(BENCH_RTL_CONFIG)/libloom_tsim.so) \
+	  --lib-mt $(abspath $(BUILD)/tsim/$(BENCH_RTL_CONFIG)-mt/libloom_tsim.so) \
+	  --json $(BUILD)/bench/rtl.json > $(BUILD)/bench/rtl.txt; st=$$?; cat $(BUILD)/bench/rtl.txt; exit $$st
+
+# ---- benchmark (for `make bench`): host-op time per network, LLVM code
+# against the C reference; BENCH_NETS adds resnet18 mobilenetv2. ----
+BENCH_HOSTGEN := $(BUILD)/bench/bench_hostgen
+BENCH_NETS ?= digits_mlp digits_cnn
+$(BENCH_HOSTGEN): tests/bench/bench_hostgen.c $(LIBLOOMC) $(LIBLOOM) $(GEN_HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIBLOOMC) $(LIBLOOM) $(LOOM_EXTRA_LIBS) $(LDLIBS)
+
+.PHONY: bench-hostgen
+bench-hostgen: $(BENCH_HOSTGEN) $(HOSTGEN_MODELS)
+	$(BENCH_HOSTGEN) --json $(BUILD)/bench/hostgen.json --models build/models $(BENCH_NETS)

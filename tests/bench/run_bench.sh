@@ -123,7 +123,7 @@ bench_workloads() {
   rm "$PARTS/workloads.jsonl"
 }
 
-# ---- GEMM size sweep (bench_gemm: sim/tsim/bench_rtl.c's streams) ----
+# ---- GEMM size sweep (bench_gemm: tests/bench/bench_rtl.c's streams) ----
 bench_gemm() {
   say "GEMM sweep on tsim"
   "$BUILD/bench/bench_gemm" --config "$CONFIG" --lib "$TSIM_LIB" --json "$RAW/gemm.json" > "$RAW/gemm.txt"

@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "driver/lib/npy.h"
+#include "driver/core/npy.h"
 
 #define N 64
 #define REQ_MULT INT64_C(1518500250)

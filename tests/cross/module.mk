@@ -6,7 +6,7 @@
 #   make cross ARCH=armv7       build-armv7/   (arm-linux-gnueabihf, hard float)
 #   make test-cross             both, then tests/cross/run-cross-tests.sh
 #
-# What is built: libloom (driver/lib, sim/fsim: the runtime with the fsim,
+# What is built: libloom (driver/core, driver/lib, sim/fsim: the runtime with the fsim,
 # linux and xrt backends -- xrt without XRT, tsim loads its library at run
 # time and simply finds none), the loom CLI without the compiler (the
 # compiler needs protobuf-c and LLVM; tests/cross/cmd_compile_stub.c takes
@@ -46,7 +46,7 @@ CROSS_TESTS_armv7 := $(if $(filter tests/support/ref_ops.c,$(CROSS_INT128_SRCS))
   $(filter-out test_fsim_ops test_fsim_sched,$(CROSS_TESTS)),$(CROSS_TESTS))
 
 # Deferred (=): other module.mk files still edit these lists after us.
-cross_lib_srcs = $(LIBLOOM_SRCS)
+cross_lib_srcs = $(LIBLOOM_SRCS) $(LIBLOOM_CORE_SRCS)
 cross_cli_srcs = $(filter-out driver/cli/cmd_compile.c,$(CLI_SRCS)) tests/cross/cmd_compile_stub.c
 cross_obj = $(patsubst %.c,build-$(1)/obj/%.o,$(2))
 

@@ -1,6 +1,6 @@
 /*
  * fuzz_asm.c - libFuzzer target for the assembler and disassembler
- * (driver/lib/asm.h).
+ * (driver/core/asm.h).
  *
  * The input is assembler source.  Properties (docs/asm.md):
  *   - a refusal names the source ("fuzz.s:LINE:COL: ..." or "fuzz.s: ...");
@@ -16,7 +16,7 @@
  */
 #include "fuzz.h"
 
-#include "driver/lib/asm.h"
+#include "driver/core/asm.h"
 
 #define FUZZ_ASM_MAX_BYTES (16u << 20)
 

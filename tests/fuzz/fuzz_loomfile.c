@@ -27,8 +27,8 @@
 
 #include <zlib.h>
 
-#include "driver/lib/asm.h"
-#include "driver/lib/loomfile.h"
+#include "driver/core/asm.h"
+#include "driver/core/loomfile.h"
 #include "loom/isa.h"
 #include "tests/hostile/fsim_exact.h"
 

@@ -9,7 +9,7 @@
  */
 #include "fuzz.h"
 
-#include "driver/lib/npy.h"
+#include "driver/core/npy.h"
 
 static void check_round_trip(const struct loom_npy *a) {
   char msg[LOOM_MSG_MAX];

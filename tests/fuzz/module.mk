@@ -31,7 +31,7 @@ FUZZ_CPPFLAGS := -Iinclude -I$(GEN) -I. -D_GNU_SOURCE
 
 # Everything a target can reach, as instrumented objects in one archive (so
 # each fuzzer links only what it uses).
-FUZZ_LIB_SRCS := $(filter-out sim/fsim/bench_%.c,$(wildcard driver/lib/*.c sim/fsim/*.c)) \
+FUZZ_LIB_SRCS := $(wildcard driver/core/*.c driver/lib/*.c sim/fsim/*.c) \
   $(wildcard sw_compiler/*.c) tests/hostile/fsim_exact.c
 FUZZ_LIB_OBJS := $(patsubst %.c,$(FUZZ_BUILD)/obj/%.o,$(FUZZ_LIB_SRCS)) \
   $(FUZZ_BUILD)/obj/gen/loom_isa_gen.o $(FUZZ_BUILD)/obj/gen/onnx/onnx.pb-c.o

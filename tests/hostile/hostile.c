@@ -47,10 +47,10 @@
 #include <time.h>
 #include <zlib.h>
 
-#include "driver/lib/asm.h"
+#include "driver/core/asm.h"
 #include "driver/lib/backend.h"
-#include "driver/lib/loomfile.h"
-#include "driver/lib/readfile.h"
+#include "driver/core/loomfile.h"
+#include "driver/core/readfile.h"
 #include "fsim_exact.h"
 #include "hostile.h"
 #include "loom/isa.h"

@@ -20,7 +20,7 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "driver/lib/loomfile.h"
+#include "driver/core/loomfile.h"
 #include "hostile.h"
 #include "loom/isa.h"
 

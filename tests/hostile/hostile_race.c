@@ -33,7 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "driver/lib/loomfile.h"
+#include "driver/core/loomfile.h"
 #include "hostile.h"
 #include "loom/isa.h"
 

@@ -31,7 +31,7 @@
 
 #include <cmocka.h>
 
-#include "driver/lib/asm.h"
+#include "driver/core/asm.h"
 #include "driver/lib/backend.h"
 #include "hostile.h"
 #include "loom/isa.h"

@@ -23,8 +23,8 @@
 #include <string.h>
 
 #include "driver/lib/hostcode.h"
-#include "driver/lib/loomfile.h"
-#include "driver/lib/npy.h"
+#include "driver/core/loomfile.h"
+#include "driver/core/npy.h"
 #include "loom/loom.h"
 
 static int failf(const char *fmt, const char *a, const char *b) {

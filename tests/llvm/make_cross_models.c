@@ -18,10 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "driver/lib/hostops.h"
-#include "driver/lib/hostops_nn.h"
-#include "driver/lib/loomfile.h"
-#include "driver/lib/npy.h"
+#include "driver/core/hostops.h"
+#include "driver/core/hostops_nn.h"
+#include "driver/core/loomfile.h"
+#include "driver/core/npy.h"
 #include "sw_compiler/llvm/hostgen.h"
 
 #define NB LOOM_FILE_NO_BUFFER

@@ -32,7 +32,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "driver/lib/npy.h"
+#include "driver/core/npy.h"
 #include "loom/loom.h"
 #include "sw_compiler/compile.h"
 

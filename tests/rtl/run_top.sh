@@ -18,7 +18,7 @@ for cfg in $configs; do
   mkdir -p "$out/fsim" "$GEN/cfg_$cfg"
   cmp -s "$GEN/loom_cfg_$cfg.vh" "$GEN/cfg_$cfg/loom_cfg.vh" || cp "$GEN/loom_cfg_$cfg.vh" "$GEN/cfg_$cfg/loom_cfg.vh"
   objs=""
-  for f in sim/fsim/fsim*.c driver/lib/isa.c driver/lib/hwconfig.c "$GEN/loom_isa_gen.c"; do
+  for f in sim/fsim/fsim*.c driver/core/isa.c driver/core/hwconfig.c driver/core/status.c "$GEN/loom_isa_gen.c"; do
     o="$out/fsim/$(basename "$f" .c).o"
     if [ ! -f "$o" ] || [ "$f" -nt "$o" ]; then
       cc -std=c11 -O2 -g -Iinclude -I"$GEN" -I. -D_GNU_SOURCE -c "$f" -o "$o"

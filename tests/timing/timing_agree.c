@@ -13,7 +13,7 @@
  *     compiler (lower_conv, as `loom compile` does for a single quantized
  *     Conv with bias and fused ReLU; the stem through the host im2col);
  *   - GEMM: a resident load job (UOP, INP, WGT loads), a resident GEMM
- *     job and the double-buffered streamed GEMM of sim/tsim/bench_rtl.c,
+ *     job and the double-buffered streamed GEMM of tests/bench/bench_rtl.c,
  *     at several M x K x N.
  *
  *   timing_agree [--tol PCT] [--only SUBSTR] [--tsim-cache FILE] [--fsim-only]
@@ -120,7 +120,7 @@ static void conv_workload(const struct loom_hw_config *cfg, const struct layer *
   free(wt), free(bias), free(mult);
 }
 
-/* ---- GEMM (the shapes of sim/tsim/bench_rtl.c) ---- */
+/* ---- GEMM (the shapes of tests/bench/bench_rtl.c) ---- */
 
 struct shape {
   uint32_t m, kb, nb, tile; /* rows, K/BI blocks, N/BO blocks, BO blocks per tile */

@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "driver/lib/asm.h"
+#include "driver/core/asm.h"
 #include "loom/isa.h"
 
 #define NB LOOM_FILE_NO_BUFFER

@@ -18,8 +18,8 @@
 
 #include <cmocka.h>
 
-#include "driver/lib/hostops_nn.h"
-#include "driver/lib/npy.h"
+#include "driver/core/hostops_nn.h"
+#include "driver/core/npy.h"
 #include "loom/loom.h"
 #include "sw_compiler/compile.h"
 

@@ -38,10 +38,10 @@
 #include <zlib.h>
 
 #include "driver/lib/hostcode.h"
-#include "driver/lib/hostops.h"
-#include "driver/lib/hostops_nn.h"
-#include "driver/lib/loomfile.h"
-#include "driver/lib/npy.h"
+#include "driver/core/hostops.h"
+#include "driver/core/hostops_nn.h"
+#include "driver/core/loomfile.h"
+#include "driver/core/npy.h"
 #include "driver/lib/runtime.h"
 #include "sw_compiler/compile.h"
 #include "sw_compiler/llvm/hostgen.h"

@@ -1,5 +1,5 @@
 /*
- * test_isa.c - the instruction and micro-op codec (driver/lib/isa.c)
+ * test_isa.c - the instruction and micro-op codec (driver/core/isa.c)
  * against the field table of docs/isa.md.
  *
  * The field table below restates every field's format, position, width and

@@ -20,7 +20,7 @@
 
 #include <cmocka.h>
 
-#include "driver/lib/loomfile.h"
+#include "driver/core/loomfile.h"
 #include "loom/isa.h"
 #include "loom/loom.h"
 

@@ -32,10 +32,10 @@
 
 #include <cmocka.h>
 
-#include "driver/lib/asm.h"
-#include "driver/lib/loomfile.h"
-#include "driver/lib/npy.h"
-#include "driver/lib/readfile.h"
+#include "driver/core/asm.h"
+#include "driver/core/loomfile.h"
+#include "driver/core/npy.h"
+#include "driver/core/readfile.h"
 #include "driver/lib/runtime.h"
 #include "loom/isa.h"
 #include "onnx/onnx.pb-c.h"
@@ -418,7 +418,7 @@ static void test_loom_buffer_total_cap(void **state) {
   free(m.p);
 }
 
-/* The runtime's element counts (model_io.c) do not trust the parser: a
+/* The runtime's element counts (tensor.c) do not trust the parser: a
  * product that wraps 64 bits to a small count is refused, plain or blocked. */
 static void test_runtime_elems_overflow(void **state) {
   struct loom_file_tensor t = {.rank = 2, .dims = {(INT64_C(1) << 33) + 1, INT64_C(1) << 31}};

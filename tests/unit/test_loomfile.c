@@ -22,8 +22,8 @@
 
 #include <cmocka.h>
 
-#include "driver/lib/asm.h"
-#include "driver/lib/loomfile.h"
+#include "driver/core/asm.h"
+#include "driver/core/loomfile.h"
 #include "loom/isa.h"
 
 #define NB LOOM_FILE_NO_BUFFER

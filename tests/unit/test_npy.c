@@ -19,8 +19,8 @@
 
 #include <cmocka.h>
 
-#include "driver/lib/npy.h"
-#include "driver/lib/readfile.h"
+#include "driver/core/npy.h"
+#include "driver/core/readfile.h"
 
 #define DATA "tests/data/"
 #define SUPPORTED "(little-endian int8, uint8, int32, float32 only)"

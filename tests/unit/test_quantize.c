@@ -19,7 +19,7 @@
 
 #include <cmocka.h>
 
-#include "driver/lib/npy.h"
+#include "driver/core/npy.h"
 #include "sw_compiler/compiler.h"
 
 static struct ir_graph *parse_ok(const char *text) {

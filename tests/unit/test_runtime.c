@@ -20,8 +20,8 @@
 #include <cmocka.h>
 
 #include "driver/lib/backend.h"
-#include "driver/lib/hostops.h"
-#include "driver/lib/loomfile.h"
+#include "driver/core/hostops.h"
+#include "driver/core/loomfile.h"
 #include "loom/isa.h"
 #include "loom/loom.h"
 

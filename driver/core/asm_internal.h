@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "asm.h"
+#include "core.h"
 #include "loom/isa.h"
 
 /* ---- asm_syntax.c: the tables ---- */
@@ -74,7 +75,6 @@ int asm_operand_value(enum asm_operand kind, const char *s, size_t len);
 extern const char *const asm_bufkind_names[LOOM_BUFKIND_COUNT]; /* const, work */
 extern const char *const asm_role_names[LOOM_ROLE_COUNT];       /* internal, input, output */
 extern const char *const asm_layout_names[LOOM_LAYOUT_COUNT];   /* plain, nchwc, nc */
-extern const char *const asm_dtype_names[LOOM_DT_COUNT];        /* -, i8, u8, i32, f32 */
 
 /* Index of s[0..len) in `names` (case-insensitive), or -1. */
 int asm_lookup(const char *const *names, int count, const char *s, size_t len);
@@ -207,5 +207,25 @@ int asm_insn(struct asm_ctx *a, const struct asm_tok *mn, uint8_t out[LOOM_INSN_
 
 /* Whether `mn` names an instruction (a mnemonic or .insn). */
 int asm_is_insn(const struct asm_tok *mn);
+
+/* ---- asm_lex.c: readers and growing arrays for the directives ---- */
+
+/* Appends n bytes (zeros when src is NULL); -1 when out of memory. */
+int asm_bytes_put(struct asm_bytes *b, const void *src, size_t n);
+/* Appends a zeroed element to an array; NULL when out of memory. */
+void *asm_push(void **arr, size_t *n, size_t *cap, size_t elem);
+#define PUSH(a, what) asm_push((void **)&(a)->what, &(a)->n##what, &(a)->cap_##what, sizeof *(a)->what)
+int asm_nomem(struct asm_ctx *a);
+/* Index of the record named s[0..len) in an array whose records start with
+ * their `char *name`; -1 when there is none. */
+long asm_find_name(const void *arr, size_t n, size_t elem, const char *s, size_t len);
+#define FIND(a, what, t) asm_find_name((a)->what, (a)->n##what, sizeof *(a)->what, (t)->text, (t)->len)
+/* A name: a word or a string, non-empty; *out is a malloc'd copy. */
+int asm_read_name(struct asm_ctx *a, struct asm_tok *t, const char *what, char **out);
+/* A keyword from `names`; `what` lists the choices for the message. */
+int asm_read_keyword(struct asm_ctx *a, const char *const *names, int count, const char *what, int *v);
+int asm_read_int(struct asm_ctx *a, int64_t lo, int64_t hi, const char *what, int64_t *v, int *col);
+/* An option key: a word followed by '='; *end is set at the end of the line. */
+int asm_read_key(struct asm_ctx *a, struct asm_tok *t, int *end);
 
 #endif

@@ -1,5 +1,5 @@
 /*
- * model_io.c - moving tensor data between the user's form and the form a
+ * tensor.c - moving tensor data between the user's form and the form a
  * model stores it in.
  *
  * The user's form is a dense C-order array of the logical shape in the
@@ -25,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime.h"
+#include "core.h"
 
 /* No tensor has more elements than this; keeps every byte count in range. */
 #define MAX_ELEMS (UINT64_C(1) << 40)

@@ -78,10 +78,15 @@ struct loom_file_buffer {   /* 32 bytes */
   uint32_t reserved;        /* 0 */
 };
 
+/* The element types a tensor of this format version may have: the first
+ * loom_dtype values, up to float32 (the host-side types of loom.h are not
+ * stored yet). */
+#define LOOM_FILE_DT_COUNT (LOOM_DT_F32 + 1)
+
 struct loom_file_tensor {   /* 104 bytes */
   uint32_t name;            /* STRTAB offset */
   uint32_t role;            /* enum loom_tensor_role */
-  uint32_t dtype;           /* stored element type, enum loom_dtype */
+  uint32_t dtype;           /* stored element type, enum loom_dtype below LOOM_FILE_DT_COUNT */
   uint32_t user_dtype;      /* type the user reads/writes (f32 for quantized) */
   uint32_t layout;          /* enum loom_layout */
   uint32_t layout_block;    /* channel block for blocked layouts, else 0 */

@@ -2,7 +2,7 @@
  * hostops.c - the host-op dispatcher: one switch over enum loom_hostop_kind.
  *
  * Every op works on whole tensors through the stored-form accessors of
- * model_io.c: it reads its input into a plain C-order array of the type it
+ * tensor.c: it reads its input into a plain C-order array of the type it
  * computes in, and writes its result back through the same conversion.  So
  * layout packing and (de)quantization are never repeated per op, and an op
  * written for f32 also accepts a quantized int8 tensor on either side.
@@ -15,7 +15,7 @@
 
 #include "hostops.h"
 #include "hostops_nn.h"
-#include "runtime.h"
+#include "core.h"
 
 const char *const loom_hostop_names[] = {
     [LOOM_HOSTOP_COPY] = "COPY",

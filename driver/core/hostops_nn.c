@@ -6,7 +6,7 @@
  * have the host gather every output pixel's k_h x k_w x C taps into
  * channels, so the accelerator runs a 1x1 convolution over C*k_h*k_w
  * channels at nearly full width (docs/lowering.md, "im2col").  The gather
- * is this op.  It reads and writes through model_io.c like every host op,
+ * is this op.  It reads and writes through tensor.c like every host op,
  * so its input may be any stored layout and its output lands in the
  * blocked layout the job reads, padding lanes set to the zero point.
  * Every parameter is checked against the tensors: a hostile file gets a
@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "hostops_nn.h"
-#include "runtime.h"
+#include "core.h"
 
 static int32_t param(const struct loom_hostop_args *a, int i) {
   const uint8_t *p = a->params + 4 * i;

@@ -152,12 +152,12 @@ static void put_tensor(FILE *out, const struct loom_file *f, uint32_t i) {
   put_name(out, loom_file_string(f, t->name));
   fprintf(out, " %s ", asm_role_names[t->role]);
   put_name(out, loom_file_string(f, f->buffers[t->buffer].name));
-  fprintf(out, " %" PRIu64 " %s [", t->offset, asm_dtype_names[t->dtype]);
+  fprintf(out, " %" PRIu64 " %s [", t->offset, loom_dtype_short_names[t->dtype]);
   for (uint32_t k = 0; k < t->rank; k++) fprintf(out, "%s%" PRId64, k ? "," : "", t->dims[k]);
   fputc(']', out);
   if (t->scale != 0.0f) fprintf(out, " scale=%.9g", (double)t->scale);
   if (t->zero_point) fprintf(out, " zp=%" PRId32, t->zero_point);
-  if (t->user_dtype != t->dtype) fprintf(out, " user_dtype=%s", asm_dtype_names[t->user_dtype]);
+  if (t->user_dtype != t->dtype) fprintf(out, " user_dtype=%s", loom_dtype_short_names[t->user_dtype]);
   if (t->layout != LOOM_LAYOUT_PLAIN) fprintf(out, " layout=%s", asm_layout_names[t->layout]);
   if (t->layout_block) fprintf(out, " block=%u", t->layout_block);
   fputc('\n', out);

@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "asm_internal.h"
-#include "runtime.h"
+#include "core.h"
 
 #define MAX_FIELDS 8
 

@@ -116,9 +116,6 @@ const char *const asm_role_names[LOOM_ROLE_COUNT] = {
     [LOOM_ROLE_INTERNAL] = "internal", [LOOM_ROLE_INPUT] = "input", [LOOM_ROLE_OUTPUT] = "output"};
 const char *const asm_layout_names[LOOM_LAYOUT_COUNT] = {
     [LOOM_LAYOUT_PLAIN] = "plain", [LOOM_LAYOUT_NCHWC] = "nchwc", [LOOM_LAYOUT_NC] = "nc"};
-const char *const asm_dtype_names[LOOM_DT_COUNT] = {
-    [LOOM_DT_INVALID] = "-", [LOOM_DT_I8] = "i8", [LOOM_DT_U8] = "u8", [LOOM_DT_I32] = "i32",
-    [LOOM_DT_F32] = "f32"};
 
 int asm_lookup(const char *const *names, int count, const char *s, size_t len) {
   for (int i = 0; i < count; i++)

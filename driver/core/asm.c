@@ -31,98 +31,6 @@
 
 #define ASM_MAX_SOURCE (UINT64_C(1) << 31)
 
-/* ---- helpers ---- */
-
-static int bytes_put(struct asm_bytes *b, const void *src, size_t n) {
-  if (n == 0) return 0;
-  if (n > SIZE_MAX - b->len) return -1;
-  if (b->len + n > b->cap) {
-    size_t c = b->cap ? b->cap : 256;
-    while (c < b->len + n) {
-      if (c > SIZE_MAX / 2) return -1;
-      c *= 2;
-    }
-    uint8_t *p = realloc(b->p, c);
-    if (!p) return -1;
-    b->p = p;
-    b->cap = c;
-  }
-  if (src) memcpy(b->p + b->len, src, n);
-  else memset(b->p + b->len, 0, n);
-  b->len += n;
-  return 0;
-}
-
-/* Appends a zeroed element to an array; NULL when out of memory. */
-static void *push(void **arr, size_t *n, size_t *cap, size_t elem) {
-  if (*n == *cap) {
-    size_t c = *cap ? *cap * 2 : 16;
-    void *p = realloc(*arr, c * elem);
-    if (!p) return NULL;
-    *arr = p;
-    *cap = c;
-  }
-  void *e = (char *)*arr + (*n)++ * elem;
-  memset(e, 0, elem);
-  return e;
-}
-
-#define PUSH(a, what) push((void **)&(a)->what, &(a)->n##what, &(a)->cap_##what, sizeof *(a)->what)
-
-static int nomem(struct asm_ctx *a) { return asm_error(a, 1, "out of memory"); }
-
-/* Index of the record named s[0..len) in an array whose records start with
- * their `char *name`; -1 when there is none. */
-static long find_name(const void *arr, size_t n, size_t elem, const char *s, size_t len) {
-  for (size_t i = 0; i < n; i++) {
-    const char *name = *(char *const *)((const char *)arr + i * elem);
-    if (strlen(name) == len && !memcmp(name, s, len)) return (long)i;
-  }
-  return -1;
-}
-
-#define FIND(a, what, t) find_name((a)->what, (a)->n##what, sizeof *(a)->what, (t)->text, (t)->len)
-
-/* A name: a word or a string, non-empty; *out is a malloc'd copy. */
-static int read_name(struct asm_ctx *a, struct asm_tok *t, const char *what, char **out) {
-  if (asm_next(a, t)) return -1;
-  if ((t->kind != ASM_TOK_WORD && t->kind != ASM_TOK_STRING) || t->len == 0)
-    return asm_error(a, t->col, "expected %s name", what);
-  *out = malloc(t->len + 1);
-  if (!*out) return nomem(a);
-  memcpy(*out, t->text, t->len);
-  (*out)[t->len] = 0;
-  return 0;
-}
-
-/* A keyword from `names`; `what` lists the choices for the message. */
-static int read_keyword(struct asm_ctx *a, const char *const *names, int count, const char *what,
-                        int *v) {
-  struct asm_tok t;
-  if (asm_next(a, &t)) return -1;
-  *v = t.kind == ASM_TOK_WORD ? asm_lookup(names, count, t.text, t.len) : -1;
-  if (*v < 0) return asm_error(a, t.col, "expected %s", what);
-  return 0;
-}
-
-static int read_int(struct asm_ctx *a, int64_t lo, int64_t hi, const char *what, int64_t *v, int *col) {
-  struct asm_tok t;
-  if (asm_next(a, &t)) return -1;
-  if (col) *col = t.col;
-  return asm_int(a, &t, lo, hi, what, v);
-}
-
-/* An option key: a word followed by '='. */
-static int read_key(struct asm_ctx *a, struct asm_tok *t, int *end) {
-  *end = 0;
-  if (asm_next(a, t)) return -1;
-  *end = t->kind == ASM_TOK_END;
-  if (*end) return 0;
-  if (t->kind != ASM_TOK_WORD || !asm_take_eq(a))
-    return asm_error(a, t->col, "expected key=value, found '%.*s'", (int)t->len, t->text);
-  return 0;
-}
-
 /* ---- closing the data and job contexts ---- */
 
 static int error_at(struct asm_ctx *a, int line, int col, const char *what, const char *name) {
@@ -186,12 +94,12 @@ static int buffer_options(struct asm_ctx *a, struct asm_buffer *b) {
     int64_t x;
     if (asm_peek(a, &k)) return -1;
     if (k.kind == ASM_TOK_WORD && !asm_parse_int(&k, &x) && !b->sized) {
-      if (read_int(a, 1, (int64_t)LOOM_FILE_MAX_SIZE, "buffer size", &x, NULL)) return -1;
+      if (asm_read_int(a, 1, (int64_t)LOOM_FILE_MAX_SIZE, "buffer size", &x, NULL)) return -1;
       b->size = (uint64_t)x;
       b->sized = 1;
       continue;
     }
-    if (read_key(a, &k, &end)) return -1;
+    if (asm_read_key(a, &k, &end)) return -1;
     if (end) return 0;
     if (!asm_tok_is(&k, "align"))
       return asm_error(a, k.col, ".buffer has no option '%.*s' (align=BYTES)", (int)k.len, k.text);
@@ -217,15 +125,15 @@ static int dir_buffer(struct asm_ctx *a, const struct asm_tok *d) {
   struct asm_tok t;
   char *name;
   int kind;
-  if (read_name(a, &t, "a buffer", &name)) return -1;
+  if (asm_read_name(a, &t, "a buffer", &name)) return -1;
   if (FIND(a, buffers, &t) >= 0) {
     free(name);
     return asm_error(a, t.col, "buffer '%.*s' is already declared", (int)t.len, t.text);
   }
   struct asm_buffer *b = PUSH(a, buffers);
-  if (!b) return free(name), nomem(a);
+  if (!b) return free(name), asm_nomem(a);
   *b = (struct asm_buffer){.name = name, .align = 64, .line = a->line, .col = d->col};
-  if (read_keyword(a, asm_bufkind_names, LOOM_BUFKIND_COUNT, "the buffer kind (const or work)", &kind))
+  if (asm_read_keyword(a, asm_bufkind_names, LOOM_BUFKIND_COUNT, "the buffer kind (const or work)", &kind))
     return -1;
   b->kind = (uint32_t)kind;
   if (buffer_options(a, b)) return -1;
@@ -248,7 +156,7 @@ static int tensor_dims(struct asm_ctx *a, struct loom_file_tensor *t, int *cols)
   for (;;) {
     int64_t v;
     if (t->rank == LOOM_MAX_RANK) return asm_error(a, p.col, "more than %d dims", LOOM_MAX_RANK);
-    if (read_int(a, INT64_MIN, INT64_MAX, "a dimension", &v, &cols[8 + 2 * t->rank])) return -1;
+    if (asm_read_int(a, INT64_MIN, INT64_MAX, "a dimension", &v, &cols[8 + 2 * t->rank])) return -1;
     t->dims[t->rank++] = v;
     if (asm_next(a, &p)) return -1;
     if (p.kind == ASM_TOK_PUNCT && p.text[0] == ']') return 0;
@@ -285,7 +193,7 @@ static int tensor_option(struct asm_ctx *a, struct loom_file_tensor *t, const st
     t->layout_block = (uint32_t)x;
   } else if (asm_tok_is(k, "user_dtype")) {
     cols[offsetof(struct loom_file_tensor, user_dtype) / 4] = v.col;
-    if ((e = asm_lookup(asm_dtype_names, LOOM_DT_COUNT, v.text, v.len)) < 1 || v.kind != ASM_TOK_WORD)
+    if ((e = asm_lookup(loom_dtype_short_names, LOOM_FILE_DT_COUNT, v.text, v.len)) < 1 || v.kind != ASM_TOK_WORD)
       return asm_error(a, v.col, "expected a dtype (i8, u8, i32 or f32)");
     t->user_dtype = (uint32_t)e;
   } else if (asm_tok_is(k, "layout")) {
@@ -305,17 +213,17 @@ static int tensor_head(struct asm_ctx *a, struct loom_file_tensor *t, int *cols)
   struct asm_tok b;
   int64_t off;
   int v;
-  if (read_keyword(a, asm_role_names, LOOM_ROLE_COUNT, "the role (input, output or internal)", &v)) return -1;
+  if (asm_read_keyword(a, asm_role_names, LOOM_ROLE_COUNT, "the role (input, output or internal)", &v)) return -1;
   t->role = (uint32_t)v;
   if (asm_next(a, &b)) return -1;
   long bi = (b.kind == ASM_TOK_WORD || b.kind == ASM_TOK_STRING) ? FIND(a, buffers, &b) : -1;
   if (bi < 0) return asm_error(a, b.col, "buffer '%.*s' is not declared", (int)b.len, b.text);
   t->buffer = (uint32_t)bi;
-  if (read_int(a, 0, INT64_MAX, "the tensor's offset", &off, &cols[20])) return -1;
+  if (asm_read_int(a, 0, INT64_MAX, "the tensor's offset", &off, &cols[20])) return -1;
   t->offset = (uint64_t)off;
   if (asm_peek(a, &b)) return -1;
   cols[2] = b.col;
-  if (read_keyword(a, asm_dtype_names + 1, LOOM_DT_COUNT - 1, "a dtype (i8, u8, i32 or f32)", &v)) return -1;
+  if (asm_read_keyword(a, loom_dtype_short_names + 1, LOOM_FILE_DT_COUNT - 1, "a dtype (i8, u8, i32 or f32)", &v)) return -1;
   t->dtype = t->user_dtype = (uint32_t)v + 1;
   return 0;
 }
@@ -326,16 +234,16 @@ static int dir_tensor(struct asm_ctx *a, const struct asm_tok *d) {
   struct asm_tok t;
   char *name;
   int cols[26] = {0}, end;
-  if (read_name(a, &t, "a tensor", &name)) return -1;
+  if (asm_read_name(a, &t, "a tensor", &name)) return -1;
   if (FIND(a, tensors, &t) >= 0) {
     free(name);
     return asm_error(a, t.col, "tensor '%.*s' is already declared", (int)t.len, t.text);
   }
   struct asm_tensor *at = PUSH(a, tensors);
-  if (!at) return free(name), nomem(a);
+  if (!at) return free(name), asm_nomem(a);
   at->name = name;
   if (tensor_head(a, &at->t, cols) || tensor_dims(a, &at->t, cols)) return -1;
-  while (!read_key(a, &t, &end) && !end)
+  while (!asm_read_key(a, &t, &end) && !end)
     if (tensor_option(a, &at->t, &t, cols)) return -1;
   if (!end) return -1;
   at->t.bytes = loom_file_tensor_bytes(&at->t);
@@ -351,17 +259,17 @@ static int dir_job(struct asm_ctx *a, const struct asm_tok *d) {
   struct asm_tok t, b;
   char *name;
   int end;
-  if (read_name(a, &t, "a job", &name)) return -1;
+  if (asm_read_name(a, &t, "a job", &name)) return -1;
   if (FIND(a, jobs, &t) >= 0) {
     free(name);
     return asm_error(a, t.col, "job '%.*s' is already declared", (int)t.len, t.text);
   }
   struct asm_job *j = PUSH(a, jobs);
-  if (!j) return free(name), nomem(a);
+  if (!j) return free(name), asm_nomem(a);
   *j = (struct asm_job){.name = name, .first = (uint32_t)(a->insns.len / LOOM_INSN_BYTES),
                         .line = a->line, .col = d->col};
   memset(j->segments, 0xff, sizeof j->segments);
-  while (!read_key(a, &t, &end) && !end) {
+  while (!asm_read_key(a, &t, &end) && !end) {
     int s = t.len == 4 && !memcmp(t.text, "seg", 3) && t.text[3] >= '0' && t.text[3] <= '7' ? t.text[3] - '0' : -1;
     if (s < 0) return asm_error(a, t.col, ".job has no option '%.*s' (seg0= .. seg7=)", (int)t.len, t.text);
     if (j->segments[s] != LOOM_FILE_NO_BUFFER) return asm_error(a, t.col, "seg%d is given twice", s);
@@ -401,10 +309,10 @@ static int step_host(struct asm_ctx *a, struct asm_step *s) {
   int64_t kind;
   int end;
   struct asm_tok k;
-  if (read_int(a, 0, UINT32_MAX, "the host op kind", &kind, NULL)) return -1;
+  if (asm_read_int(a, 0, UINT32_MAX, "the host op kind", &kind, NULL)) return -1;
   s->s.index = (uint32_t)kind;
   int seen[2] = {0, 0};
-  while (!read_key(a, &k, &end) && !end) {
+  while (!asm_read_key(a, &k, &end) && !end) {
     int in = asm_tok_is(&k, "in");
     if (!in && !asm_tok_is(&k, "out"))
       return asm_error(a, k.col, ".step host has no option '%.*s' (in= out=)", (int)k.len, k.text);
@@ -421,7 +329,7 @@ static int dir_step(struct asm_ctx *a, const struct asm_tok *d) {
   struct asm_tok t;
   a->explicit_steps = 1;
   struct asm_step *s = PUSH(a, steps);
-  if (!s) return nomem(a);
+  if (!s) return asm_nomem(a);
   memset(s->s.inputs, 0xff, sizeof s->s.inputs);
   memset(s->s.outputs, 0xff, sizeof s->s.outputs);
   if (asm_next(a, &t)) return -1;
@@ -462,7 +370,7 @@ static int put_data(struct asm_ctx *a, const struct asm_tok *d, const void *src,
   /* a sized const buffer was counted whole by .buffer */
   int counted = a->cur_step < 0 && a->buffers[a->cur_buffer].sized;
   if (!counted && count_data(a, d, n)) return -1;
-  return bytes_put(out, src, (size_t)n) ? nomem(a) : 0;
+  return asm_bytes_put(out, src, (size_t)n) ? asm_nomem(a) : 0;
 }
 
 /*   .byte V[, V]...  (-128..255)    .word V[, V]...  (-2^31..2^32-1)  */
@@ -514,7 +422,7 @@ static int dir_uop(struct asm_ctx *a, const struct asm_tok *d) {
 /*   .zero N  */
 static int dir_zero(struct asm_ctx *a, const struct asm_tok *d) {
   int64_t n;
-  if (read_int(a, 0, (int64_t)LOOM_FILE_MAX_SIZE, "the byte count", &n, NULL)) return -1;
+  if (asm_read_int(a, 0, (int64_t)LOOM_FILE_MAX_SIZE, "the byte count", &n, NULL)) return -1;
   return asm_expect_end(a) || put_data(a, d, NULL, (uint64_t)n) ? -1 : 0;
 }
 
@@ -536,7 +444,7 @@ static int instruction(struct asm_ctx *a, const struct asm_tok *t) {
   if (a->cur_job < 0) return asm_error(a, t->col, "instruction outside a job (start one with .job NAME)");
   if (a->jobs[a->cur_job].count == UINT32_MAX) return asm_error(a, t->col, "too many instructions");
   if (asm_insn(a, t, bytes)) return -1;
-  if (bytes_put(&a->insns, bytes, sizeof bytes)) return nomem(a);
+  if (asm_bytes_put(&a->insns, bytes, sizeof bytes)) return asm_nomem(a);
   a->jobs[a->cur_job].count++;
   return 0;
 }
@@ -588,7 +496,7 @@ static void add_records(struct asm_ctx *a, struct loom_file_builder *b) {
 static int implicit_steps(struct asm_ctx *a) {
   for (size_t i = 0; i < a->njobs; i++) {
     struct asm_step *s = PUSH(a, steps);
-    if (!s) return nomem(a);
+    if (!s) return asm_nomem(a);
     s->s = (struct loom_file_step){.kind = LOOM_STEP_JOB, .index = (uint32_t)i};
     memset(s->s.inputs, 0xff, sizeof s->s.inputs);
     memset(s->s.outputs, 0xff, sizeof s->s.outputs);
@@ -604,7 +512,7 @@ static loom_status finish(struct asm_ctx *a, struct loom_file_builder **out) {
   }
   if (!a->explicit_steps && implicit_steps(a)) return LOOM_E_NOMEM;
   struct loom_file_builder *b = loom_file_builder_new(a->has_override ? a->override_hash : a->hash);
-  if (!b) return nomem(a), LOOM_E_NOMEM;
+  if (!b) return asm_nomem(a), LOOM_E_NOMEM;
   add_records(a, b);
   size_t size;
   uint8_t *bytes = loom_file_builder_finish(b, &size);

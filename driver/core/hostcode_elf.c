@@ -28,7 +28,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "hostcode.h"
+#include "hostcode_format.h"
 
 struct loom_hostcode_machine loom_hostcode_self(void) {
   struct loom_hostcode_machine m = {.elf_class = sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32};

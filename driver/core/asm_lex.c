@@ -1,5 +1,6 @@
 /*
- * asm_lex.c - the assembler's line lexer, number parsing and messages.
+ * asm_lex.c - the assembler's line lexer, number parsing, messages, and the
+ * token readers and growing arrays its directives use.
  *
  * Loom assembly is line-oriented: one directive or instruction per line,
  * comments from ';' or '#' to the end of the line.  A line splits into
@@ -197,5 +198,95 @@ int asm_int(struct asm_ctx *a, const struct asm_tok *t, int64_t lo, int64_t hi, 
   if (*v < lo || *v > hi)
     return asm_error(a, t->col, "%s %lld is not in %lld..%lld", what, (long long)*v, (long long)lo,
                      (long long)hi);
+  return 0;
+}
+
+/* ---- readers and growing arrays, for the directives of asm.c ---- */
+
+int asm_bytes_put(struct asm_bytes *b, const void *src, size_t n) {
+  if (n == 0) return 0;
+  if (n > SIZE_MAX - b->len) return -1;
+  if (b->len + n > b->cap) {
+    size_t c = b->cap ? b->cap : 256;
+    while (c < b->len + n) {
+      if (c > SIZE_MAX / 2) return -1;
+      c *= 2;
+    }
+    uint8_t *p = realloc(b->p, c);
+    if (!p) return -1;
+    b->p = p;
+    b->cap = c;
+  }
+  if (src) memcpy(b->p + b->len, src, n);
+  else memset(b->p + b->len, 0, n);
+  b->len += n;
+  return 0;
+}
+
+/* Appends a zeroed element to an array; NULL when out of memory. */
+void *asm_push(void **arr, size_t *n, size_t *cap, size_t elem) {
+  if (*n == *cap) {
+    size_t c = *cap ? *cap * 2 : 16;
+    void *p = realloc(*arr, c * elem);
+    if (!p) return NULL;
+    *arr = p;
+    *cap = c;
+  }
+  void *e = (char *)*arr + (*n)++ * elem;
+  memset(e, 0, elem);
+  return e;
+}
+
+
+int asm_nomem(struct asm_ctx *a) { return asm_error(a, 1, "out of memory"); }
+
+/* Index of the record named s[0..len) in an array whose records start with
+ * their `char *name`; -1 when there is none. */
+long asm_find_name(const void *arr, size_t n, size_t elem, const char *s, size_t len) {
+  for (size_t i = 0; i < n; i++) {
+    const char *name = *(char *const *)((const char *)arr + i * elem);
+    if (strlen(name) == len && !memcmp(name, s, len)) return (long)i;
+  }
+  return -1;
+}
+
+
+/* A name: a word or a string, non-empty; *out is a malloc'd copy. */
+int asm_read_name(struct asm_ctx *a, struct asm_tok *t, const char *what, char **out) {
+  if (asm_next(a, t)) return -1;
+  if ((t->kind != ASM_TOK_WORD && t->kind != ASM_TOK_STRING) || t->len == 0)
+    return asm_error(a, t->col, "expected %s name", what);
+  *out = malloc(t->len + 1);
+  if (!*out) return asm_nomem(a);
+  memcpy(*out, t->text, t->len);
+  (*out)[t->len] = 0;
+  return 0;
+}
+
+/* A keyword from `names`; `what` lists the choices for the message. */
+int asm_read_keyword(struct asm_ctx *a, const char *const *names, int count, const char *what,
+                        int *v) {
+  struct asm_tok t;
+  if (asm_next(a, &t)) return -1;
+  *v = t.kind == ASM_TOK_WORD ? asm_lookup(names, count, t.text, t.len) : -1;
+  if (*v < 0) return asm_error(a, t.col, "expected %s", what);
+  return 0;
+}
+
+int asm_read_int(struct asm_ctx *a, int64_t lo, int64_t hi, const char *what, int64_t *v, int *col) {
+  struct asm_tok t;
+  if (asm_next(a, &t)) return -1;
+  if (col) *col = t.col;
+  return asm_int(a, &t, lo, hi, what, v);
+}
+
+/* An option key: a word followed by '='. */
+int asm_read_key(struct asm_ctx *a, struct asm_tok *t, int *end) {
+  *end = 0;
+  if (asm_next(a, t)) return -1;
+  *end = t->kind == ASM_TOK_END;
+  if (*end) return 0;
+  if (t->kind != ASM_TOK_WORD || !asm_take_eq(a))
+    return asm_error(a, t->col, "expected key=value, found '%.*s'", (int)t->len, t->text);
   return 0;
 }

@@ -1,0 +1,133 @@
+/*
+ * kernel.h - host kernels: the portable C implementation of every standard
+ * ONNX operator that runs on the host CPU.
+ *
+ * One implementation serves every side of Loom: the runtime runs a host step
+ * of a .loom through it (when no native code runs the step), and the
+ * compiler's reference interpreter uses it to evaluate the float graph
+ * (calibration, constant folding).  So what the compiler measured is what
+ * the runtime computes.
+ *
+ * A kernel only computes.  Shapes are known before it runs: the compiler's
+ * shape inference fixed every output's dims, and the caller allocated the
+ * outputs.  A kernel checks what it relies on (ranks, dims, dtypes,
+ * attribute values) and refuses with LOOM_E_INVALID or LOOM_E_UNSUPPORTED
+ * and a message naming the problem (the caller prefixes the node); it never
+ * aborts on data or attributes.
+ *
+ * Kernels are registered by ONNX op type (ai.onnx domain) in families, one
+ * file a family (kernels_eltwise.c, kernels_reduce.c, ...), each exporting
+ * a NULL-terminated table that kernel_registry.c lists.  The op's opset
+ * version is passed in, so a kernel whose semantics changed between opsets
+ * 7 and 17 handles each version it documents.
+ */
+#ifndef LOOM_KERNEL_H
+#define LOOM_KERNEL_H
+
+#include <stdint.h>
+
+#include "loom/loom.h"
+
+/* A dense tensor in C (row-major) order.  dtype LOOM_DT_INVALID marks an
+ * absent optional operand (data NULL).  rank 0 is a scalar (one element). */
+struct loom_kt {
+  loom_dtype dtype;
+  int rank;
+  int64_t dims[LOOM_MAX_RANK];
+  void *data;
+};
+
+enum loom_kattr_kind {
+  LOOM_KATTR_INT,     /* i */
+  LOOM_KATTR_FLOAT,   /* f */
+  LOOM_KATTR_STRING,  /* s */
+  LOOM_KATTR_INTS,    /* ints[n] */
+  LOOM_KATTR_FLOATS,  /* floats[n] */
+  LOOM_KATTR_STRINGS, /* strings[n] */
+  LOOM_KATTR_TENSOR,  /* t (e.g. ConstantOfShape's value) */
+  LOOM_KATTR_KIND_COUNT
+};
+
+/* One attribute of the node, as ONNX names it. */
+struct loom_kattr {
+  const char *name;
+  enum loom_kattr_kind kind;
+  int64_t i;
+  float f;
+  const char *s;
+  int n;
+  const int64_t *ints;
+  const float *floats;
+  const char *const *strings;
+  const struct loom_kt *t;
+};
+
+/* One call of a kernel. */
+struct loom_kcall {
+  const char *op;               /* ONNX op type, e.g. "Resize" */
+  int opset;                    /* the model's ai.onnx opset version (7..17) */
+  const struct loom_kt *in;     /* n_in operands in ONNX order */
+  int n_in;
+  struct loom_kt *out;          /* n_out results, dims set, data allocated */
+  int n_out;
+  const struct loom_kattr *attrs;
+  int n_attrs;
+  char *msg;                    /* LOOM_MSG_MAX bytes for a refusal */
+};
+
+typedef loom_status (*loom_kernel_fn)(const struct loom_kcall *c);
+
+/* Kernel flags. */
+#define LOOM_KERNEL_DYNAMIC 1u /* data-dependent output shape (NonZero, NonMaxSuppression, Unique,
+                                * Compress, ...): out[k].dims give a capacity on entry; the
+                                * kernel writes at most that and sets dims to what it wrote */
+
+struct loom_kernel {
+  const char *op;     /* ONNX op type */
+  loom_kernel_fn fn;
+  unsigned flags;     /* LOOM_KERNEL_* */
+};
+
+/* The kernel of an ONNX op type, or NULL when Loom has none. */
+const struct loom_kernel *loom_kernel_find(const char *op);
+
+/* Runs c->op's kernel: LOOM_E_UNSUPPORTED when there is none. */
+loom_status loom_kernel_run(const struct loom_kcall *c);
+
+/* ---- attributes ---- */
+
+/* The attribute called `name`, or NULL. */
+const struct loom_kattr *loom_kattr_find(const struct loom_kcall *c, const char *name);
+/* Value of an INT / FLOAT / STRING attribute, or `dflt` when absent. */
+int64_t loom_kattr_int(const struct loom_kcall *c, const char *name, int64_t dflt);
+float loom_kattr_float(const struct loom_kcall *c, const char *name, float dflt);
+const char *loom_kattr_string(const struct loom_kcall *c, const char *name, const char *dflt);
+/* An INTS / FLOATS attribute: its count, or -1 when absent (*v unset). */
+int loom_kattr_ints(const struct loom_kcall *c, const char *name, const int64_t **v);
+int loom_kattr_floats(const struct loom_kcall *c, const char *name, const float **v);
+
+/* ---- tensors ---- */
+
+/* Elements of t (1 for a scalar). */
+int64_t loom_kt_numel(const struct loom_kt *t);
+/* 1 when the operand is present. */
+static inline int loom_kt_present(const struct loom_kt *t) { return t && t->dtype != LOOM_DT_INVALID; }
+
+/* Element i of t read as double / int64 (any dtype; bool is 0 or 1), and
+ * the stores: a double stored into a float type rounds to nearest even, into
+ * an integer type truncates toward zero and saturates at the type's range
+ * (NaN stores 0); an int64 stored into a narrower integer type wraps, as
+ * ONNX Cast between integer types does.  Generic and slow: kernels on a hot
+ * path have typed loops for float32 and the integer types they need. */
+double loom_kt_get_f64(const struct loom_kt *t, int64_t i);
+int64_t loom_kt_get_i64(const struct loom_kt *t, int64_t i);
+void loom_kt_set_f64(struct loom_kt *t, int64_t i, double v);
+void loom_kt_set_i64(struct loom_kt *t, int64_t i, int64_t v);
+
+/* binary16 and bfloat16 conversions (round to nearest even). */
+float loom_f16_to_f32(uint16_t h);
+uint16_t loom_f32_to_f16(float f);
+float loom_bf16_to_f32(uint16_t h);
+uint16_t loom_f32_to_bf16(float f);
+
+#endif

@@ -82,6 +82,8 @@ struct derived derive(const struct config *c) {
   if (!is_pow2(d.uop_rows) || d.uop_rows > 8192) die("UOP rows not a power of two <= 8192", c->name);
   if (!is_pow2(c->bus_bits) || c->bus_bits < 64 || c->bus_bits > 512) die("bus_bits must be 64..512", c->name);
   if (c->batch != 1 && c->batch != 2 && c->batch != 4) die("batch must be 1, 2 or 4", c->name);
+  /* ISA v2: depthwise GEMMs and LOAD INP from OUT pair input lane o with output lane o */
+  if (c->block_in != c->block_out) die("block_in must equal block_out (ISA v2)", c->name);
   canonical(c, text, sizeof text);
   d.hash = (unsigned)crc32(0L, (const Bytef *)text, (uInt)strlen(text));
   return d;
@@ -104,7 +106,8 @@ static void c_header(const char *path) {
   fprintf(f, "#ifndef LOOM_ISA_GEN_H\n#define LOOM_ISA_GEN_H\n\n");
   fprintf(f, "#define LOOM_ISA_VERSION %d\n#define LOOM_INSN_BITS %d\n#define LOOM_UOP_BITS %d\n",
           LOOM_ISA_VERSION, LOOM_INSN_BITS, LOOM_UOP_BITS);
-  fprintf(f, "#define LOOM_NUM_SEGMENTS %d\n#define LOOM_HW_ID 0x%08Xu\n\n", LOOM_NUM_SEGMENTS, LOOM_HW_ID);
+  fprintf(f, "#define LOOM_NUM_SEGMENTS %d\n#define LOOM_HW_ID 0x%08Xu\n", LOOM_NUM_SEGMENTS, LOOM_HW_ID);
+  fprintf(f, "#define LOOM_PAR_ROWS %d\n#define LOOM_LUT_ENTRIES %d\n\n", LOOM_PAR_ROWS, LOOM_LUT_ENTRIES);
   c_enum(f, "loom_opcode", "LOOM_OP_", opcodes, COUNT(opcodes));
   c_enum(f, "loom_buffer", "LOOM_BUF_", buffers, COUNT(buffers));
   c_enum(f, "loom_queue", "LOOM_Q_", queues, COUNT(queues));
@@ -189,6 +192,7 @@ static void verilog_isa(FILE *f) {
   fprintf(f, "`define LOOM_ISA_VERSION 16'd%d\n`define LOOM_INSN_BITS %d\n`define LOOM_UOP_BITS %d\n",
           LOOM_ISA_VERSION, LOOM_INSN_BITS, LOOM_UOP_BITS);
   fprintf(f, "`define LOOM_NUM_SEGMENTS %d\n`define LOOM_HW_ID 32'h%08X\n", LOOM_NUM_SEGMENTS, LOOM_HW_ID);
+  fprintf(f, "`define LOOM_PAR_ROWS %d\n`define LOOM_LUT_ENTRIES %d\n", LOOM_PAR_ROWS, LOOM_LUT_ENTRIES);
   for (i = 0; i < COUNT(opcodes); i++) fprintf(f, "`define LOOM_OP_%s 3'd%d\n", opcodes[i].name, opcodes[i].value);
   for (i = 0; i < COUNT(buffers); i++) fprintf(f, "`define LOOM_BUF_%s 3'd%d\n", buffers[i].name, buffers[i].value);
   for (i = 0; i < COUNT(queues); i++) fprintf(f, "`define LOOM_Q_%s 2'd%d\n", queues[i].name, queues[i].value);

@@ -39,7 +39,7 @@ static uint64_t read64(const struct loom_reg_io *io, uint32_t lo_off) {
   return lo | hi << 32;
 }
 
-/* "'tiny' (0x2A77EAD3)" or "an unknown config (0x12345678)". */
+/* "'tiny' (0xBE827F10)" or "an unknown config (0x12345678)". */
 static void config_text(uint32_t hash, char *out, size_t n) {
   const struct loom_hw_config *c = loom_hw_config_by_hash(hash);
   if (c) snprintf(out, n, "'%s' (0x%08X)", c->name, hash);

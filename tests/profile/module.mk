@@ -14,10 +14,10 @@ TEST_DEPS += $(BUILD)/tsim/default/libloom_tsim.so build/models/digits_manifest.
 TIMELINE_TEST := $(BUILD)/tests/profile/test_timeline
 
 $(TIMELINE_TEST): tests/profile/test_timeline.c \
-    $(call obj,tests/support/randstream.c tests/support/randstream_describe.c) $(LIBLOOM) $(GEN_HEADERS)
+    $(call obj,$(RANDSTREAM_SRCS)) $(LIBLOOM) $(GEN_HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -Itests/support $(CFLAGS) $(LDFLAGS) -o $@ $< \
-	  $(call obj,tests/support/randstream.c tests/support/randstream_describe.c) $(LIBLOOM) \
+	  $(call obj,$(RANDSTREAM_SRCS)) $(LIBLOOM) \
 	  $(LOOM_EXTRA_LIBS) $(LDLIBS)
 
 SCRIPT_TESTS += $(TIMELINE_TEST)

@@ -2,7 +2,7 @@
  * lower.h - a map of the lowering: quantized int8 layers onto the Loom ISA.
  *
  *   layer struct --lower_conv / lower_fc / lower_pool / lower_add--> struct lower_program
- *                  (lower_conv.c,        lower_pool.c, lower_eltwise.c)
+ *                  (lower_conv.c, lower_conv_emit.c, lower_pool.c, lower_eltwise.c)
  *                     |  tile.c        picks the tiling (roofline cost model, cost_model.c)
  *                     |  pack.c        packs weights / parameters into the blocked layouts
  *                     |  emit.c        builds instructions, micro-ops and the token pipeline
@@ -294,6 +294,7 @@ void lower_act_unpack(const struct lower_act *a, const int8_t *src, int8_t *nchw
 enum lower_gemm_mode {
   LOWER_GEMM_DENSE = 0, /* each output block reduces over every input block */
   LOWER_GEMM_DIAG,      /* output block b reads input block b only (diagonal weights) */
+  LOWER_GEMM_DW,        /* depthwise GEMM micro-ops: the window's taps in the lanes (ISA v2) */
   LOWER_GEMM_MODE_COUNT
 };
 extern const char *const lower_gemm_mode_names[LOWER_GEMM_MODE_COUNT];
@@ -308,6 +309,20 @@ struct lower_geom {
   int32_t residual;    /* a fused Add reads the residual into INP after the last chunk */
   int32_t cib_data;    /* input blocks in DRAM: block ci reads ci % cib_data (cib / passes) */
   int32_t acc_out;     /* LOWER_CONV_ACC_OUT: byte-lane extraction instead of REQUANT */
+  int32_t epi;         /* ISA v2 epilogue: GEMM first/last with PAR rows (all but acc_out) */
+  int32_t dw_rows;     /* DW: window rows per pass (block_in / k_w taps fit a WGT row) */
+  int32_t dw_passes;   /* DW: passes over the window, ceil(k_h / dw_rows) */
+};
+
+/* Where a convolution's constants are (lower_conv.c places them,
+ * lower_conv_emit.c loads them). */
+#define LOWER_ACC_OUT_ROWS 4 /* int32 results: the byte lanes' constant ACC rows */
+struct lower_conv_consts {
+  uint32_t param_row0;  /* int32 results: ACC row of the first bias row */
+  uint64_t par_offset;  /* CONST bytes of the PAR rows (int32 results: of the ACC rows) */
+  uint32_t wgt_row0;    /* CONST offset of the weights, in WGT rows */
+  uint32_t res_row;     /* CONST offset of the residual's b_weight x identity row */
+  uint32_t period;      /* GCFG period of the GEMMs: kk (dense, diagonal), 1 (depthwise) */
 };
 
 /* lower_conv.c: the convolution path with the kind forced (FC, AVGPOOL, or
@@ -319,6 +334,11 @@ int lower_conv_kind(const struct loom_hw_config *cfg, const struct lower_qconv *
 int lower_conv_tiled(const struct loom_hw_config *cfg, const struct lower_qconv *l,
                      const struct lower_tiling *t, const char *where, struct lower_program *out,
                      char msg[LOWER_MSG_MAX]);
+
+/* lower_conv_emit.c: the instruction stream of a tiled convolution. */
+struct tile_ctx;
+void lower_conv_emit(struct lower_program *p, const struct lower_qconv *l, const struct tile_ctx *c,
+                     const struct lower_conv_consts *k);
 
 /* ==================================================================== */
 /* tile.c: tiling search, buffer layout and the chunk walk              */
@@ -339,6 +359,7 @@ struct tile_layout {
   uint32_t kk;           /* k_h * k_w */
   uint32_t res_offset;   /* residual: INP rows of a half before the residual tile */
   uint32_t res_wgt_row;  /* residual: the WGT row of b_weight x identity (the last one) */
+  int par_resident;      /* epilogue: every output block's PAR row stays loaded (cob <= PAR rows) */
 };
 
 /* One chunk: a tile's share of the reduction, one double-buffered step. */
@@ -392,6 +413,17 @@ int tile_finish(const struct loom_hw_config *cfg, const struct lower_geom *g, ui
 /* Picks the cheapest tiling; -1 (with *why) when none fits. */
 int tile_search(const struct loom_hw_config *cfg, const struct lower_geom *g, uint32_t param_rows,
                 struct lower_tiling *best, struct tile_layout *L, const char **why);
+/* The `want` (<= TILE_TOP_MAX) cheapest tilings by the chunk pipeline,
+ * cheapest first: how many (0 with *why when none fits).  The lowering
+ * walks each emitted program (cost_simulate) and keeps the best: the chunk
+ * pipeline ranks thousands of candidates, the walk's bus model decides
+ * between the last few. */
+#define TILE_TOP_MAX 8
+int tile_search_top(const struct loom_hw_config *cfg, const struct lower_geom *g, uint32_t param_rows,
+                    struct lower_tiling *top, int want, const char **why);
+/* The SRAM layout of tiling t. */
+void tile_layout_of(const struct loom_hw_config *cfg, const struct lower_geom *g, uint32_t param_rows,
+                    const struct lower_tiling *t, struct tile_layout *L);
 void tile_iter_init(struct tile_iter *it, const struct tile_ctx *c);
 int tile_iter_next(struct tile_iter *it);
 int tile_state_init(struct tile_state *s, const struct tile_ctx *c);
@@ -420,18 +452,30 @@ uint64_t cost_dma(const struct loom_hw_config *cfg, uint64_t row_bytes, uint64_t
 uint64_t cost_gemm(uint64_t uops);
 /* ALU: `vector` when the operand is an ACC row (two reads per micro-op). */
 uint64_t cost_alu(uint64_t uops, int vector);
+/* Depthwise GEMM (ISA v2) of `rows` output rows of `tw` pixels, `blocks`
+ * channel blocks, a pass of `kh` window rows and `taps` taps whose window
+ * slides `step` columns from pixel to pixel (reuse when step < kw). */
+uint64_t cost_dw(uint64_t rows, uint64_t tw, uint64_t blocks, uint32_t kh, uint32_t kw, uint32_t taps,
+                 uint32_t step);
+/* Cycles per depthwise micro-op reading `reads` window rows (the RTL
+ * multiplies even and odd lanes in two cycles, overlapped with reads). */
+uint64_t cost_dw_uop(uint64_t reads);
 
 /* Chunk-level pipeline model used by the tilers: feed chunks in order. */
 struct cost_pipe {
   uint64_t comp_end[2], store_end[2]; /* chunk k-2 / k-1, tile o-2 / o-1, by parity */
   uint64_t load_prev, comp_prev, store_prev;
-  uint64_t bus_bytes;                 /* the caller adds every DRAM byte */
+  uint64_t bus_bytes;                 /* every DRAM byte of the chunks so far */
+#define COST_PIPE_BUS 32
+  uint64_t bus_lo[COST_PIPE_BUS], bus_hi[COST_PIPE_BUS]; /* the bus's recent busy intervals */
+  uint32_t nbus;
   uint32_t k, o;
 };
 void cost_pipe_init(struct cost_pipe *p, uint64_t prologue_compute);
-/* One chunk: its load, compute, and (when it ends a tile) store cycles. */
-void cost_pipe_chunk(struct cost_pipe *p, uint64_t load, uint64_t compute, int first, int last,
-                     uint64_t store);
+/* One chunk: its load, compute, and (when it ends a tile) store cycles,
+ * and the DRAM bytes of its load and store (they share the bus). */
+void cost_pipe_chunk(struct cost_pipe *p, const struct loom_hw_config *cfg, uint64_t load, uint64_t load_bytes,
+                     uint64_t compute, int first, int last, uint64_t store, uint64_t store_bytes);
 /* Makespan: the pipeline's end, or the bus time if that is longer. */
 uint64_t cost_pipe_total(const struct loom_hw_config *cfg, const struct cost_pipe *p);
 
@@ -447,9 +491,11 @@ struct cost_sim {
   uint32_t stuck_insn;     /* first instruction that waits forever */
 };
 /* Walks the program with the queues, tokens and per-instruction costs:
- * an instruction-level timing model of the decoupled pipeline. */
+ * an instruction-level timing model of the decoupled pipeline.  `uops`
+ * (n_uops micro-ops, NULL when unknown) lets depthwise GEMMs count their
+ * window reads. */
 void cost_simulate(const struct loom_hw_config *cfg, const struct loom_insn *insns, uint32_t n,
-                   struct cost_sim *out);
+                   const struct loom_uop *uops, uint32_t n_uops, struct cost_sim *out);
 
 /* Fills the roofline fields of r from macs, min_bytes and est_cycles. */
 void cost_roofline(const struct loom_hw_config *cfg, struct lower_report *r);
@@ -506,6 +552,10 @@ struct loom_insn emit_alu(uint32_t op, uint32_t ub, uint32_t ue, uint32_t io, ui
                           uint32_t df_o, uint32_t df_i, uint32_t sf_o, uint32_t sf_i);
 struct loom_insn emit_qcfg(int32_t mult, uint32_t shift, int32_t zp, int32_t lo, int32_t hi,
                            uint32_t round_even);
+/* QCFG of the epilogue with per-lane PAR rows from `par_base` on. */
+struct loom_insn emit_qcfg_par(uint32_t par_base, uint32_t shift, int32_t zp, int32_t lo, int32_t hi,
+                               uint32_t round_even);
+struct loom_insn emit_gcfg(uint32_t period, uint32_t kh, uint32_t kw, uint32_t row, uint32_t col);
 struct loom_insn emit_nop(uint32_t queue);
 
 void emit_pipe_begin(struct emit_pipe *e, struct lower_program *p, uint32_t chunks, uint32_t tiles,
@@ -535,6 +585,15 @@ void pack_wgt_diag(const struct loom_hw_config *cfg, const int8_t *w, int32_t c,
                    int8_t *rows);
 /* One identity WGT row (average pooling: every weight is 1). */
 void pack_wgt_identity(const struct loom_hw_config *cfg, int8_t *row);
+/* Depthwise weights [c][kh][kw] -> WGT rows [cob][pass] for depthwise GEMM
+ * micro-ops (ISA v2): pass p holds window rows [p * rows_per_pass, ...),
+ * row layout [o][t] with the taps column-major, t = column * rows + row. */
+void pack_wgt_dw(const struct loom_hw_config *cfg, const int8_t *w, int32_t c, int32_t k_h, int32_t k_w,
+                 int32_t rows_per_pass, int8_t *rows);
+/* Per-channel biases and multipliers -> PAR rows of block_out lanes
+ * (biases, then multipliers, int32 little-endian), zero padded. */
+void pack_par_rows(const struct loom_hw_config *cfg, const int32_t *bias, const int32_t *mult, int32_t c,
+                   uint8_t *rows);
 /* Per-channel int32 values -> ACC rows of block_out lanes (zero padded),
  * little-endian, as LOAD ACC reads them. */
 void pack_acc_rows(const struct loom_hw_config *cfg, const int32_t *v, int32_t c, uint8_t *rows);

@@ -1,59 +1,36 @@
 /*
  * lower_conv.c - int8 convolution (and fully connected, and average
- * pooling) as an implicit GEMM on the Loom core.
+ * pooling) as an implicit GEMM on the Loom core: the layer checked, folded
+ * into a struct lower_geom, its constants placed, its tiling chosen
+ * (tile.c); lower_conv_emit.c writes the instructions.
  *
- * The convolution is first folded into a struct lower_geom:
+ * The convolution is folded into one of:
  *  - dense (groups = 1), or grouped with the cross-group weights zero-filled
  *    (correct, and as fast as the dense convolution of the same size);
- *  - depthwise (groups = C_in = C_out): diagonal weights, output block b
- *    reads input block b only.  The GEMM core then does block_out useful
- *    MACs per cycle out of block_in x block_out: depthwise layers have no
- *    reduction over channels to fill the array, and the diagonal GEMM still
- *    beats the ALU (one cycle per tap and block instead of two);
+ *  - depthwise (groups = C_in = C_out, and average pooling): depthwise GEMM
+ *    micro-ops (ISA v2), each output lane summing its own channel's window
+ *    taps, with the window's rows split into passes when its taps outnumber
+ *    the lanes.  A window wider than the lanes falls back to the diagonal
+ *    form of ISA v1 (output block b reads input block b, one lane in
+ *    block_out busy);
  *  - im2col (LOWER_CONV_ALLOW_IM2COL, for stems with few input channels):
  *    the host gathers each output pixel's kh x kw x C taps into channels, so
  *    a 3-channel 7x7 stem reduces over 10 blocks of 16 instead of 49 blocks
  *    with 3 useful lanes each (5x fewer GEMM cycles), for a larger input;
  *  - fully connected is the 1x1 convolution of 1x1 images.
  *
- * Then, per chunk of the tiling (tile.c), with A = th x tw ACC rows per
- * output block and I = ih x iw INP rows per input block:
- *
- *   LOAD INP   one 2-D transfer per input block, padding = input zero point
- *   LOAD WGT   the chunk's weight slice, unless its half already holds it
- *   ALU MOV    ACC <- corrected bias row        (first chunk of a tile)
- *   GEMM       for ci < nci: for co < nco: for each micro-op (oy, kh, kw, ox):
- *                ACC[acc + oy*tw + ox + co*A] += INP[inp + (oy*s + kh*d)*iw + ox*s + kw*d + ci*I]
- *                                              x WGT[wgt + kh*kw + kw + ci*kk + co*nci*kk]
- *   ALU REQUANT  ACC <- requant(ACC, multiplier row), clamps = ReLU/ReLU6   (last chunk)
- *   STORE      one transfer per output block
- *
- * The micro-ops enumerate (output row, kh, kw, output column): the set is
- * built once per buffer-half combination and reused by every tile, a
- * shorter last row tile runs a prefix of it, and consecutive micro-ops
- * always write different ACC rows (the same row comes back only after tw
- * micro-ops), so the core can start one per cycle.  The two GEMM loops run
- * over input and output blocks: one GEMM instruction does a whole chunk.
- *
  * The input zero point is folded into the bias (bias - zp * sum w, modulo
  * 2^32 like the accumulator) and spatial padding loads the zero point, so
- * padded taps contribute exactly nothing.  Requantization is one vector
- * REQUANT per tile with a per-channel multiplier row and one QCFG per job.
+ * padded taps contribute exactly nothing.  Bias and per-channel multiplier
+ * are one PAR row per output block: the GEMMs' epilogue adds and applies
+ * them (docs/isa.md, "The epilogue E"); one shift per layer.
  *
  * Weights beyond int8 (lower_qconv.in_passes > 1) and int32 results
  * (LOWER_CONV_ACC_OUT) are first expanded into an ordinary dense layer
  * (expand()): the weight parts become extra input blocks that load the same
  * DRAM blocks again (geom.cib_data), and each output channel becomes four
- * byte-lane channels with copies of its weights, whose REQUANT is replaced
- * by a five-instruction ALU sequence that leaves byte k of the accumulator
- * in lane k (acc_out_tail()).
- *
- * A residual Add (lower_qconv.residual) is fused at the tile's end: the
- * residual tile comes into INP with the last chunk, and after the REQUANT
- *   ALU MUL a_weight, GEMM += b_weight x identity x residual, ALU ADD the
- *   zero-point constant, ALU REQUANT with the Add's QCFG
- * gives exactly lower_add() of the convolution's output and the residual,
- * for 4-5 compute cycles per output row instead of a memory-bound job.
+ * byte-lane channels with copies of its weights; an int32 result keeps its
+ * bias and byte-lane constants in ACC rows (the version 1 epilogue).
  */
 #include <stdarg.h>
 #include <stdlib.h>
@@ -62,6 +39,7 @@
 #include "sw_compiler/lower.h"
 
 #define MAX_ROWS (UINT32_C(1) << 28) /* DRAM offsets are 28-bit row counts */
+#define LOWER_TILE_CANDIDATES 4      /* tilings emitted and walked; the cheapest wins */
 
 #define fail lower_fail
 
@@ -147,7 +125,13 @@ static void geom_of(const struct loom_hw_config *cfg, const struct lower_qconv *
     g->cib_data = g->cib;
     return;
   }
-  g->mode = kind == LOWER_KIND_DWCONV || kind == LOWER_KIND_AVGPOOL ? LOWER_GEMM_DIAG : LOWER_GEMM_DENSE;
+  g->mode = LOWER_GEMM_DENSE;
+  if (kind == LOWER_KIND_DWCONV || kind == LOWER_KIND_AVGPOOL) {
+    /* depthwise micro-ops need whole window rows in the lanes */
+    g->mode = l->k_w <= cfg->block_in ? LOWER_GEMM_DW : LOWER_GEMM_DIAG;
+    g->dw_rows = cfg->block_in / l->k_w < l->k_h ? cfg->block_in / l->k_w : l->k_h;
+    g->dw_passes = g->mode == LOWER_GEMM_DW ? tile_ceil_div(l->k_h, g->dw_rows) : 0;
+  }
   g->in_h = l->in_h, g->in_w = l->in_w;
   g->k_h = l->k_h, g->k_w = l->k_w, g->stride_h = l->stride_h, g->stride_w = l->stride_w;
   g->dil_h = l->dil_h, g->dil_w = l->dil_w;
@@ -242,6 +226,7 @@ static void expanded_free(struct expanded *x) {
  * then MUL 2^24 keeps its low byte in the top byte and SHR 24, exact since
  * the low bits are zero, sign-extends it: lane value = byte k as int8. */
 enum { ACC_ROW_MIN, ACC_ROW_OFF, ACC_ROW_SHIFT, ACC_ROW_MUL, ACC_ROWS };
+_Static_assert(ACC_ROWS == LOWER_ACC_OUT_ROWS, "lower_conv_emit.c's acc_out_tail uses these rows");
 
 static void acc_out_rows(const struct loom_hw_config *cfg, uint8_t *rows) {
   int32_t v[ACC_ROWS][256];
@@ -257,311 +242,64 @@ static void acc_out_rows(const struct loom_hw_config *cfg, uint8_t *rows) {
   for (int r = 0; r < ACC_ROWS; r++) pack_acc_rows(cfg, v[r], cfg->block_out, rows + (size_t)r * acc_row);
 }
 
-/* ACC rows of parameters: biases, then multipliers or the byte-lane rows. */
+/* ACC rows of parameters: none (the epilogue's are PAR rows), or for an
+ * int32 result the biases and the byte-lane rows. */
 static uint32_t param_rows(const struct lower_geom *g) {
-  return (uint32_t)g->cob + (g->acc_out ? ACC_ROWS : (uint32_t)g->cob);
+  return g->acc_out ? (uint32_t)g->cob + ACC_ROWS : 0;
 }
 
 /* ---- constants ---- */
 
-struct conv_consts {
-  uint32_t param_row0;  /* ACC row of the first bias row (multipliers follow after cob rows) */
-  uint32_t wgt_row0;    /* CONST offset of the weights, in WGT rows */
-  uint32_t res_row;     /* CONST offset of the residual's b_weight x identity row */
-};
-
 static void place_consts(struct lower_program *p, const struct lower_qconv *l, enum lower_kind kind,
-                         const struct lower_geom *g, struct conv_consts *k) {
+                         const struct lower_geom *g, struct lower_conv_consts *k) {
   const struct loom_hw_config *cfg = p->cfg;
   int32_t cin, kk;
   int8_t *w = effective_weights(l, kind, &cin, &kk);
   uint64_t align = emit_const_align(cfg), acc_row = loom_hw_row_bytes(cfg, LOOM_BUF_ACC, 0);
-  size_t prow = (size_t)g->cob * acc_row, pbytes = (size_t)param_rows(g) * acc_row;
-  uint8_t *params = calloc(pbytes, 1);
-  int32_t *bias = malloc(sizeof(int32_t) * (size_t)l->out_c);
-  LOOM_ASSERT(params && bias);
+  int32_t *bias = malloc(sizeof(int32_t) * (size_t)l->out_c + 1);
+  LOOM_ASSERT(bias);
   pack_bias_correct(w, l->bias, l->out_c, cin * kk, l->in_zero_point, bias);
-  pack_acc_rows(cfg, bias, l->out_c, params);
-  if (g->acc_out) acc_out_rows(cfg, params + prow);
-  else pack_acc_rows(cfg, l->multiplier, l->out_c, params + prow);
-  p->param_offset = emit_const(p, params, pbytes, align);
+  if (g->acc_out) { /* ACC rows: biases, then the byte lanes' constants */
+    size_t prow = (size_t)g->cob * acc_row, pbytes = (size_t)param_rows(g) * acc_row;
+    uint8_t *params = calloc(pbytes, 1);
+    LOOM_ASSERT(params);
+    pack_acc_rows(cfg, bias, l->out_c, params);
+    acc_out_rows(cfg, params + prow);
+    p->param_offset = emit_const(p, params, pbytes, align);
+    free(params);
+  } else { /* PAR rows: bias and multiplier lanes per output block */
+    size_t pbytes = (size_t)g->cob * loom_hw_row_bytes(cfg, LOOM_BUF_PAR, 0);
+    uint8_t *params = calloc(pbytes, 1);
+    LOOM_ASSERT(params);
+    pack_par_rows(cfg, bias, l->multiplier, l->out_c, params);
+    p->param_offset = emit_const(p, params, pbytes, align);
+    free(params);
+  }
   uint64_t wrow = loom_hw_row_bytes(cfg, LOOM_BUF_WGT, 0);
-  size_t rows = g->mode == LOWER_GEMM_DIAG ? (size_t)g->cob * (size_t)kk : (size_t)g->cob * (size_t)g->cib * (size_t)kk;
-  if (g->wgt_uniform) rows = 1;
-  int8_t *packed = malloc(rows * wrow + 1);
+  size_t rows = g->mode == LOWER_GEMM_DIAG ? (size_t)g->cob * (size_t)kk
+                : g->mode == LOWER_GEMM_DW ? (size_t)g->cob * (size_t)g->dw_passes
+                                           : (size_t)g->cob * (size_t)g->cib * (size_t)kk;
+  if (g->wgt_uniform) rows = g->mode == LOWER_GEMM_DW ? (size_t)g->dw_passes : 1;
+  int8_t *packed = malloc(rows * wrow + wrow);
   LOOM_ASSERT(packed != NULL);
-  if (g->wgt_uniform) pack_wgt_identity(cfg, packed);
+  if (g->wgt_uniform && g->mode == LOWER_GEMM_DW) /* one block of the all-ones depthwise weights */
+    pack_wgt_dw(cfg, w, cfg->block_out < l->out_c ? cfg->block_out : l->out_c, g->k_h, g->k_w, g->dw_rows, packed);
+  else if (g->wgt_uniform) pack_wgt_identity(cfg, packed);
+  else if (g->mode == LOWER_GEMM_DW) pack_wgt_dw(cfg, w, l->out_c, g->k_h, g->k_w, g->dw_rows, packed);
   else if (g->mode == LOWER_GEMM_DIAG) pack_wgt_diag(cfg, w, l->out_c, kk, packed);
   else pack_wgt_dense(cfg, w, l->out_c, cin, kk, packed);
   p->wgt_offset = emit_const(p, packed, rows * wrow, align);
   k->param_row0 = 0;
+  k->par_offset = p->param_offset;
   k->wgt_row0 = (uint32_t)(p->wgt_offset / wrow);
+  k->period = g->mode == LOWER_GEMM_DW ? 1 : (uint32_t)kk;
   if (l->residual) {
     pack_wgt_identity(cfg, packed);
     for (int32_t i = 0; i < cfg->block_out; i++)
       packed[(size_t)i * (size_t)cfg->block_in + (size_t)i] = (int8_t)l->residual->b_weight;
     k->res_row = (uint32_t)(emit_const(p, packed, wrow, wrow) / wrow);
   }
-  free(w), free(params), free(bias), free(packed);
-}
-
-/* ---- one chunk ---- */
-
-struct conv_emit {
-  struct lower_program *p;
-  const struct lower_qconv *l;
-  const struct tile_ctx *c;
-  struct conv_consts k;
-  struct loom_uop *scratch;
-  uint32_t cache_key[TILE_MAX_SETS][3], cache_begin[TILE_MAX_SETS], ncache; /* GEMM sets built */
-};
-
-/* Micro-op set (output row, kh, kw, output column) for the given bases. */
-static uint32_t gemm_set(struct conv_emit *e, uint32_t acc, uint32_t inp, uint32_t wgt) {
-  for (uint32_t i = 0; i < e->ncache; i++)
-    if (e->cache_key[i][0] == acc && e->cache_key[i][1] == inp && e->cache_key[i][2] == wgt)
-      return e->cache_begin[i];
-  const struct lower_geom *g = e->c->g;
-  const struct tile_layout *L = &e->c->L;
-  int32_t th = e->c->t.th, tw = e->c->t.tw, sh = g->row_skip ? 1 : g->stride_h;
-  uint32_t n = 0;
-  for (int32_t oy = 0; oy < th; oy++)
-    for (int32_t kh = 0; kh < g->k_h; kh++)
-      for (int32_t kw = 0; kw < g->k_w; kw++)
-        for (int32_t ox = 0; ox < tw; ox++) {
-          struct loom_uop *u = &e->scratch[n++];
-          u->acc = acc + (uint32_t)(oy * tw + ox);
-          u->inp = inp + (uint32_t)((oy * sh + kh * g->dil_h) * (int32_t)L->iw + ox * g->stride_w +
-                                    kw * g->dil_w);
-          u->wgt = wgt + (g->wgt_uniform ? 0 : (uint32_t)(kh * g->k_w + kw));
-        }
-  uint32_t b = emit_uop_set(e->p, e->scratch, n);
-  if (e->ncache < TILE_MAX_SETS) {
-    e->cache_key[e->ncache][0] = acc, e->cache_key[e->ncache][1] = inp, e->cache_key[e->ncache][2] = wgt;
-    e->cache_begin[e->ncache++] = b;
-  }
-  return b;
-}
-
-static void load_inputs(struct conv_emit *e, const struct tile_chunk *ch, const struct tile_step *st,
-                        struct emit_vec *v) {
-  const struct lower_geom *g = e->c->g;
-  struct tile_window w;
-  tile_window(g, ch->oy0, ch->rows, ch->ox0, e->c->t.tw, &w);
-  for (int32_t i = 0; i < ch->nci; i++) {
-    int32_t blk = (ch->ci0 + i) % g->cib_data; /* weight passes read the input again */
-    uint32_t off = (uint32_t)((((int64_t)ch->n * g->cib_data + blk) * g->in_h + w.y0) * g->in_w + w.x0);
-    uint32_t stride = (uint32_t)(g->row_skip ? g->stride_h * g->in_w : g->in_w);
-    struct loom_insn in = emit_mem(LOOM_OP_LOAD, LOOM_BUF_INP, st->inp_base + (uint32_t)i * e->c->L.inp_block,
-                                   LOWER_SEG_IN, off, (uint32_t)w.ny, (uint32_t)w.nx, stride);
-    in.mem.y_pad_top = (uint32_t)w.pt, in.mem.y_pad_bottom = (uint32_t)w.pb;
-    in.mem.x_pad_left = (uint32_t)w.pl, in.mem.x_pad_right = (uint32_t)w.pr;
-    in.mem.pad_value = e->l->in_zero_point;
-    emit_vec_push(v, &in);
-  }
-}
-
-static void load_weights(struct conv_emit *e, const struct tile_chunk *ch, const struct tile_step *st,
-                         struct emit_vec *v) {
-  const struct lower_geom *g = e->c->g;
-  uint32_t kk = e->c->L.kk;
-  struct loom_insn in;
-  if (g->wgt_uniform) {
-    in = emit_mem(LOOM_OP_LOAD, LOOM_BUF_WGT, st->wgt_base, LOWER_SEG_CONST, e->k.wgt_row0, 1, 1, 1);
-  } else if (g->mode == LOWER_GEMM_DIAG) {
-    uint32_t x = (uint32_t)ch->nco * kk;
-    in = emit_mem(LOOM_OP_LOAD, LOOM_BUF_WGT, st->wgt_base, LOWER_SEG_CONST,
-                  e->k.wgt_row0 + (uint32_t)ch->co0 * kk, 1, x, x);
-  } else {
-    uint32_t off = e->k.wgt_row0 + (uint32_t)(ch->co0 * g->cib + ch->ci0) * kk;
-    in = emit_mem(LOOM_OP_LOAD, LOOM_BUF_WGT, st->wgt_base, LOWER_SEG_CONST, off, (uint32_t)ch->nco,
-                  (uint32_t)ch->nci * kk, (uint32_t)g->cib * kk);
-  }
-  emit_vec_push(v, &in);
-}
-
-/* ALU over a tile's ACC rows: io = output blocks, ii = pixels; the source
- * is parameter row `src` + block. */
-static struct loom_insn tile_alu(struct conv_emit *e, uint32_t op, const struct tile_chunk *ch,
-                                 uint32_t acc, uint32_t src) {
-  struct loom_uop u = {acc, src, 0};
-  uint32_t b = emit_uop_set(e->p, &u, 1);
-  return emit_alu(op, b, b + 1, (uint32_t)ch->nco, (uint32_t)(ch->rows * e->c->t.tw),
-                  e->c->L.tile_pix, 1, 1, 0);
-}
-
-static struct loom_insn chunk_gemm(struct conv_emit *e, const struct tile_chunk *ch,
-                                   const struct tile_step *st) {
-  const struct tile_layout *L = &e->c->L;
-  uint32_t b = gemm_set(e, st->acc_base, st->inp_base, st->wgt_base);
-  uint32_t end = b + (uint32_t)ch->rows * L->kk * (uint32_t)e->c->t.tw; /* prefix for short tiles */
-  if (e->c->g->mode == LOWER_GEMM_DIAG)
-    return emit_gemm(b, end, 1, (uint32_t)ch->nco, 0, L->tile_pix, 0, L->inp_block, 0,
-                     e->c->g->wgt_uniform ? 0 : L->kk);
-  return emit_gemm(b, end, (uint32_t)ch->nci, (uint32_t)ch->nco, 0, L->tile_pix, L->inp_block, 0, L->kk,
-                   (uint32_t)ch->nci * L->kk);
-}
-
-static void store_tile(struct conv_emit *e, const struct tile_chunk *ch, uint32_t acc,
-                       struct emit_vec *v) {
-  const struct lower_geom *g = e->c->g;
-  int32_t tw = e->c->t.tw;
-  for (int32_t b = 0; b < ch->nco; b++) {
-    uint32_t off = (uint32_t)((((int64_t)ch->n * g->cob + ch->co0 + b) * g->out_h + ch->oy0) * g->out_w + ch->ox0);
-    uint32_t sram = acc + (uint32_t)b * e->c->L.tile_pix;
-    struct loom_insn in =
-        tw == g->out_w
-            ? emit_mem(LOOM_OP_STORE, LOOM_BUF_OUT, sram, LOWER_SEG_OUT, off, 1,
-                       (uint32_t)(ch->rows * tw), (uint32_t)(ch->rows * tw))
-            : emit_mem(LOOM_OP_STORE, LOOM_BUF_OUT, sram, LOWER_SEG_OUT, off, (uint32_t)ch->rows,
-                       (uint32_t)tw, (uint32_t)g->out_w);
-    emit_vec_push(v, &in);
-  }
-}
-
-/* ---- the fused residual Add ---- */
-
-/* The residual tile into INP after the chunk's inputs (and, once, the
- * b_weight x identity row into the last WGT row). */
-static void load_residual(struct conv_emit *e, const struct tile_chunk *ch, const struct tile_step *st,
-                          struct emit_vec *v) {
-  const struct lower_geom *g = e->c->g;
-  const struct tile_layout *L = &e->c->L;
-  int32_t tw = e->c->t.tw;
-  for (int32_t b = 0; b < ch->nco; b++) {
-    uint32_t off = (uint32_t)((((int64_t)ch->n * g->cob + ch->co0 + b) * g->out_h + ch->oy0) * g->out_w + ch->ox0);
-    uint32_t sram = st->inp_base + L->res_offset + (uint32_t)b * L->tile_pix;
-    struct loom_insn in =
-        tw == g->out_w ? emit_mem(LOOM_OP_LOAD, LOOM_BUF_INP, sram, LOWER_SEG_IN2, off, 1,
-                                  (uint32_t)(ch->rows * tw), (uint32_t)(ch->rows * tw))
-                       : emit_mem(LOOM_OP_LOAD, LOOM_BUF_INP, sram, LOWER_SEG_IN2, off, (uint32_t)ch->rows,
-                                  (uint32_t)tw, (uint32_t)g->out_w);
-    emit_vec_push(v, &in);
-  }
-}
-
-/* ALU with the immediate over a tile's ACC rows. */
-static struct loom_insn tile_alu_imm(struct conv_emit *e, uint32_t op, const struct tile_chunk *ch,
-                                     uint32_t acc, int32_t imm) {
-  struct loom_insn in = tile_alu(e, op, ch, acc, 0);
-  in.alu.use_imm = 1;
-  in.alu.imm = imm;
-  return in;
-}
-
-/* After the convolution's REQUANT (q in ACC):
- *   MUL a_weight; GEMM += b_weight x residual; ADD -(a_w * zp_q + b_w * zp_r); REQUANT. */
-static void residual_tail(struct conv_emit *e, const struct tile_chunk *ch, const struct tile_step *st,
-                          struct emit_vec *main, struct emit_vec *post) {
-  const struct lower_qresidual *r = e->l->residual;
-  const struct tile_layout *L = &e->c->L;
-  uint32_t n = (uint32_t)(ch->rows * e->c->t.tw), inp = st->inp_base + L->res_offset;
-  struct loom_insn in = tile_alu_imm(e, LOOM_ALU_MUL, ch, st->acc_base, r->a_weight);
-  emit_vec_push(main, &in);
-  in = emit_qcfg(r->multiplier, r->shift, r->out_zero_point, r->clamp_lo, r->clamp_hi, r->round_even);
-  emit_vec_push(main, &in);
-  for (uint32_t i = 0; i < L->tile_pix; i++) {
-    uint32_t p = i; /* pixel i of the tile: ACC and the residual tile share the layout */
-    struct loom_uop u = {st->acc_base + p, inp + p, L->res_wgt_row};
-    e->scratch[i] = u;
-  }
-  uint32_t b = emit_uop_set(e->p, e->scratch, L->tile_pix);
-  in = emit_gemm(b, b + n, 1, (uint32_t)ch->nco, 0, L->tile_pix, 0, L->tile_pix, 0, 0);
-  emit_vec_push(main, &in); /* reads INP: stays before the chunk's C2L push */
-  int32_t k = -(r->a_weight * e->l->out_zero_point + r->b_weight * r->b_zero_point);
-  if (k != 0) {
-    in = tile_alu_imm(e, LOOM_ALU_ADD, ch, st->acc_base, k);
-    emit_vec_push(post, &in);
-  }
-  in = tile_alu(e, LOOM_ALU_REQUANT, ch, st->acc_base, 0);
-  in.alu.use_imm = 1; /* multiplier from QCFG */
-  emit_vec_push(post, &in);
-}
-
-/* Byte k of the int32 accumulator into lane k of each group of four
- * (acc_out_rows): MAX, ADD, SHR with the constant rows, MUL 2^24, SHR 24. */
-static void acc_out_tail(struct conv_emit *e, const struct tile_chunk *ch, uint32_t acc, struct emit_vec *post) {
-  static const uint32_t ops[ACC_ROWS] = {LOOM_ALU_MAX, LOOM_ALU_ADD, LOOM_ALU_SHR, LOOM_ALU_MUL};
-  uint32_t row0 = e->k.param_row0 + (uint32_t)e->c->g->cob;
-  struct loom_insn in;
-  for (int r = 0; r < ACC_ROWS; r++) {
-    in = tile_alu(e, ops[r], ch, acc, row0 + (uint32_t)r);
-    in.alu.src_factor_out = 0; /* the same row for every output block */
-    emit_vec_push(post, &in);
-  }
-  in = tile_alu_imm(e, LOOM_ALU_SHR, ch, acc, 24);
-  emit_vec_push(post, &in);
-}
-
-static void conv_chunk(struct conv_emit *e, struct tile_state *s, const struct tile_chunk *ch,
-                       struct emit_chunk *out) {
-  struct tile_step st;
-  uint32_t cob = (uint32_t)e->c->g->cob;
-  tile_step(e->c, s, ch, &st);
-  emit_chunk_reset(out);
-  out->k = ch->k, out->o = ch->o, out->first = ch->first, out->last = ch->last;
-  if (st.load_inp) load_inputs(e, ch, &st, &out->load);
-  if (st.load_wgt) load_weights(e, ch, &st, &out->load);
-  if (e->l->residual && ch->last) load_residual(e, ch, &st, &out->load);
-  if (e->l->residual && ch->k == 0) {
-    struct loom_insn w = emit_mem(LOOM_OP_LOAD, LOOM_BUF_WGT, e->c->L.res_wgt_row, LOWER_SEG_CONST,
-                                  e->k.res_row, 1, 1, 1);
-    emit_vec_push(&out->load, &w);
-  }
-  struct loom_insn in;
-  if (ch->first) {
-    in = tile_alu(e, LOOM_ALU_MOV, ch, st.acc_base, e->k.param_row0 + (uint32_t)ch->co0);
-    emit_vec_push(&out->pre, &in);
-  }
-  in = chunk_gemm(e, ch, &st);
-  emit_vec_push(&out->main, &in);
-  if (ch->last && e->l->residual) {
-    in = emit_qcfg(0, e->l->shift, e->l->out_zero_point, e->l->clamp_lo, e->l->clamp_hi, e->l->round_even);
-    emit_vec_push(&out->main, &in);
-    in = tile_alu(e, LOOM_ALU_REQUANT, ch, st.acc_base, e->k.param_row0 + cob + (uint32_t)ch->co0);
-    emit_vec_push(&out->main, &in);
-    residual_tail(e, ch, &st, &out->main, &out->post);
-  } else if (ch->last && e->c->g->acc_out) {
-    acc_out_tail(e, ch, st.acc_base, &out->post);
-  } else if (ch->last) {
-    in = tile_alu(e, LOOM_ALU_REQUANT, ch, st.acc_base, e->k.param_row0 + cob + (uint32_t)ch->co0);
-    emit_vec_push(&out->post, &in);
-  }
-  if (ch->last) store_tile(e, ch, st.acc_base, &out->store);
-}
-
-/* ---- the job ---- */
-
-static void emit_conv(struct lower_program *p, const struct lower_qconv *l, const struct tile_ctx *c,
-                      const struct conv_consts *k) {
-  struct conv_emit e = {p, l, c, *k, NULL, {{0}}, {0}, 0};
-  e.scratch = malloc(sizeof *e.scratch * (tile_gemm_set_size(c->g, &c->t) + c->L.tile_pix));
-  LOOM_ASSERT(e.scratch != NULL);
-  uint32_t uload = emit_uop_load(p);
-  uint64_t acc_row = loom_hw_row_bytes(p->cfg, LOOM_BUF_ACC, 0);
-  struct loom_insn in = emit_mem(LOOM_OP_LOAD, LOOM_BUF_ACC, k->param_row0, LOWER_SEG_CONST,
-                                 (uint32_t)(p->param_offset / acc_row), 1, c->L.param_rows,
-                                 c->L.param_rows);
-  emit_insn(p, &in);
-  in = emit_qcfg(0, l->shift, l->out_zero_point, l->clamp_lo, l->clamp_hi, l->round_even);
-  emit_insn(p, &in);
-  struct emit_pipe pipe;
-  emit_pipe_begin(&pipe, p, c->t.chunks, c->t.tiles, 1);
-  struct tile_state s;
-  LOOM_ASSERT(tile_state_init(&s, c) == 0);
-  struct tile_iter it;
-  struct emit_chunk ch;
-  memset(&ch, 0, sizeof ch);
-  tile_iter_init(&it, c);
-  while (tile_iter_next(&it)) {
-    conv_chunk(&e, &s, &it.ch, &ch);
-    emit_pipe_chunk(&pipe, &ch);
-  }
-  emit_pipe_end(&pipe);
-  emit_uop_table(p, uload);
-  emit_chunk_free(&ch);
-  tile_state_free(&s);
-  free(e.scratch);
+  free(w), free(bias), free(packed);
 }
 
 static int check_sizes(const struct lower_geom *g, const struct lower_qconv *l, const char *where,
@@ -653,22 +391,36 @@ static int lower(const struct loom_hw_config *cfg, const struct lower_qconv *l, 
   geom_of(cfg, le, kind, &g);
   if (l->in_passes > 1) g.cib_data = tile_ceil_div(l->in_c, cfg->block_in);
   g.acc_out = (l->flags & LOWER_CONV_ACC_OUT) != 0;
-  struct tile_ctx c = {cfg, &g, {0}, {0}};
+  g.epi = !g.acc_out;
+  struct lower_tiling top[LOWER_TILE_CANDIDATES];
   const char *why = NULL;
-  int rc = check_sizes(&g, l, where, msg);
+  int n = 0, rc = check_sizes(&g, l, where, msg);
   if (!rc && force) {
-    c.t = *force;
-    rc = tile_finish(cfg, &g, param_rows(&g), &c.t, &c.L, &why);
+    top[0] = *force;
+    struct tile_layout L;
+    rc = tile_finish(cfg, &g, param_rows(&g), &top[0], &L, &why);
+    n = rc ? 0 : 1;
   } else if (!rc) {
-    rc = tile_search(cfg, &g, param_rows(&g), &c.t, &c.L, &why);
+    n = tile_search_top(cfg, &g, param_rows(&g), top, LOWER_TILE_CANDIDATES, &why);
+    rc = n ? 0 : -1;
   }
   if (rc != 0 && why) lower_fail(msg, where, "no tiling fits the %s configuration: %s", cfg->name, why);
-  if (rc == 0) {
-    struct conv_consts k;
-    place_consts(out, le, kind, &g, &k);
-    fill_acts(out, l, le->out_c, kind, &g);
-    emit_conv(out, le, &c, &k);
-    fill_report(out, l, kind, &c);
+  for (int i = 0; i < n; i++) { /* emit each candidate, keep the best by the timed walk */
+    struct lower_program cand;
+    struct tile_ctx c = {cfg, &g, top[i], {0}};
+    struct lower_conv_consts k;
+    tile_layout_of(cfg, &g, param_rows(&g), &c.t, &c.L);
+    emit_program_init(&cand, cfg);
+    place_consts(&cand, le, kind, &g, &k);
+    fill_acts(&cand, l, le->out_c, kind, &g);
+    lower_conv_emit(&cand, le, &c, &k);
+    fill_report(&cand, l, kind, &c);
+    if (i == 0 || cand.report.est_cycles < out->report.est_cycles) {
+      lower_program_free(out);
+      *out = cand;
+    } else {
+      lower_program_free(&cand);
+    }
   }
   expanded_free(&x);
   return rc ? -1 : 0;

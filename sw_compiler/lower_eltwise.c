@@ -141,8 +141,7 @@ static uint64_t add_cost(const struct tile_ctx *c) {
     uint64_t np = (uint64_t)it.ch.rows, nb = (uint64_t)it.ch.nco;
     uint64_t load = 2 * nb * cost_dma(cfg, np * row, 1, 0);
     uint64_t comp = 2 * cost_alu(np * nb, 1) + cost_gemm(2 * np * nb);
-    p.bus_bytes += 3 * nb * np * row;
-    cost_pipe_chunk(&p, load, comp, 1, 1, nb * cost_dma(cfg, np * row, 1, 0));
+    cost_pipe_chunk(&p, cfg, load, 2 * nb * np * row, comp, 1, 1, nb * cost_dma(cfg, np * row, 1, 0), nb * np * row);
   }
   return cost_pipe_total(cfg, &p);
 }

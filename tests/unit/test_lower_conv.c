@@ -100,7 +100,10 @@ static uint64_t expected_gemm_ops(const struct loom_hw_config *cfg, const struct
   uint64_t pix = (uint64_t)l->n * (uint64_t)oh * (uint64_t)cols;
   uint64_t res = l->residual ? pix * cob : 0; /* the residual's identity GEMM */
   switch (p->report.kind) {
-  case LOWER_KIND_DWCONV: return res + pix * cob * kk;
+  case LOWER_KIND_DWCONV: { /* a micro-op per pixel and pass of whole window rows (ISA v2) */
+    int32_t rows = B / l->k_w < l->k_h ? B / l->k_w : l->k_h;
+    return res + pix * cob * (uint64_t)((l->k_h + rows - 1) / rows);
+  }
   case LOWER_KIND_CONV_IM2COL: return res + pix * cob * (uint64_t)((l->in_c * (int32_t)kk + B - 1) / B);
   default: return res + pix * cob * (uint64_t)((l->in_c + B - 1) / B) * kk;
   }

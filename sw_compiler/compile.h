@@ -71,11 +71,21 @@ void compile_result_free(struct compile_result *r);
  * compile_layer.c
  */
 
-/* Lowers fused node `node` (loom.QConv, QGemm, QAdd, QPool) to one job.
+/* Lowers fused node `node` (loom.QConv, QGemm, QAdd, QPool) to one job,
+ * with node `fused` (compile_fuse_next(), -1: none) in the same job.
  * `flags` are COMPILE_*.  The row of the report is filled in *row. */
-int compile_layer(const struct ir_graph *g, int node, const struct loom_hw_config *cfg,
+int compile_layer(const struct ir_graph *g, int node, int fused, const struct loom_hw_config *cfg,
                   unsigned flags, struct lower_program *prog, struct compile_layer *row,
                   struct ir_error *err);
+
+/*
+ * compile_fuse.c
+ */
+
+/* The accelerator node whose work joins node `node`'s job (a QPool max
+ * after a QConv, lower_conv_pool_fits()), or -1. */
+int compile_fuse_next(const struct ir_graph *g, const enum part_target *targets,
+                      const struct loom_hw_config *cfg, int node);
 /* "1x64x56x56" */
 void compile_shape_text(const struct ir_tensor *t, char *buf, size_t len);
 /* Whether the runtime has the IM2COL host op folded stems need. */

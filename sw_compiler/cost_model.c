@@ -246,7 +246,7 @@ static uint64_t insn_cycles(const struct loom_hw_config *cfg, const struct loom_
                                in->gemm.iter_in));
   case LOOM_OP_ALU:
     return cost_alu(loop_uops(in->alu.uop_begin, in->alu.uop_end, in->alu.iter_out, in->alu.iter_in),
-                    !in->alu.use_imm);
+                    !in->alu.use_imm && in->alu.alu_op != LOOM_ALU_EPI); /* EPI reads one row */
   default: return COST_SMALL;
   }
 }

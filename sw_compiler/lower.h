@@ -199,6 +199,10 @@ struct lower_qconv {
   uint32_t round_even;
   uint32_t flags;             /* LOWER_CONV_* */
   const struct lower_qresidual *residual; /* NULL: no fused Add */
+  /* Max pooling fused after the requantization (a stem's 3x3/2 MaxPool,
+   * lower_conv_pool_fits()); the job's output is the pooled tensor.  NULL:
+   * none. */
+  const struct lower_qpool *pool;
   /* The weights are the sum of in_passes int8 parts (0 or 1: one part), so
    * weights beyond int8 (a uint8 weight minus its zero point) run as a
    * reduction that reads every input block in_passes times
@@ -312,6 +316,8 @@ struct lower_geom {
   int32_t epi;         /* ISA v2 epilogue: GEMM first/last with PAR rows (all but acc_out) */
   int32_t dw_rows;     /* DW: window rows per pass (block_in / k_w taps fit a WGT row) */
   int32_t dw_passes;   /* DW: passes over the window, ceil(k_h / dw_rows) */
+  int32_t pool;        /* a fused 3x3/2 max pooling (lower_conv_pool.c) follows */
+  int32_t pool_h, pool_w; /* its output: half the convolution's rows and columns */
 };
 
 /* Where a convolution's constants are (lower_conv.c places them,
@@ -339,6 +345,22 @@ int lower_conv_tiled(const struct loom_hw_config *cfg, const struct lower_qconv 
 struct tile_ctx;
 void lower_conv_emit(struct lower_program *p, const struct lower_qconv *l, const struct tile_ctx *c,
                      const struct lower_conv_consts *k);
+
+/* lower_conv_pool.c: max pooling fused into a convolution's epilogue. */
+struct tile_chunk;
+struct emit_vec;
+/* Whether `pool` can follow convolution `l` in one job: MaxPool 3x3/2,
+ * padding 1 at the top and left, an even output of at most half an ACC
+ * half per two rows. */
+int lower_conv_pool_fits(const struct loom_hw_config *cfg, const struct lower_qconv *l,
+                         const struct lower_qpool *pool);
+/* The pooling passes, the epilogue and the pooled rows' store of the last
+ * chunk of a tile (two convolution rows, one pooled row). */
+void lower_conv_pool_tail(struct lower_program *p, const struct tile_ctx *c, const struct tile_chunk *ch,
+                          struct emit_vec *post, struct emit_vec *store);
+/* Compute cycles and micro-ops of that tail. */
+uint64_t lower_conv_pool_cycles(const struct tile_ctx *c, const struct tile_chunk *ch);
+uint32_t lower_conv_pool_uops(const struct lower_geom *g);
 
 /* ==================================================================== */
 /* tile.c: tiling search, buffer layout and the chunk walk              */

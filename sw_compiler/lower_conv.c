@@ -331,7 +331,8 @@ static void fill_acts(struct lower_program *p, const struct lower_qconv *l, int3
   }
   in->bytes = lower_act_bytes(in);
   out->layout = LOWER_ACT_NCHWC;
-  out->n = l->n, out->c = out_c, out->h = g->out_h, out->w = g->out_w, out->block = p->cfg->block_out;
+  out->n = l->n, out->c = out_c, out->h = g->pool ? g->pool_h : g->out_h, out->w = g->pool ? g->pool_w : g->out_w;
+  out->block = p->cfg->block_out;
   out->bytes = lower_act_bytes(out);
   p->seg_bytes[LOWER_SEG_IN] = in->bytes;
   p->seg_bytes[LOWER_SEG_OUT] = out->bytes;
@@ -392,6 +393,11 @@ static int lower(const struct loom_hw_config *cfg, const struct lower_qconv *l, 
   if (l->in_passes > 1) g.cib_data = tile_ceil_div(l->in_c, cfg->block_in);
   g.acc_out = (l->flags & LOWER_CONV_ACC_OUT) != 0;
   g.epi = !g.acc_out;
+  if (l->pool) {
+    if (!lower_conv_pool_fits(cfg, l, l->pool))
+      return expanded_free(&x), fail(msg, where, "the max pooling cannot be fused into this convolution");
+    g.pool = 1, g.pool_h = g.out_h / 2, g.pool_w = g.out_w / 2;
+  }
   struct lower_tiling top[LOWER_TILE_CANDIDATES];
   const char *why = NULL;
   int n = 0, rc = check_sizes(&g, l, where, msg);

@@ -175,7 +175,7 @@ static void chunk_gemms(struct conv_emit *e, const struct tile_chunk *ch, const 
                         struct emit_vec *v) {
   const struct lower_geom *g = e->c->g;
   const struct tile_layout *L = &e->c->L;
-  int epi_last = ch->last && g->epi && !g->residual;
+  int epi_last = ch->last && g->epi && !g->residual && !g->pool;
   struct loom_insn in;
   if (g->mode != LOWER_GEMM_DW) {
     uint32_t b = gemm_set(e, st->acc_base, st->inp_base, st->wgt_base, 0);
@@ -341,7 +341,8 @@ static void conv_chunk(struct conv_emit *e, struct tile_state *s, const struct t
   chunk_gemms(e, ch, &st, &out->main);
   if (ch->last && e->l->residual) residual_tail(e, ch, &st, &out->main);
   else if (ch->last && g->acc_out) acc_out_tail(e, ch, st.acc_base, &out->post);
-  if (ch->last) store_tile(e, ch, st.acc_base, &out->store);
+  if (ch->last && g->pool) lower_conv_pool_tail(e->p, e->c, ch, &out->post, &out->store);
+  else if (ch->last) store_tile(e, ch, st.acc_base, &out->store);
 }
 
 /* ---- the job ---- */

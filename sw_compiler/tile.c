@@ -122,6 +122,8 @@ static const char *check_fit(const struct loom_hw_config *cfg, const struct lowe
     return "GEMM weight factor field";
   if (g->mode == LOWER_GEMM_DIAG && L->kk > 1023) return "GEMM weight factor field";
   if (g->epi && !L->par_resident && t->tco > LOOM_PAR_ROWS) return "PAR too small for the output blocks";
+  if (g->pool && (t->th != 2 || t->tw != g->out_w || t->tco != g->cob || t->order != TILE_ORDER_SPATIAL))
+    return "a fused max pooling needs tiles of two whole rows of every block";
   if (t->tco > 4095 || t->tci > 4095) return "GEMM loop field";
   if (tile_gemm_set_size(g, t) > (uint32_t)cfg->uop_rows) return "UOP too small";
   return NULL;
@@ -363,6 +365,7 @@ static uint64_t compute_cycles(const struct tile_ctx *c, const struct tile_chunk
     cyc += cost_dma(c->cfg, (uint64_t)ch->nco * loom_hw_row_bytes(c->cfg, LOOM_BUF_PAR, 0), 1, 0);
   if (ch->last && c->g->residual) /* QCFG x 2, GCFG x 2, EPI, MUL, residual GEMM */
     cyc += 4 + 2 * cost_alu(rows, 0) + cost_gemm(rows);
+  if (ch->last && c->g->pool) cyc += lower_conv_pool_cycles(c, ch);
   return cyc;
 }
 
@@ -420,6 +423,7 @@ static int evaluate(struct tile_ctx *c, uint64_t bound, uint64_t *bus) {
   c->t.uops = e->nsets * tile_gemm_set_size(c->g, &c->t) + (c->g->acc_out ? 2 : 1) * e->nalu;
   if (c->g->residual) c->t.uops += e->nres * c->L.tile_pix + 2; /* pixel sets, MUL / ADD */
   if (c->g->acc_out) c->t.uops += 2 * 5; /* byte lanes: five ALU micro-ops per ACC half */
+  if (c->g->pool) c->t.uops += lower_conv_pool_uops(c->g);
   ok = ok && c->t.uops <= (uint32_t)c->cfg->uop_rows;
   /* The micro-op load delays compute by its DMA time (known only now). */
   c->t.est_cycles = cost_pipe_total(c->cfg, &p) + cost_dma(c->cfg, (uint64_t)c->t.uops * 4, 1, 0);
@@ -516,6 +520,11 @@ static int32_t column_sizes(struct search *s, const struct lower_tiling *base, i
 }
 
 static void search_rows(struct search *s, struct lower_tiling t) {
+  if (s->g->pool) { /* two whole rows (lower_conv_pool.c) */
+    t.th = 2, t.tw = s->g->out_w;
+    try_tiling(s, t);
+    return;
+  }
   int32_t tws[3], ntw = column_sizes(s, &t, tws);
   int32_t ths[TILE_SIZES_MAX], nth = tile_distinct_sizes(s->g->out_h, ths);
   for (int32_t a = 0; a < ntw; a++) {
@@ -537,6 +546,7 @@ int tile_search_top(const struct loom_hw_config *cfg, const struct lower_geom *g
     for (int wgt = 0; wgt < TILE_WGT_COUNT; wgt++) {
       for (int32_t a = 0; a < ntco; a++) {
         if (order == TILE_ORDER_CHANNEL && tcos[a] == g->cob) continue; /* same walk */
+        if (g->pool && (order != TILE_ORDER_SPATIAL || tcos[a] != g->cob)) continue;
         for (int32_t b = 0; b < (g->mode == LOWER_GEMM_DENSE ? ntci : 1); b++) {
           struct lower_tiling t = {0};
           t.order = (enum tile_order)order;

@@ -289,7 +289,6 @@ int loom_insn_decode(const uint8_t in[LOOM_INSN_BYTES], struct loom_insn *out, c
     decode_alu(in, &out->alu);
     if (!RESERVED_ZERO(ALU)) return illegal(why, "reserved bits set");
     if (out->alu.alu_op >= LOOM_ALU_COUNT) return illegal(why, "undefined ALU operation");
-    if (out->alu.alu_op == LOOM_ALU_EPI && !out->alu.use_imm) return illegal(why, "EPI without use_imm");
     break;
   case LOOM_OP_QCFG:
     decode_qcfg(in, &out->qcfg);

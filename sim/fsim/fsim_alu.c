@@ -127,7 +127,7 @@ static uint32_t alu_pass(struct fsim *sim, struct alu_loop *l) {
       return LOOM_ERR_SRAM;
     if (!fsim_charge(sim, l->s, 1)) return LOOM_ERR_TIMEOUT;
     int32_t *row = sim->acc + (size_t)d * n;
-    if (in->alu_op == LOOM_ALU_EPI) fsim_epilogue(sim, row, p, row);
+    if (in->alu_op == LOOM_ALU_EPI) fsim_epilogue(sim, in->use_imm ? row : sim->alu_operand, p, row);
     else alu_row(in, row, sim->alu_operand, n, &sim->st.qcfg);
     fsim_mirror_row(sim, d);
     l->ops++;

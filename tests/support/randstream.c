@@ -425,7 +425,7 @@ static int encode_all(struct gen *g, struct randstream *rs, char *msg, size_t n)
     break;
   case FAULT_BAD_COMBO: loom_bits_set(f, LOOM_GEMM_DW_LSB, 1, 1); break;
   case FAULT_BAD_TOKEN: loom_bits_set(f, LOOM_COMMON_PUSH_PREV_LSB, 1, 1); break;
-  case FAULT_BAD_ALU: loom_bits_set(f, LOOM_ALU_ALU_OP_LSB, LOOM_ALU_ALU_OP_WIDTH, 7); break;
+  case FAULT_BAD_ALU: loom_bits_set(f, LOOM_ALU_RESERVED_LSB + rnd(g, 2), 1, 1); break;
   default: break;
   }
   rs->insn_count = g->n;

@@ -25,7 +25,7 @@ enum rs_fault {
   FAULT_RESERVED,      /* ILLEGAL: a reserved bit set */
   FAULT_BAD_BUFFER,    /* ILLEGAL: LOAD into buffer 7 */
   FAULT_BAD_TOKEN,     /* ILLEGAL: load-queue instruction with push_prev */
-  FAULT_BAD_ALU,       /* ILLEGAL: ALU op 7 */
+  FAULT_BAD_ALU,       /* ILLEGAL: an ALU with a reserved bit set */
   FAULT_SEG_OVERFLOW,  /* SEGMENT: transfer past the segment's end */
   FAULT_SEG_UNMAPPED,  /* SEGMENT: unmapped segment */
   FAULT_SRAM_LOAD,     /* SRAM: LOAD past the buffer's end */

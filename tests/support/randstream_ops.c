@@ -350,7 +350,7 @@ void gen_alu(struct gen *g) {
     new_alu(g, &in, u);
   }
   in.alu.alu_op = rnd(g, g->k.v1_only ? LOOM_ALU_EPI : LOOM_ALU_COUNT);
-  in.alu.use_imm = (uint32_t)(in.alu.alu_op == LOOM_ALU_EPI || chance(g, 50));
+  in.alu.use_imm = (uint32_t)chance(g, 50);
   in.alu.imm = rnd_imm(g, in.alu.alu_op);
   if (in.alu.alu_op == LOOM_ALU_EPI) epilogue_rows(g, in.alu.iter_in);
   int32_t r_out = -1, r_load = -1;
@@ -391,7 +391,7 @@ void gen_empty_loop(struct gen *g) {
   } else {
     in.alu.uop_begin = b, in.alu.uop_end = e, in.alu.iter_out = io, in.alu.iter_in = ii;
     in.alu.alu_op = rnd(g, g->k.v1_only ? LOOM_ALU_EPI : LOOM_ALU_COUNT);
-    in.alu.use_imm = in.alu.alu_op == LOOM_ALU_EPI;
+    in.alu.use_imm = rnd(g, 2);
   }
   rs_emit(g, in);
 }

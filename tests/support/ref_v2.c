@@ -143,12 +143,14 @@ uint32_t ref_alu_epi(struct ref_machine *m, const struct loom_insn_alu *a, uint6
     for (uint32_t j = 0; j < a->iter_in && !err; j++)
       for (uint32_t u = a->uop_begin; u < a->uop_end && !err; u++) {
         uint32_t d = u < m->uop_rows ? m->uops[u].acc + i * a->dst_factor_out + j * a->dst_factor_in : 0;
+        uint32_t s = u < m->uop_rows ? m->uops[u].inp + i * a->src_factor_out + j * a->src_factor_in : 0;
         uint32_t p = m->q.par_base + j;
-        if (u >= m->uop_rows || d >= m->acc_rows || (!m->q.par_src && p >= LOOM_PAR_ROWS)) {
+        if (u >= m->uop_rows || d >= m->acc_rows || (!a->use_imm && s >= m->acc_rows) ||
+            (!m->q.par_src && p >= LOOM_PAR_ROWS)) {
           err = LOOM_ERR_SRAM;
           break;
         }
-        epilogue_row(m, m->acc + (size_t)d * lanes, p, y);
+        epilogue_row(m, m->acc + (size_t)(a->use_imm ? d : s) * lanes, p, y); /* y is a copy: d == s is fine */
         for (uint32_t l = 0; l < lanes; l++) {
           m->acc[(size_t)d * lanes + l] = y[l];
           m->out[(size_t)d * lanes + l] = ref_sat8(y[l]);

@@ -47,7 +47,8 @@ struct ref_machine {
 void ref_machine_init(struct ref_machine *m, const struct loom_hw_config *cfg);
 void ref_machine_free(struct ref_machine *m);
 
-/* One instruction: LOOM_ERR_NONE or the error it raises (SRAM); *done (when
+/* One instruction (ref_alu_epi: ALU EPI, either operand form): LOOM_ERR_NONE
+ * or the error it raises (SRAM); *done (when
  * not NULL) counts the micro-ops that completed, the failing one excluded. */
 uint32_t ref_gemm(struct ref_machine *m, const struct loom_insn_gemm *g, uint64_t *done);
 uint32_t ref_alu_epi(struct ref_machine *m, const struct loom_insn_alu *a, uint64_t *done);

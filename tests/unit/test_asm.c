@@ -288,7 +288,6 @@ static const struct bad bad_sources[] = {
     {HEAD "  load inp sram=0 seg=1 off=0 y=1 x=1 stride=1 src_out\n",
      "e.s:4:3: illegal instruction: src_out with a segment other than 0"},
     {HEAD "  gemm reset last uop=0:1 iter=1,1\n", "e.s:4:3: illegal instruction: reset with first, last or dw"},
-    {HEAD "  alu epi uop=0:1 iter=1,1\n", "e.s:4:3: illegal instruction: EPI without use_imm"},
     {HEAD "  gcfg win=16,1\n", "e.s:4:12: dw_kh 16 does not fit 4 bits (0..15)"},
     {HEAD "  load inp sram=0 seg=0 off=0 y=1 x=1 stride=1 pop_prev\n",
      "e.s:4:3: illegal instruction: load-queue instruction uses a prev token"},

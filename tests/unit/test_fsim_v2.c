@@ -308,13 +308,15 @@ static void test_alu_epi_matches_ref(void **state) {
       if (t % 10 == 0) r->ref.q.par_src = 0, r->ref.q.par_base = LOOM_PAR_ROWS - 1; /* j = 1 is past PAR */
       struct loom_uop u[6];
       uint32_t n = (uint32_t)rnd_in(r, 1, 6);
-      for (uint32_t k = 0; k < n; k++) u[k] = (struct loom_uop){rnd(r) % (r->ref.acc_rows - 40), rnd(r) % 2048, 0};
+      for (uint32_t k = 0; k < n; k++)
+        u[k] = (struct loom_uop){rnd(r) % (r->ref.acc_rows - 40), rnd(r) % (r->ref.acc_rows - 40), 0};
       put_uops(r, u, n);
       struct loom_insn in = stream_insn(LOOM_OP_ALU, 0);
-      in.alu = (struct loom_insn_alu){.alu_op = LOOM_ALU_EPI, .use_imm = 1, .imm = rnd_in(r, -9, 9),
+      in.alu = (struct loom_insn_alu){.alu_op = LOOM_ALU_EPI, .use_imm = rnd(r) % 2, .imm = rnd_in(r, -9, 9),
                                       .uop_begin = 0, .uop_end = n, .iter_out = (uint32_t)rnd_in(r, 1, 3),
                                       .iter_in = (uint32_t)rnd_in(r, 1, 3), .dst_factor_out = rnd(r) % 8,
-                                      .dst_factor_in = rnd(r) % 8, .src_factor_out = rnd(r) % 2048};
+                                      .dst_factor_in = rnd(r) % 8, .src_factor_out = rnd(r) % 8,
+                                      .src_factor_in = t % 25 == 0 ? 2047 : rnd(r) % 8}; /* rarely past ACC */
       uint64_t done;
       uint32_t want = ref_alu_epi(&r->ref, &in.alu, &done), got = run(r, &in);
       if (got != want) fail_msg("%s case %d: error %u, want %u (%s)", r->cfg->name, t, got, want, r->res.message);

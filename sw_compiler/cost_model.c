@@ -86,7 +86,7 @@ uint64_t cost_dw(uint64_t rows, uint64_t tw, uint64_t blocks, uint32_t kh, uint3
 }
 
 /* LOAD INP from OUT: one row per cycle through the SRAM ports. */
-static uint64_t cost_onchip(uint64_t sram_rows) { return COST_DMA_FIXED + sram_rows; }
+uint64_t cost_onchip(uint64_t sram_rows) { return COST_DMA_FIXED + sram_rows; }
 /* The ACC buffer has one read port: a vector operand is a second read. */
 uint64_t cost_alu(uint64_t uops, int vector) { return uops * (vector ? 2 : 1) + COST_ALU_FILL; }
 

@@ -390,7 +390,7 @@ const char *const lower_act_layout_names[LOWER_ACT_COUNT] = {"none", "nchwc", "i
 _Static_assert(sizeof lower_act_layout_names / sizeof *lower_act_layout_names == LOWER_ACT_COUNT,
                "names");
 const char *const lower_kind_names[LOWER_KIND_COUNT] = {"conv",    "conv-im2col", "dwconv", "fc",
-                                                        "maxpool", "avgpool",     "add"};
+                                                        "maxpool", "avgpool",     "add",    "chain"};
 _Static_assert(sizeof lower_kind_names / sizeof *lower_kind_names == LOWER_KIND_COUNT, "names");
 const char *const lower_pool_kind_names[LOWER_POOL_COUNT] = {"max", "avg"};
 _Static_assert(sizeof lower_pool_kind_names / sizeof *lower_pool_kind_names == LOWER_POOL_COUNT,

@@ -85,6 +85,7 @@ enum lower_kind {
   LOWER_KIND_MAXPOOL,    /* max pooling on the ALU */
   LOWER_KIND_AVGPOOL,    /* average pooling as a depthwise convolution of ones */
   LOWER_KIND_ADD,        /* requantized element-wise add on the GEMM core */
+  LOWER_KIND_CHAIN,      /* fused chain: [1x1 ->] depthwise -> 1x1 [+ Add] in one job */
   LOWER_KIND_COUNT
 };
 extern const char *const lower_kind_names[LOWER_KIND_COUNT];
@@ -269,6 +270,26 @@ int lower_pool(const struct loom_hw_config *cfg, const struct lower_qpool *l, co
                struct lower_program *out, char msg[LOWER_MSG_MAX]);
 int lower_add(const struct loom_hw_config *cfg, const struct lower_qadd *l, const char *where,
               struct lower_program *out, char msg[LOWER_MSG_MAX]);
+
+/* A chain of layers run as one job, the intermediate tensors staying on
+ * chip (lower_chain.c): an optional 1x1 expansion, a depthwise
+ * convolution, a 1x1 projection whose fused residual Add (if any) reads
+ * the chain's input (then stride 1 and the expansion are required):
+ * MobileNetV2's inverted residual block, or its first block without the
+ * expansion.  Each layer computes exactly what it computes alone; the
+ * job's IN (and IN2, for the residual) is the chain's input, OUT the
+ * projection's output. */
+struct lower_qchain {
+  const struct lower_qconv *pw1; /* NULL: the depthwise layer reads the chain's input */
+  const struct lower_qconv *dw;
+  const struct lower_qconv *pw2;
+};
+int lower_chain(const struct loom_hw_config *cfg, const struct lower_qchain *ch, const char *where,
+                struct lower_program *out, char msg[LOWER_MSG_MAX]);
+/* lower_chain with bands of th output rows and groups of g expanded blocks
+ * instead of the search (tests); -1 when that does not fit. */
+int lower_chain_tiled(const struct loom_hw_config *cfg, const struct lower_qchain *ch, int32_t th, int32_t g,
+                      const char *where, struct lower_program *out, char msg[LOWER_MSG_MAX]);
 
 /* Real multiplier -> (m in [2^30, 2^31), shift) with m / 2^shift ~ real;
  * returns -1 when real is not in (0, 2^31) or needs a shift > 63. */
@@ -479,6 +500,8 @@ uint64_t cost_alu(uint64_t uops, int vector);
  * slides `step` columns from pixel to pixel (reuse when step < kw). */
 uint64_t cost_dw(uint64_t rows, uint64_t tw, uint64_t blocks, uint32_t kh, uint32_t kw, uint32_t taps,
                  uint32_t step);
+/* LOAD INP from OUT writing `sram_rows` rows (data and padding). */
+uint64_t cost_onchip(uint64_t sram_rows);
 /* Cycles per depthwise micro-op reading `reads` window rows (the RTL
  * multiplies even and odd lanes in two cycles, overlapped with reads). */
 uint64_t cost_dw_uop(uint64_t reads);
@@ -593,6 +616,27 @@ void emit_uop_table(struct lower_program *p, uint32_t load_index);
 
 /* Counters, cost simulation and roofline into p->report (after emission). */
 void emit_report(struct lower_program *p);
+
+/* emit_deps.c: a job as ops (instruction groups of one module) in stream
+ * order with the ops each must follow; emit_deps_finish() derives the
+ * token flags, appends everything and FINISH. */
+#define EMIT_MAX_PREDS 6
+struct emit_op {
+  int module;             /* LOOM_Q_* */
+  struct emit_vec insns;  /* may be empty: a NOP carries the tokens */
+  int pred[EMIT_MAX_PREDS], npred;
+};
+struct emit_deps {
+  struct emit_op *ops;
+  uint32_t n, cap;
+};
+void emit_deps_init(struct emit_deps *d);
+void emit_deps_free(struct emit_deps *d);
+/* A new op of `module` after the others in the stream; its index. */
+int emit_deps_op(struct emit_deps *d, int module);
+/* Op `op` must run after op `pred` (< op; -1: nothing). */
+void emit_deps_after(struct emit_deps *d, int op, int pred);
+void emit_deps_finish(struct emit_deps *d, struct lower_program *p);
 
 /* ==================================================================== */
 /* pack.c: weights and parameters into the blocked layouts              */

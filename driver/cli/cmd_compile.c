@@ -26,7 +26,7 @@ extern const struct cli_cmd cli_cmd_compile;
 
 struct compile_args {
   const char *model, *out, *config, *calib, *trace, *target, *triple, *cpu;
-  int quiet, no_im2col;
+  int quiet, no_im2col, no_chain;
 };
 
 /* "dir/net.onnx" -> "dir/net.loom" (malloc'd). */
@@ -55,6 +55,7 @@ static int parse_option(struct compile_args *a, int argc, char **argv, int *i) {
   if ((r = cli_option_value(c, argc, argv, i, "--host-cpu", NULL, &a->cpu))) return r;
   if (!strcmp(argv[*i], "--quiet") || !strcmp(argv[*i], "-q")) return a->quiet = 1;
   if (!strcmp(argv[*i], "--no-im2col")) return a->no_im2col = 1;
+  if (!strcmp(argv[*i], "--no-chain")) return a->no_chain = 1;
   return 0;
 }
 
@@ -135,7 +136,7 @@ static int compile_cpu(const struct compile_args *a, const char *out) {
 
 static int compile(const struct compile_args *a, const char *out) {
   struct compile_options o = {.config = a->config, .calib = a->calib,
-                              .flags = a->no_im2col ? 0 : COMPILE_IM2COL};
+                              .flags = (a->no_im2col ? 0 : COMPILE_IM2COL) | (a->no_chain ? COMPILE_NO_CHAIN : 0)};
   struct compile_result r;
   struct ir_error err = {{0}};
   FILE *trace = NULL;
@@ -195,6 +196,8 @@ const struct cli_cmd cli_cmd_compile = {
             "  --no-im2col         never fold small-channel stem convolutions with a\n"
             "                      host-side im2col (folding needs the runtime's IM2COL\n"
             "                      host op)\n"
+            "  --no-chain          run every convolution as its own job (no fused\n"
+            "                      1x1 -> depthwise -> 1x1 chains)\n"
             "  --target accel|cpu  accel (default): accelerator jobs plus host steps;\n"
             "                      cpu: the whole float graph as native host code\n"
             "  --host-triple T     native host code for T (default: this machine;\n"

@@ -170,9 +170,12 @@ $(BUILD)/tests/%: tests/unit/%.c $(call obj,$(TEST_SUPPORT_SRCS)) $(LIBLOOMC) $(
 	  $(LIBLOOMC) $(LIBLOOM) $(LOOM_EXTRA_LIBS) -lcmocka $(LDLIBS)
 
 # SCRIPT_TESTS: executables (scripts or programs) run after the unit tests;
-# module.mk files append to it and list what they need in TEST_DEPS.  Each is
-# run from the top directory with LOOM and BUILD in the environment.
-test-programs: $(UNIT_TESTS) $(LOOM) $(TEST_DEPS)
+# module.mk files append to it and list in TEST_DEPS what must be built
+# first.  A test program that is itself built (a path under $(BUILD)) is a
+# dependency already and need not be repeated in TEST_DEPS.  Each is run
+# from the top directory with LOOM and BUILD in the environment
+# (tests/README.md).
+test-programs: $(UNIT_TESTS) $(LOOM) $(TEST_DEPS) $(filter $(BUILD)/%,$(SCRIPT_TESTS))
 	@LOOM=$(LOOM) BUILD=$(BUILD) scripts/run-tests.sh $(UNIT_TESTS) $(SCRIPT_TESTS)
 
 test: deps

@@ -30,6 +30,7 @@
  *     device's table, or all its DMA memory, from everyone else.
  */
 #include <linux/dma-mapping.h>
+#include <linux/err.h>
 #include <linux/mm.h>
 #include <linux/slab.h>
 #include <linux/version.h>
@@ -148,20 +149,18 @@ static int add_handle(struct loom_file *lf, struct loom_buf *buf)
 	return id == -ENOSPC ? -EMFILE : id;
 }
 
-/* Called with lf->lock held; size already checked by the ioctl. */
-int loom_buf_alloc(struct loom_file *lf, u64 size, u32 *handle, u64 *offset)
+/* A new buffer of `size` bytes, charged to the file's user (one handle,
+ * its memory) and on ldev->mem; an ERR_PTR when a quota or memory says
+ * no.  loom_buf_put() undoes all of it. */
+static struct loom_buf *buf_create(struct loom_file *lf, u64 size)
 {
 	struct loom_dev *ldev = lf->ldev;
 	struct loom_buf *buf;
 	int ret;
 
-	if (lf->nbufs >= loom_max_file_buffers)
-		return -EMFILE;
-	if (lf->bytes + size > (u64)loom_max_file_mb << 20)
-		return -ENOMEM;
 	buf = kzalloc(sizeof(*buf), GFP_KERNEL);
 	if (!buf)
-		return -ENOMEM;
+		return ERR_PTR(-ENOMEM);
 	kref_init(&buf->ref);
 	buf->ldev = ldev;
 	buf->user = lf->user;
@@ -182,20 +181,8 @@ int loom_buf_alloc(struct loom_file *lf, u64 size, u32 *handle, u64 *offset)
 	spin_lock(&ldev->mem_lock);
 	list_add(&buf->mem_node, &ldev->mem);
 	spin_unlock(&ldev->mem_lock);
-	ret = add_handle(lf, buf);
-	if (ret < 0)
-		goto err_unlist;
-	lf->nbufs++;
-	lf->bytes += size;
-	*handle = buf->handle;
-	*offset = (u64)buf->handle << PAGE_SHIFT;
-	loom_dbg(ldev, BUF, "handle %u: %llu bytes", buf->handle, size);
-	return 0;
+	return buf;
 
-err_unlist:
-	spin_lock(&ldev->mem_lock);
-	list_del(&buf->mem_node);
-	spin_unlock(&ldev->mem_lock);
 err_free_dma:
 	dma_free_coherent(ldev->dev, buf->alloc_size, buf->vaddr, buf->dma);
 err_uncharge:
@@ -206,7 +193,37 @@ err_uncharge:
 	spin_unlock(&ldev->mem_lock);
 err_free_buf:
 	kfree(buf);
-	return ret;
+	return ERR_PTR(ret);
+}
+
+/* Called with lf->lock held; size already checked by the ioctl. */
+int loom_buf_alloc(struct loom_file *lf, u64 size, u32 *handle, u64 *offset)
+{
+	struct loom_dev *ldev = lf->ldev;
+	struct loom_buf *buf;
+	int ret;
+
+	if (lf->nbufs >= loom_max_file_buffers)
+		return -EMFILE;
+	if (lf->bytes + size > (u64)loom_max_file_mb << 20)
+		return -ENOMEM;
+	buf = buf_create(lf, size);
+	if (IS_ERR(buf))
+		return PTR_ERR(buf);
+	ret = add_handle(lf, buf);
+	if (ret < 0) {
+		spin_lock(&ldev->mem_lock);
+		buf->user->handles--;
+		spin_unlock(&ldev->mem_lock);
+		loom_buf_put(buf);
+		return ret;
+	}
+	lf->nbufs++;
+	lf->bytes += size;
+	*handle = buf->handle;
+	*offset = (u64)buf->handle << PAGE_SHIFT;
+	loom_dbg(ldev, BUF, "handle %u: %llu bytes", buf->handle, size);
+	return 0;
 }
 
 /* The buffer `handle` if the calling file owns it.  Called with lf->lock

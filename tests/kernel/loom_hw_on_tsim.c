@@ -265,17 +265,22 @@ static void test_start_writes_in_order(void **state) {
   randstream_free(&rs);
 }
 
-/* A long job stopped by SOFT_RESET, then the next job is right. */
-static void test_reset_mid_job(void **state) {
+/* Starts a long random job (200 actions) through loom_hw_start. */
+static void start_long_job(uint64_t seed, struct randstream *rs) {
   struct randstream_knobs k;
-  struct randstream rs;
   struct placed p;
   char msg[256];
   randstream_knobs_default(&k);
   k.actions = 200;
-  assert_int_equal(randstream_build(cfg, 99, &k, &rs, msg, sizeof msg), 0);
-  place(&rs, &p);
-  assert_int_equal(loom_hw_start(&hw, p.insns, rs.insn_count, p.seg), 0);
+  assert_int_equal(randstream_build(cfg, seed, &k, rs, msg, sizeof msg), 0);
+  place(rs, &p);
+  assert_int_equal(loom_hw_start(&hw, p.insns, rs->insn_count, p.seg), 0);
+}
+
+/* A long job stopped by SOFT_RESET, then the next job is right. */
+static void test_reset_mid_job(void **state) {
+  struct randstream rs;
+  start_long_job(99, &rs);
   tsim_step(sim, 300);
   assert_false(loom_hw_done_pending(&hw));
   assert_int_equal(loom_hw_reset(&hw), 0);
@@ -289,15 +294,8 @@ static void test_reset_mid_job(void **state) {
  * with -ETIMEDOUT and says so (the driver then wedges the device); once
  * DRAM is back, a second reset works and jobs run again. */
 static void test_reset_that_cannot_finish(void **state) {
-  struct randstream_knobs k;
   struct randstream rs;
-  struct placed p;
-  char msg[256];
-  randstream_knobs_default(&k);
-  k.actions = 200;
-  assert_int_equal(randstream_build(cfg, 77, &k, &rs, msg, sizeof msg), 0);
-  place(&rs, &p);
-  assert_int_equal(loom_hw_start(&hw, p.insns, rs.insn_count, p.seg), 0);
+  start_long_job(77, &rs);
   tsim_step(sim, 100);
   tsim_fault_stall(sim, 1500000); /* 1.5 s of the driver's clock */
   unsigned int errs = kshim_errors;

@@ -122,6 +122,8 @@ int fsim_set_timing(struct fsim *sim, int on) {
   return sim->timing ? 0 : -1;
 }
 
+void fsim_set_reverse_schedule(struct fsim *sim, int on) { sim->reverse_schedule = on != 0; }
+
 void fsim_set_trace(struct fsim *sim, int on) {
   if (sim->timing) fsim_timing_set_trace(sim->timing, on);
 }

@@ -110,6 +110,7 @@ struct fsim {
   int8_t *out_scratch;          /* acc_elems: the OUT row a `last` GEMM's kernel writes and nobody reads */
   struct fsim_run_state st;
   struct fsim_timing *timing; /* NULL: timing off */
+  int reverse_schedule;       /* fsim_set_reverse_schedule() */
 };
 
 /* ---- fsim_sched.c ---- */

@@ -307,7 +307,10 @@ static int run_module(struct fsim *sim, int m) {
 void fsim_schedule(struct fsim *sim) {
   while (!stopped(sim)) {
     int progress = run_fetch(sim);
-    for (int m = 0; m < LOOM_Q_COUNT; m++) progress |= run_module(sim, m);
+    for (int m = 0; m < LOOM_Q_COUNT; m++) {
+      if (!sim->reverse_schedule) progress |= run_module(sim, m);
+      else if (!stopped(sim)) progress |= module_step(sim, LOOM_Q_COUNT - 1 - m);
+    }
     if (!progress && !stopped(sim)) report_stuck(sim);
   }
 }

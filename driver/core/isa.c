@@ -311,11 +311,20 @@ int loom_insn_decode(const uint8_t in[LOOM_INSN_BYTES], struct loom_insn *out, c
   return check_tokens(out, why);
 }
 
+uint32_t loom_dw_read_cycles(uint32_t x, uint32_t kh, uint32_t cols, uint32_t taps, uint32_t row, uint32_t col) {
+  uint32_t cycles = 0, n = kh * cols < taps ? kh * cols : taps;
+  for (uint32_t i = 0; i < n;) {
+    uint32_t a = x + (i % kh) * row + (i / kh) * col, b = x + ((i + 1) % kh) * row + ((i + 1) / kh) * col;
+    i += i + 1 < n && (a ^ b) & 1 ? 2 : 1;
+    cycles++;
+  }
+  return cycles;
+}
+
 int loom_insn_queue(const struct loom_insn *in) {
   switch (in->opcode) {
   case LOOM_OP_LOAD:
-    return (in->mem.buffer == LOOM_BUF_INP || in->mem.buffer == LOOM_BUF_WGT) ? LOOM_Q_LOAD
-                                                                              : LOOM_Q_COMPUTE;
+    return in->mem.buffer == LOOM_BUF_UOP || in->mem.buffer == LOOM_BUF_ACC ? LOOM_Q_COMPUTE : LOOM_Q_LOAD;
   case LOOM_OP_STORE: return LOOM_Q_STORE;
   case LOOM_OP_NOP: return (int)in->nop.queue;
   default: return LOOM_Q_COMPUTE;

@@ -92,6 +92,14 @@ int loom_insn_encode(const struct loom_insn *in, uint8_t out[LOOM_INSN_BYTES],
 int loom_insn_decode(const uint8_t in[LOOM_INSN_BYTES], struct loom_insn *out,
                      const char **why);
 
+/* Cycles a depthwise GEMM micro-op spends reading its window (docs/rtl.md;
+ * fsim's timing model and the compiler's cost model share this rule): the
+ * taps t = c * kh + r < taps of `cols` window columns, at INP rows
+ * x + r * row + c * col, in the order of t.  INP is banked by row parity:
+ * a cycle reads the next row, and the one after it too when that one is in
+ * the other bank. */
+uint32_t loom_dw_read_cycles(uint32_t x, uint32_t kh, uint32_t cols, uint32_t taps, uint32_t row, uint32_t col);
+
 /* The queue fetch dispatches a decoded instruction to (enum loom_queue). */
 int loom_insn_queue(const struct loom_insn *in);
 

@@ -208,6 +208,13 @@ static int make_windows(struct gen *g) {
     if (!g->last_write[b] || !g->last_read[b]) return -1;
     for (uint32_t r = 0; r < rows; r++) g->last_write[b][r] = g->last_read[b][r] = -1;
   }
+  for (int b = LOOM_BUF_PAR; b <= LOOM_BUF_LUT; b++) { /* loaded by the load module, read by epilogues */
+    uint32_t rows = loom_hw_buffer_rows(g->cfg, b);
+    g->last_write[b] = malloc(rows * sizeof(int32_t));
+    g->last_read[b] = malloc(rows * sizeof(int32_t));
+    if (!g->last_write[b] || !g->last_read[b]) return -1;
+    for (uint32_t r = 0; r < rows; r++) g->last_write[b][r] = g->last_read[b][r] = -1;
+  }
   uint32_t urows = loom_hw_buffer_rows(g->cfg, LOOM_BUF_UOP);
   uint32_t orows = loom_hw_buffer_rows(g->cfg, LOOM_BUF_ACC);
   g->uop_owner = malloc(urows * sizeof(int32_t));

@@ -286,6 +286,22 @@ static void epilogue_rows(struct gen *g, uint32_t ii) {
   rs_emit(g, in);
 }
 
+/* The PAR rows (and the LUT row) an epilogue over ii inner iterations
+ * reads: the latest load writing them into *w, or (idx >= 0) mark them
+ * read by instruction idx.  PAR and LUT are loaded by the load module. */
+static void epilogue_reads(struct gen *g, uint32_t ii, int32_t *w, int32_t idx) {
+  uint32_t lo = g->qcfg.par_base, n = g->qcfg.par_src || lo >= LOOM_PAR_ROWS ? 0 : ii;
+  if (lo + n > LOOM_PAR_ROWS) n = LOOM_PAR_ROWS - lo;
+  if (idx >= 0) {
+    set_rows(g->last_read[LOOM_BUF_PAR], lo, n, idx);
+    if (g->qcfg.act) g->last_read[LOOM_BUF_LUT][0] = idx;
+    return;
+  }
+  int32_t v = max_last(g->last_write[LOOM_BUF_PAR], lo, n);
+  if (v > *w) *w = v;
+  if (g->qcfg.act && g->last_write[LOOM_BUF_LUT][0] > *w) *w = g->last_write[LOOM_BUF_LUT][0];
+}
+
 void gen_gemm(struct gen *g) {
   struct loom_insn in = {.opcode = LOOM_OP_GEMM};
   struct loom_uop u[8];
@@ -307,10 +323,12 @@ void gen_gemm(struct gen *g) {
   if (in.gemm.last) epilogue_rows(g, in.gemm.iter_in);
   int32_t w_in = -1, r_out = -1, r_load = -1;
   gemm_hazards(g, &in.gemm, u, &w_in, &r_out, &r_load);
+  if (in.gemm.last) epilogue_reads(g, in.gemm.iter_in, &w_in, -1);
   rs_need(g, TQ_L2C, w_in > r_load ? w_in : r_load);
   rs_need(g, TQ_S2C, r_out);
   int32_t idx = rs_emit(g, in);
   gemm_mark(g, &in.gemm, u, idx);
+  if (in.gemm.last) epilogue_reads(g, in.gemm.iter_in, NULL, idx);
   g->memo[0].valid = 1, g->memo[0].wild = wild, g->memo[0].insn = in, g->memo[0].reach = dw_max_off(g);
   g->memo[0].owner = g->uop_owner[in.gemm.uop_begin];
 }
@@ -362,9 +380,12 @@ void gen_alu(struct gen *g) {
         if (g->last_read[LOOM_BUF_ACC][d] > r_out) r_out = g->last_read[LOOM_BUF_ACC][d];
         if (g->out_load_read[d] > r_load) r_load = g->out_load_read[d];
       }
+  int epi = in.alu.alu_op == LOOM_ALU_EPI;
+  if (epi) epilogue_reads(g, a->iter_in, &r_load, -1);
   rs_need(g, TQ_S2C, r_out);
   rs_need(g, TQ_L2C, r_load);
   int32_t idx = rs_emit(g, in);
+  if (epi) epilogue_reads(g, a->iter_in, NULL, idx);
   for (uint32_t i = 0; i < a->iter_out; i++)
     for (uint32_t j = 0; j < a->iter_in; j++)
       for (uint32_t k = 0; k < a->uop_end - a->uop_begin; k++)
@@ -439,8 +460,8 @@ void gen_gcfg(struct gen *g) {
   rs_emit(g, in);
 }
 
-/* LOAD PAR of rows [lo, lo + n) (compute queue: no tokens, the compute
- * module itself reads PAR). */
+/* LOAD PAR of rows [lo, lo + n) (load queue: after the epilogues that
+ * read those rows). */
 void gen_par_load(struct gen *g, uint32_t lo, uint32_t n) {
   struct loom_insn in = {.opcode = LOOM_OP_LOAD};
   struct loom_insn_mem *m = &in.mem;
@@ -449,7 +470,9 @@ void gen_par_load(struct gen *g, uint32_t lo, uint32_t n) {
   if (n > 1 && chance(g, 30)) m->x_size = 1, m->y_size = n, m->x_stride = range(g, 1, 3);
   place_dram(g, m, g->inputs[rnd(g, (uint32_t)g->n_inputs)], loom_hw_row_bytes(g->cfg, LOOM_BUF_PAR, 0));
   m->sram_base = lo;
-  rs_emit(g, in);
+  rs_need(g, TQ_C2L, max_last(g->last_read[LOOM_BUF_PAR], lo, n));
+  int32_t idx = rs_emit(g, in);
+  set_rows(g->last_write[LOOM_BUF_PAR], lo, n, idx);
 }
 
 void gen_lut_load(struct gen *g) {
@@ -457,7 +480,8 @@ void gen_lut_load(struct gen *g) {
   in.mem.buffer = LOOM_BUF_LUT;
   in.mem.x_size = in.mem.y_size = in.mem.x_stride = 1;
   place_dram(g, &in.mem, g->inputs[rnd(g, (uint32_t)g->n_inputs)], LOOM_LUT_ENTRIES);
-  rs_emit(g, in);
+  rs_need(g, TQ_C2L, g->last_read[LOOM_BUF_LUT][0]);
+  g->last_write[LOOM_BUF_LUT][0] = rs_emit(g, in);
 }
 
 /* LOAD INP from OUT: OUT rows of the ACC window into INP's window, padded

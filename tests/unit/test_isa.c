@@ -352,8 +352,8 @@ static void test_decode_rejects_token_flags_the_queue_lacks(void **state) {
   check_flags(mem_insn(LOOM_OP_LOAD, LOOM_BUF_WGT), 0, 1);
   check_flags(mem_insn(LOOM_OP_LOAD, LOOM_BUF_UOP), 1, 1); /* compute queue */
   check_flags(mem_insn(LOOM_OP_LOAD, LOOM_BUF_ACC), 1, 1);
-  check_flags(mem_insn(LOOM_OP_LOAD, LOOM_BUF_PAR), 1, 1);
-  check_flags(mem_insn(LOOM_OP_LOAD, LOOM_BUF_LUT), 1, 1);
+  check_flags(mem_insn(LOOM_OP_LOAD, LOOM_BUF_PAR), 0, 1); /* load queue */
+  check_flags(mem_insn(LOOM_OP_LOAD, LOOM_BUF_LUT), 0, 1);
   check_flags(mem_insn(LOOM_OP_STORE, LOOM_BUF_OUT), 1, 0);
   struct loom_insn in = mem_insn(LOOM_OP_GEMM, 0);
   check_flags(in, 1, 1);
@@ -447,10 +447,10 @@ static void test_queue_routing_follows_the_opcode_table(void **state) {
   assert_int_equal(loom_insn_queue(&in), LOOM_Q_COMPUTE);
   in.mem.buffer = LOOM_BUF_ACC;
   assert_int_equal(loom_insn_queue(&in), LOOM_Q_COMPUTE);
-  in.mem.buffer = LOOM_BUF_PAR;
-  assert_int_equal(loom_insn_queue(&in), LOOM_Q_COMPUTE);
+  in.mem.buffer = LOOM_BUF_PAR; /* epilogue operands, prefetched like weights */
+  assert_int_equal(loom_insn_queue(&in), LOOM_Q_LOAD);
   in.mem.buffer = LOOM_BUF_LUT;
-  assert_int_equal(loom_insn_queue(&in), LOOM_Q_COMPUTE);
+  assert_int_equal(loom_insn_queue(&in), LOOM_Q_LOAD);
   in = mem_insn(LOOM_OP_LOAD, LOOM_BUF_INP);
   in.mem.src_out = 1; /* the on-chip move is an INP load like any other */
   assert_int_equal(loom_insn_queue(&in), LOOM_Q_LOAD);

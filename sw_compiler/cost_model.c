@@ -73,16 +73,18 @@ uint64_t cost_dma(const struct loom_hw_config *cfg, uint64_t row_bytes, uint64_t
 
 uint64_t cost_gemm(uint64_t uops) { return uops + COST_GEMM_FILL; }
 
-/* A depthwise micro-op reads its window rows one per cycle and multiplies
- * the even and the odd lanes in two cycles, overlapped with the next
+/* A depthwise micro-op reads its window rows (two per cycle from the two
+ * INP banks when they alternate, loom_dw_read_cycles) and multiplies the
+ * even and the odd lanes in two cycles, overlapped with the next
  * micro-op's reads (docs/rtl.md). */
-uint64_t cost_dw_uop(uint64_t reads) { return reads > 2 ? reads : 2; }
+uint64_t cost_dw_uop(uint64_t read_cycles) { return read_cycles > 2 ? read_cycles : 2; }
 
-uint64_t cost_dw(uint64_t rows, uint64_t tw, uint64_t blocks, uint32_t kh, uint32_t kw, uint32_t taps,
-                 uint32_t step) {
+uint64_t cost_dw(uint64_t rows, uint64_t tw, uint64_t blocks, uint32_t kh, uint32_t kw, uint32_t step,
+                 uint32_t row, uint32_t col) {
   if (rows == 0 || tw == 0 || blocks == 0) return COST_SMALL;
-  uint64_t slide = step >= 1 && step < kw ? cost_dw_uop((uint64_t)kh * step) : cost_dw_uop(taps);
-  return rows * blocks * (cost_dw_uop(taps) + (tw - 1) * slide) + COST_GEMM_FILL;
+  uint64_t first = cost_dw_uop(loom_dw_read_cycles(0, kh, kw, kh * kw, row, col));
+  uint64_t slide = step >= 1 && step < kw ? cost_dw_uop(loom_dw_read_cycles(0, kh, step, kh * kw, row, col)) : first;
+  return rows * blocks * (first + (tw - 1) * slide) + COST_GEMM_FILL;
 }
 
 /* LOAD INP from OUT: one row per cycle through the SRAM ports. */
@@ -207,19 +209,19 @@ void cost_count(const struct loom_hw_config *cfg, const struct loom_insn *insns,
 /* Cycles of a depthwise GEMM: each micro-op's window reads, the window
  * sliding when x moves left by 0 < n < kw columns (docs/isa.md, "GEMM"). */
 static uint64_t dw_cycles(const struct loom_insn_gemm *g, const struct loom_insn_gcfg *gc,
-                          const struct loom_uop *uops, uint32_t n_uops) {
-  uint64_t taps = (uint64_t)gc->dw_kh * gc->dw_kw, cyc = 0;
+                          const struct loom_uop *uops, uint32_t n_uops, uint64_t bi) {
+  uint64_t cyc = 0, taps = (uint64_t)gc->dw_kh * gc->dw_kw;
+  if (taps > bi) taps = bi;
   if (!uops || g->uop_end > n_uops) return cost_gemm(2 * loop_uops(g->uop_begin, g->uop_end, g->iter_out, g->iter_in));
   int have_prev = 0;
   uint32_t prev = 0;
   for (uint32_t i = 0; i < g->iter_out; i++)
     for (uint32_t j = 0; j < g->iter_in; j++)
       for (uint32_t u = g->uop_begin; u < g->uop_end; u++) {
-        uint32_t x = uops[u].inp + i * g->inp_factor_out + j * g->inp_factor_in;
-        uint64_t reads = taps;
+        uint32_t x = uops[u].inp + i * g->inp_factor_out + j * g->inp_factor_in, cols = gc->dw_kw;
         for (uint32_t n = 1; have_prev && gc->dw_col && n < gc->dw_kw; n++)
-          if ((uint64_t)x + (uint64_t)n * gc->dw_col == prev) reads = (uint64_t)n * gc->dw_kh;
-        cyc += cost_dw_uop(reads);
+          if ((uint64_t)x + (uint64_t)n * gc->dw_col == prev) cols = n;
+        cyc += cost_dw_uop(loom_dw_read_cycles(x, gc->dw_kh, cols, (uint32_t)taps, gc->dw_row, gc->dw_col));
         prev = x, have_prev = 1;
       }
   return cyc ? cyc + COST_GEMM_FILL : COST_SMALL;
@@ -241,7 +243,7 @@ static uint64_t insn_cycles(const struct loom_hw_config *cfg, const struct loom_
     if (m->x_size == 0 || m->y_size == 0) return COST_SMALL;
     return cost_dma(cfg, (uint64_t)m->x_size * loom_hw_row_bytes(cfg, LOOM_BUF_OUT, 0), m->y_size, 0);
   case LOOM_OP_GEMM:
-    if (in->gemm.dw) return dw_cycles(&in->gemm, gc, uops, n_uops);
+    if (in->gemm.dw) return dw_cycles(&in->gemm, gc, uops, n_uops, (uint64_t)cfg->block_in);
     return cost_gemm(loop_uops(in->gemm.uop_begin, in->gemm.uop_end, in->gemm.iter_out,
                                in->gemm.iter_in));
   case LOOM_OP_ALU:

@@ -396,7 +396,8 @@ struct tile_layout {
   uint32_t acc_base[2], acc_half;
   uint32_t inp_base[2], inp_half;
   uint32_t wgt_base[2], wgt_half;
-  uint32_t ih, iw;       /* input window rows and columns of a full tile */
+  uint32_t ih, iw;       /* input window rows and columns of a full tile (with iw_pad) */
+  uint32_t iw_pad;       /* depthwise: a padding column that makes the row pitch odd */
   uint32_t inp_block;    /* INP rows per input block: ih * iw */
   uint32_t tile_pix;     /* ACC rows per output block: th * tw */
   uint32_t kk;           /* k_h * k_w */
@@ -496,15 +497,17 @@ uint64_t cost_gemm(uint64_t uops);
 /* ALU: `vector` when the operand is an ACC row (two reads per micro-op). */
 uint64_t cost_alu(uint64_t uops, int vector);
 /* Depthwise GEMM (ISA v2) of `rows` output rows of `tw` pixels, `blocks`
- * channel blocks, a pass of `kh` window rows and `taps` taps whose window
- * slides `step` columns from pixel to pixel (reuse when step < kw). */
-uint64_t cost_dw(uint64_t rows, uint64_t tw, uint64_t blocks, uint32_t kh, uint32_t kw, uint32_t taps,
-                 uint32_t step);
+ * channel blocks, a pass of `kh` window rows of `kw` columns whose window
+ * slides `step` columns from pixel to pixel (reuse when step < kw), INP
+ * rows `row` apart from window row to row and `col` from column to column. */
+uint64_t cost_dw(uint64_t rows, uint64_t tw, uint64_t blocks, uint32_t kh, uint32_t kw, uint32_t step,
+                 uint32_t row, uint32_t col);
 /* LOAD INP from OUT writing `sram_rows` rows (data and padding). */
 uint64_t cost_onchip(uint64_t sram_rows);
-/* Cycles per depthwise micro-op reading `reads` window rows (the RTL
- * multiplies even and odd lanes in two cycles, overlapped with reads). */
-uint64_t cost_dw_uop(uint64_t reads);
+/* Cycles per depthwise micro-op whose window reads take `read_cycles`
+ * (the RTL multiplies even and odd lanes in two cycles, overlapped with
+ * the reads). */
+uint64_t cost_dw_uop(uint64_t read_cycles);
 
 /* Chunk-level pipeline model used by the tilers: feed chunks in order. */
 struct cost_pipe {

@@ -110,6 +110,9 @@ static void geom_of(const struct loom_hw_config *cfg, const struct lower_qchain 
   g->residual = p->residual != NULL;
   g->iw = (uint32_t)((g->wo - 1) * g->sw + (g->kw - 1) * g->dwl + 1);
   g->cols = g->w < (int32_t)g->iw - g->pl ? g->w : (int32_t)g->iw - g->pl;
+  /* an odd row pitch: a window column's rows alternate between the INP
+   * banks (loom_dw_read_cycles), one more padding column if there is room */
+  if (g->iw % 2 == 0 && g->dh % 2 && g->kh > 1 && (int32_t)g->iw - g->pl - g->cols < 7) g->iw++;
 }
 
 /* The dw input rows of output rows [oy0, oy0 + rows): the image rows

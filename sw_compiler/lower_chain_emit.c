@@ -7,11 +7,12 @@
  *
  *   load     prefetch: the input band A (LIN) when its buffer is free, the
  *            weights of coming items into their parity slots (LW1 of item
- *            s + 1, LWd of s, LW2 of s - 1; one load of everything when a
- *            band is one group), or the depthwise window from DRAM (LB(s),
- *            chains without the expansion)
+ *            s + 1, LWd of s; one load of everything when a band is one
+ *            group), item s's PAR rows (LP, when they are not all
+ *            resident), or the depthwise window from DRAM (LB(s), chains
+ *            without the expansion)
  *   compute  PW1(s)             load  MV2(s):     P -> B
- *   compute  DW(s - 1)          load  MV4(s - 1): D -> C
+ *   compute  DW(s - 1)          load  MV4(s - 1): D -> C, then LW2(s - 1)
  *   compute  PW2(s - 2) (+ the residual tail at a band's end), then STORE
  *
  * Each op names what it must follow (its inputs, and the last reader of
@@ -38,9 +39,9 @@ struct chain_emit {
   struct emit_deps d;
   struct loom_uop *scratch;
   int32_t items, nb;          /* items, bands (all images) */
-  int *pw1, *mv2, *dw, *mv4, *pw2, *lw1, *lwd, *lw2; /* op per item, -1: none */
+  int *pw1, *mv2, *dw, *mv4, *pw2, *lw1, *lwd, *lw2, *lp; /* op per item, -1: none */
   int *lin, *last;            /* per band: its input load, the op that ends its compute */
-  int res;                    /* the residual row's load */
+  int res, par0;              /* the residual row's load, the first PAR load */
 };
 
 /* Where item k is: flat band, group, image, first output row and rows, and
@@ -103,11 +104,17 @@ static uint32_t par_base(const struct chain_emit *e, int32_t k, const struct cha
   return e->L->par_slot[k % 2];
 }
 
-static void load_par(struct chain_emit *e, int32_t k, const struct chain_item *it, struct emit_vec *v) {
+/* LP(k): item k's PAR rows into slot k % 2 (when not all resident), after
+ * the slot's last reader DW(k - 2). */
+static void op_par(struct chain_emit *e, int32_t k) {
   if (e->t->par_resident) return;
-  uint32_t m = e->g->has_pw1 ? 2u : 1u, x = m * (uint32_t)it->ng;
-  push(v, emit_mem(LOOM_OP_LOAD, LOOM_BUF_PAR, e->L->par_slot[k % 2], LOWER_SEG_CONST,
-                   e->k->par_row0 + (uint32_t)e->g->pb + m * (uint32_t)(it->grp * e->t->g), 1, x, x));
+  struct chain_item it;
+  item_of(e, k, &it);
+  uint32_t m = e->g->has_pw1 ? 2u : 1u, x = m * (uint32_t)it.ng;
+  push(op_new(e, LOOM_Q_LOAD, &e->lp[k]),
+       emit_mem(LOOM_OP_LOAD, LOOM_BUF_PAR, e->L->par_slot[k % 2], LOWER_SEG_CONST,
+                e->k->par_row0 + (uint32_t)e->g->pb + m * (uint32_t)(it.grp * e->t->g), 1, x, x));
+  emit_deps_after(&e->d, e->lp[k], at(e->dw, k - 2, e->items));
 }
 
 /* ---- loads ---- */
@@ -161,6 +168,17 @@ static void window_load(struct chain_emit *e, int32_t k, struct emit_vec *v) {
   }
 }
 
+static void lw1(struct chain_emit *e, int32_t k) {
+  const struct chain_geom *g = e->g;
+  if (!g->has_pw1 || k >= e->items) return;
+  struct chain_item it;
+  item_of(e, k, &it);
+  uint32_t x = (uint32_t)(it.ng * g->cb);
+  push(op_new(e, LOOM_Q_LOAD, &e->lw1[k]), emit_mem(LOOM_OP_LOAD, LOOM_BUF_WGT, e->L->w1[k % 2], LOWER_SEG_CONST,
+                                                    e->k->wgt_row0 + (uint32_t)(it.grp * e->t->g * g->cb), 1, x, x));
+  emit_deps_after(&e->d, e->lw1[k], at(e->pw1, k - 2, e->items));
+}
+
 static void op_weights(struct chain_emit *e, int32_t s) {
   const struct chain_geom *g = e->g;
   const struct chain_layout *L = e->L;
@@ -174,16 +192,11 @@ static void op_weights(struct chain_emit *e, int32_t s) {
     for (int32_t k = 0; k < e->items; k++) e->lw1[k] = e->lwd[k] = e->lw2[k] = op;
     return;
   }
-  /* LW1(k) at step k - 1 (both first ones at step 0), LWd(k) at step k,
-   * LW2(k) at step k + 1: each after the previous user of its slot */
+  /* LW1(k) at step k - 1 (the first one at step 0), LWd(k) at step k (LW2(k)
+   * at step k + 1, op_lw2): each after the previous user of its slot, the
+   * sooner needed first */
+  if (s == 0) lw1(e, 0);
   struct chain_item it;
-  for (int32_t k = s == 0 ? 0 : s + 1; g->has_pw1 && k <= s + 1 && k < e->items; k++) {
-    item_of(e, k, &it);
-    uint32_t x = (uint32_t)(it.ng * g->cb);
-    push(op_new(e, LOOM_Q_LOAD, &e->lw1[k]), emit_mem(LOOM_OP_LOAD, LOOM_BUF_WGT, L->w1[k % 2], LOWER_SEG_CONST,
-                                                      w0 + (uint32_t)(it.grp * e->t->g * g->cb), 1, x, x));
-    emit_deps_after(&e->d, e->lw1[k], at(e->pw1, k - 2, e->items));
-  }
   if (s < e->items) {
     item_of(e, s, &it);
     uint32_t x = (uint32_t)(it.ng * g->passes);
@@ -192,8 +205,18 @@ static void op_weights(struct chain_emit *e, int32_t s) {
                   w0 + (uint32_t)(g->eb * g->cb + it.grp * e->t->g * g->passes), 1, x, x));
     emit_deps_after(&e->d, e->lwd[s], at(e->dw, s - 2, e->items));
   }
+  lw1(e, s + 1);
+}
+
+/* LW2(s - 1), after the move of step s: its slot's last reader PW2(s - 3)
+ * ends step s - 1, and the loads in front of it must not wait for that. */
+static void op_lw2(struct chain_emit *e, int32_t s) {
+  const struct chain_geom *g = e->g;
+  const struct chain_layout *L = e->L;
+  uint32_t w0 = e->k->wgt_row0;
+  struct chain_item it;
   int32_t k = s - 1;
-  if (k >= 0 && k < e->items) {
+  if (!e->t->wgt_resident && k >= 0 && k < e->items) {
     item_of(e, k, &it);
     push(op_new(e, LOOM_Q_LOAD, &e->lw2[k]),
          emit_mem(LOOM_OP_LOAD, LOOM_BUF_WGT, L->w2[k % 2], LOWER_SEG_CONST,
@@ -211,7 +234,6 @@ static void op_pw1(struct chain_emit *e, int32_t k) {
   struct chain_item it;
   item_of(e, k, &it);
   struct emit_vec *v = op_new(e, LOOM_Q_COMPUTE, &e->pw1[k]);
-  load_par(e, k, &it, v);
   push(v, qcfg_of(e->c->pw1, par_base(e, k, &it)));
   uint32_t blk = (uint32_t)(it.nr * g->w), a = L->a_base[it.band % L->na];
   uint32_t b = set_linear(e, L->p_base[k % 2], a, L->w1[k % 2], L->a_blk);
@@ -220,6 +242,8 @@ static void op_pw1(struct chain_emit *e, int32_t k) {
   in.gemm.first = in.gemm.last = 1;
   push(v, in);
   emit_deps_after(&e->d, e->pw1[k], e->lin[it.band]);
+  emit_deps_after(&e->d, e->pw1[k], e->par0);
+  emit_deps_after(&e->d, e->pw1[k], e->lp[k]);
   emit_deps_after(&e->d, e->pw1[k], e->lw1[k]);
   emit_deps_after(&e->d, e->pw1[k], at(e->mv2, k - 2, e->items)); /* P's buffer read */
 }
@@ -230,7 +254,6 @@ static void op_dw(struct chain_emit *e, int32_t k) {
   struct chain_item it;
   item_of(e, k, &it);
   struct emit_vec *v = op_new(e, LOOM_Q_COMPUTE, &e->dw[k]);
-  if (!g->has_pw1) load_par(e, k, &it, v);
   push(v, qcfg_of(e->c->dw, par_base(e, k, &it) + (g->has_pw1 ? (uint32_t)it.ng : 0)));
   for (int32_t pass = 0; pass < g->passes; pass++) {
     if (g->passes > 1)
@@ -244,6 +267,8 @@ static void op_dw(struct chain_emit *e, int32_t k) {
     push(v, in);
   }
   emit_deps_after(&e->d, e->dw[k], e->mv2[k]);
+  emit_deps_after(&e->d, e->dw[k], e->par0);
+  emit_deps_after(&e->d, e->dw[k], e->lp[k]);
   emit_deps_after(&e->d, e->dw[k], e->lwd[k]);
   emit_deps_after(&e->d, e->dw[k], at(e->mv4, k - 2, e->items)); /* D's buffer read */
 }
@@ -295,6 +320,7 @@ static void op_pw2(struct chain_emit *e, int32_t k) {
   push(v, in);
   if (last && g->residual) residual_tail(e, &it, v);
   emit_deps_after(&e->d, e->pw2[k], e->mv4[k]);
+  emit_deps_after(&e->d, e->pw2[k], e->par0);
   emit_deps_after(&e->d, e->pw2[k], e->lw2[k]);
   if (g->residual) emit_deps_after(&e->d, e->pw2[k], e->res);
   if (it.grp == 0 && it.band >= 2) emit_deps_after(&e->d, e->pw2[k], e->last[it.band - 2]); /* Q stored */
@@ -330,20 +356,22 @@ static void op_mv4(struct chain_emit *e, int32_t k) {
 
 /* ---- the job ---- */
 
+/* The GEMM registers (compute prologue), and the first load op: the PAR
+ * rows of the projection (every PAR row when they fit). */
 static void prologue(struct chain_emit *e) {
   const struct chain_geom *g = e->g;
+  struct loom_insn in = emit_gcfg(1, pass_rows(g, 0), (uint32_t)g->kw, (uint32_t)g->dh * g->iw, (uint32_t)g->dwl);
+  emit_insn(e->p, &in);
   uint32_t rows = e->t->par_resident ? (uint32_t)g->pb + (g->has_pw1 ? 2u : 1u) * (uint32_t)g->eb : (uint32_t)g->pb;
-  struct loom_insn in = emit_mem(LOOM_OP_LOAD, LOOM_BUF_PAR, 0, LOWER_SEG_CONST, e->k->par_row0, 1, rows, rows);
-  emit_insn(e->p, &in);
-  in = emit_gcfg(1, pass_rows(g, 0), (uint32_t)g->kw, (uint32_t)g->dh * g->iw, (uint32_t)g->dwl);
-  emit_insn(e->p, &in);
+  push(op_new(e, LOOM_Q_LOAD, &e->par0),
+       emit_mem(LOOM_OP_LOAD, LOOM_BUF_PAR, 0, LOWER_SEG_CONST, e->k->par_row0, 1, rows, rows));
 }
 
 void chain_emit(struct lower_program *p, const struct lower_qchain *c, const struct chain_geom *g,
                 const struct chain_tiling *t, const struct chain_layout *L, const struct chain_consts *k) {
-  struct chain_emit e = {.p = p, .c = c, .g = g, .t = t, .L = L, .k = k, .res = -1};
+  struct chain_emit e = {.p = p, .c = c, .g = g, .t = t, .L = L, .k = k, .res = -1, .par0 = -1};
   e.nb = g->n * t->bands, e.items = e.nb * t->groups;
-  int **item_ops[] = {&e.pw1, &e.mv2, &e.dw, &e.mv4, &e.pw2, &e.lw1, &e.lwd, &e.lw2};
+  int **item_ops[] = {&e.pw1, &e.mv2, &e.dw, &e.mv4, &e.pw2, &e.lw1, &e.lwd, &e.lw2, &e.lp};
   for (size_t i = 0; i < sizeof item_ops / sizeof *item_ops; i++) {
     *item_ops[i] = malloc(sizeof(int) * (size_t)e.items);
     LOOM_ASSERT(*item_ops[i]);
@@ -360,6 +388,7 @@ void chain_emit(struct lower_program *p, const struct lower_qchain *c, const str
   int32_t next_lin = 0;
   for (int32_t s = 0; s < e.items + 2; s++) {
     while (g->has_pw1 && next_lin < e.nb && lin_step(&e, next_lin) <= s) op_lin(&e, next_lin++);
+    if (s < e.items) op_par(&e, s);
     op_weights(&e, s);
     if (s == 0 && g->residual) {
       push(op_new(&e, LOOM_Q_LOAD, &e.res),
@@ -376,6 +405,7 @@ void chain_emit(struct lower_program *p, const struct lower_qchain *c, const str
       emit_deps_after(&e.d, e.mv2[s], at(e.dw, s - 2, e.items)); /* B's buffer read */
     }
     if (s >= 1 && s - 1 < e.items) op_dw(&e, s - 1), op_mv4(&e, s - 1);
+    op_lw2(&e, s);
     if (s >= 2) op_pw2(&e, s - 2);
   }
   emit_deps_finish(&e.d, p);
@@ -416,12 +446,13 @@ uint64_t chain_estimate(const struct loom_hw_config *cfg, const struct chain_geo
            b += ng * (uint64_t)g->cols * (uint64_t)nr * rb;
       for (int32_t pass = 0; pass < g->passes; pass++) {
         uint32_t kh = (uint32_t)(g->kh - pass * g->dw_rows < g->dw_rows ? g->kh - pass * g->dw_rows : g->dw_rows);
-        comp += cost_dw((uint64_t)rows, (uint64_t)g->wo, ng, kh, (uint32_t)g->kw, kh * (uint32_t)g->kw,
-                        (uint32_t)g->sw) + 1;
+        uint32_t step = g->sw % g->dwl ? (uint32_t)g->kw : (uint32_t)(g->sw / g->dwl);
+        comp += cost_dw((uint64_t)rows, (uint64_t)g->wo, ng, kh, (uint32_t)g->kw, step, (uint32_t)g->dh * g->iw,
+                        (uint32_t)g->dwl) + 1;
       }
       comp += cost_gemm(pix * ng * (uint64_t)g->pb);
       load += cost_onchip(ng * pix);
-      if (!t->par_resident) comp += cost_dma(cfg, m * ng * prow, 1, 0), b += m * ng * prow;
+      if (!t->par_resident) load += cost_dma(cfg, m * ng * prow, 1, 0), b += m * ng * prow;
       if (!t->wgt_resident) {
         uint64_t w = ng * (uint64_t)(g->cb + g->passes + g->pb);
         load += cost_dma(cfg, ng * wrow, (uint64_t)g->pb, 0) + 2 * cost_dma(cfg, ng * (uint64_t)(g->cb + g->passes) * wrow, 1, 0);

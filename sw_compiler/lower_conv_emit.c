@@ -57,7 +57,7 @@ struct conv_emit {
   struct lower_conv_consts k;
   struct loom_uop *scratch;
   uint32_t cache_key[TILE_MAX_SETS][3], cache_begin[TILE_MAX_SETS], ncache; /* GEMM sets built */
-  int32_t par_co0;      /* first block whose PAR rows are loaded (not resident), -1: none */
+  int32_t par_co0[2];   /* first block whose PAR rows each slot holds (not resident), -1: none */
 };
 
 /* Window rows of depthwise pass p. */
@@ -121,7 +121,7 @@ static void load_inputs(struct conv_emit *e, const struct tile_chunk *ch, const 
     struct loom_insn in = emit_mem(LOOM_OP_LOAD, LOOM_BUF_INP, st->inp_base + (uint32_t)i * e->c->L.inp_block,
                                    LOWER_SEG_IN, off, (uint32_t)w.ny, (uint32_t)w.nx, stride);
     in.mem.y_pad_top = (uint32_t)w.pt, in.mem.y_pad_bottom = (uint32_t)w.pb;
-    in.mem.x_pad_left = (uint32_t)w.pl, in.mem.x_pad_right = (uint32_t)w.pr;
+    in.mem.x_pad_left = (uint32_t)w.pl, in.mem.x_pad_right = (uint32_t)w.pr + e->c->L.iw_pad;
     in.mem.pad_value = e->l->in_zero_point;
     emit_vec_push(v, &in);
   }
@@ -290,25 +290,33 @@ static void acc_out_tail(struct conv_emit *e, const struct tile_chunk *ch, uint3
   emit_vec_push(post, &in);
 }
 
-/* The tile's start: its PAR rows (loaded when they are not resident) and
- * the QCFG that points the epilogue at them, the GEMM period when the
- * previous tile's residual changed it. */
+/* The tile's PAR rows, on the load module with the chunk's operands: all
+ * of them once when they fit PAR, else the tile's blocks into slot o % 2
+ * (the slot's last reader, tile o - 2 or before, finished the GEMMs of
+ * chunk k - 2, which the load of chunk k waits for). */
+static void load_par(struct conv_emit *e, const struct tile_chunk *ch, struct emit_vec *load) {
+  uint64_t prow = loom_hw_row_bytes(e->p->cfg, LOOM_BUF_PAR, 0);
+  uint32_t row0 = (uint32_t)(e->k.par_offset / prow), n = (uint32_t)e->c->g->cob;
+  struct loom_insn in;
+  if (e->c->L.par_resident) {
+    if (ch->k != 0) return;
+    in = emit_mem(LOOM_OP_LOAD, LOOM_BUF_PAR, 0, LOWER_SEG_CONST, row0, 1, n, n);
+  } else {
+    uint32_t slot = ch->o % 2;
+    if (e->par_co0[slot] == ch->co0) return;
+    e->par_co0[slot] = ch->co0;
+    in = emit_mem(LOOM_OP_LOAD, LOOM_BUF_PAR, slot * (uint32_t)e->c->t.tco, LOWER_SEG_CONST, row0 + (uint32_t)ch->co0,
+                  1, (uint32_t)ch->nco, (uint32_t)ch->nco);
+  }
+  emit_vec_push(load, &in);
+}
+
+/* The tile's start: the QCFG that points the epilogue at its PAR rows, the
+ * GEMM period when the previous tile's residual changed it. */
 static void tile_start(struct conv_emit *e, const struct tile_chunk *ch, struct emit_vec *pre) {
   const struct lower_qconv *l = e->l;
-  uint32_t par_base = (uint32_t)ch->co0;
-  struct loom_insn in;
-  if (!e->c->L.par_resident) {
-    if (e->par_co0 != ch->co0) {
-      uint64_t prow = loom_hw_row_bytes(e->p->cfg, LOOM_BUF_PAR, 0);
-      in = emit_mem(LOOM_OP_LOAD, LOOM_BUF_PAR, 0, LOWER_SEG_CONST,
-                    (uint32_t)(e->k.par_offset / prow) + (uint32_t)ch->co0, 1, (uint32_t)ch->nco,
-                    (uint32_t)ch->nco);
-      emit_vec_push(pre, &in);
-      e->par_co0 = ch->co0;
-    }
-    par_base = 0;
-  }
-  in = emit_qcfg_par(par_base, l->shift, l->out_zero_point, l->clamp_lo, l->clamp_hi, l->round_even);
+  uint32_t par_base = e->c->L.par_resident ? (uint32_t)ch->co0 : (ch->o % 2) * (uint32_t)e->c->t.tco;
+  struct loom_insn in = emit_qcfg_par(par_base, l->shift, l->out_zero_point, l->clamp_lo, l->clamp_hi, l->round_even);
   emit_vec_push(pre, &in);
   if (l->residual && e->k.period != 1 && ch->k > 0) {
     in = emit_gcfg(e->k.period, 0, 0, 0, 0);
@@ -326,6 +334,7 @@ static void conv_chunk(struct conv_emit *e, struct tile_state *s, const struct t
   if (st.load_inp) load_inputs(e, ch, &st, &out->load);
   if (st.load_wgt) load_weights(e, ch, &st, &out->load);
   if (e->l->residual && ch->last) load_residual(e, ch, &st, &out->load);
+  if (g->epi && ch->first) load_par(e, ch, &out->load);
   if (e->l->residual && ch->k == 0) {
     struct loom_insn w = emit_mem(LOOM_OP_LOAD, LOOM_BUF_WGT, e->c->L.res_wgt_row, LOWER_SEG_CONST,
                                   e->k.res_row, 1, 1, 1);
@@ -365,12 +374,6 @@ static void prologue(struct conv_emit *e) {
     emit_insn(p, &in);
     return;
   }
-  if (L->par_resident) {
-    uint64_t prow = loom_hw_row_bytes(p->cfg, LOOM_BUF_PAR, 0);
-    in = emit_mem(LOOM_OP_LOAD, LOOM_BUF_PAR, 0, LOWER_SEG_CONST, (uint32_t)(e->k.par_offset / prow), 1,
-                  (uint32_t)g->cob, (uint32_t)g->cob);
-    emit_insn(p, &in);
-  }
   if (g->mode == LOWER_GEMM_DW)
     in = emit_gcfg(1, pass_rows(g, 0), (uint32_t)g->k_w, (uint32_t)g->dil_h * L->iw, (uint32_t)g->dil_w);
   else
@@ -380,7 +383,7 @@ static void prologue(struct conv_emit *e) {
 
 void lower_conv_emit(struct lower_program *p, const struct lower_qconv *l, const struct tile_ctx *c,
                      const struct lower_conv_consts *k) {
-  struct conv_emit e = {p, l, c, *k, NULL, {{0}}, {0}, 0, -1};
+  struct conv_emit e = {p, l, c, *k, NULL, {{0}}, {0}, 0, {-1, -1}};
   e.scratch = malloc(sizeof *e.scratch * (tile_gemm_set_size(c->g, &c->t) + c->L.tile_pix + 1));
   LOOM_ASSERT(e.scratch != NULL);
   uint32_t uload = emit_uop_load(p);

@@ -87,8 +87,15 @@ static void layout(const struct loom_hw_config *cfg, const struct lower_geom *g,
   L->ih = g->row_skip ? (uint32_t)t->th
                       : (uint32_t)((t->th - 1) * g->stride_h + (g->k_h - 1) * g->dil_h + 1);
   L->iw = (uint32_t)((t->tw - 1) * g->stride_w + (g->k_w - 1) * g->dil_w + 1);
-  L->inp_block = L->ih * L->iw;
+  /* depthwise: an odd row pitch alternates a window column's rows between
+   * the INP banks (two reads per cycle, loom_dw_read_cycles): one more
+   * padding column when the right padding has room */
   L->tile_pix = (uint32_t)(t->th * t->tw);
+  uint32_t res = g->residual ? L->tile_pix * (uint32_t)t->tco : 0, wide = L->ih * (L->iw + 1);
+  L->iw_pad = g->mode == LOWER_GEMM_DW && g->dil_h % 2 && L->iw % 2 == 0 && g->pad_r < 7 && g->k_h > 1 &&
+              wide <= 2047 && (uint32_t)chunk_in_blocks(g, t) * wide + res <= L->inp_half;
+  L->iw += L->iw_pad;
+  L->inp_block = L->ih * L->iw;
   L->kk = kk_of(g);
   L->res_offset = (uint32_t)chunk_in_blocks(g, t) * L->inp_block;
   L->par_resident = g->cob <= LOOM_PAR_ROWS;
@@ -121,7 +128,8 @@ static const char *check_fit(const struct loom_hw_config *cfg, const struct lowe
   if (g->mode == LOWER_GEMM_DENSE && t->tco > 1 && (uint32_t)t->tci * L->kk > 1023)
     return "GEMM weight factor field";
   if (g->mode == LOWER_GEMM_DIAG && L->kk > 1023) return "GEMM weight factor field";
-  if (g->epi && !L->par_resident && t->tco > LOOM_PAR_ROWS) return "PAR too small for the output blocks";
+  if (g->epi && !L->par_resident && (2 * t->tco > LOOM_PAR_ROWS || g->pool))
+    return "PAR too small for two tiles' output blocks";
   if (g->pool && (t->th != 2 || t->tw != g->out_w || t->tco != g->cob || t->order != TILE_ORDER_SPATIAL))
     return "a fused max pooling needs tiles of two whole rows of every block";
   if (t->tco > 4095 || t->tci > 4095) return "GEMM loop field";
@@ -310,6 +318,11 @@ static uint64_t load_cycles(const struct tile_ctx *c, const struct tile_chunk *c
     *bytes += (uint64_t)ch->nco * b;
   }
   if (c->g->residual && ch->k == 0) cyc += cost_dma(cfg, loom_hw_row_bytes(cfg, LOOM_BUF_WGT, 0), 1, 0);
+  if (c->g->epi && ch->first && (!c->L.par_resident || ch->k == 0)) { /* the tile's PAR rows, or all once */
+    uint64_t b = (uint64_t)(c->L.par_resident ? c->g->cob : ch->nco) * loom_hw_row_bytes(cfg, LOOM_BUF_PAR, 0);
+    cyc += cost_dma(cfg, b, 1, 0);
+    *bytes += b;
+  }
   return cyc ? cyc : 1;
 }
 
@@ -326,12 +339,12 @@ static uint64_t chunk_gemm_cycles(const struct tile_ctx *c, const struct tile_ch
   const struct lower_geom *g = c->g;
   if (g->mode != LOWER_GEMM_DW) return cost_gemm(chunk_gemm_uops(c, ch));
   uint64_t cyc = 0;
-  uint32_t step = (uint32_t)(g->stride_w / g->dil_w), bi = (uint32_t)c->cfg->block_in;
+  uint32_t step = (uint32_t)(g->stride_w / g->dil_w);
   if (g->stride_w % g->dil_w) step = (uint32_t)g->k_w; /* no reuse */
   for (int32_t p = 0; p < g->dw_passes; p++) {
     uint32_t kh = (uint32_t)(g->k_h - p * g->dw_rows < g->dw_rows ? g->k_h - p * g->dw_rows : g->dw_rows);
-    uint32_t taps = kh * (uint32_t)g->k_w < bi ? kh * (uint32_t)g->k_w : bi;
-    cyc += cost_dw((uint64_t)ch->rows, (uint64_t)c->t.tw, (uint64_t)ch->nco, kh, (uint32_t)g->k_w, taps, step);
+    cyc += cost_dw((uint64_t)ch->rows, (uint64_t)c->t.tw, (uint64_t)ch->nco, kh, (uint32_t)g->k_w, step,
+                   (uint32_t)g->dil_h * c->L.iw, (uint32_t)g->dil_w);
   }
   return cyc;
 }
@@ -346,8 +359,8 @@ static uint64_t min_gemm_uops(const struct tile_ctx *c) {
 }
 
 /* ISA v2 (epi): the bias and the requantization ride on the GEMMs' first
- * and last micro-ops, so a chunk costs its GEMMs, a QCFG (and, past the
- * PAR buffer, a PAR load) at a tile's start, and for a fused residual the
+ * and last micro-ops, so a chunk costs its GEMMs, a QCFG at a tile's start
+ * (its PAR rows come with the chunk's loads), and for a fused residual the
  * EPI and MUL passes, two QCFGs and the residual GEMM.  int32 results keep
  * the version 1 epilogue: the bias MOV and the byte lanes read parameter
  * rows (vector operands: two cycles per micro-op). */
@@ -361,8 +374,6 @@ static uint64_t compute_cycles(const struct tile_ctx *c, const struct tile_chunk
     return cyc;
   }
   if (ch->first) cyc += 1; /* QCFG: the tile's PAR rows */
-  if (ch->first && !c->L.par_resident)
-    cyc += cost_dma(c->cfg, (uint64_t)ch->nco * loom_hw_row_bytes(c->cfg, LOOM_BUF_PAR, 0), 1, 0);
   if (ch->last && c->g->residual) /* QCFG x 2, GCFG x 2, EPI, MUL, residual GEMM */
     cyc += 4 + 2 * cost_alu(rows, 0) + cost_gemm(rows);
   if (ch->last && c->g->pool) cyc += lower_conv_pool_cycles(c, ch);
@@ -396,10 +407,9 @@ static int evaluate(struct tile_ctx *c, uint64_t bound, uint64_t *bus) {
   struct eval *e = calloc(1, sizeof *e);
   struct tile_state s;
   LOOM_ASSERT(e && tile_state_init(&s, c) == 0);
-  uint64_t acc_row = loom_hw_row_bytes(c->cfg, LOOM_BUF_ACC, 0), par_row = loom_hw_row_bytes(c->cfg, LOOM_BUF_PAR, 0);
+  uint64_t acc_row = loom_hw_row_bytes(c->cfg, LOOM_BUF_ACC, 0);
   struct cost_pipe p;
-  uint64_t prologue = c->g->acc_out ? cost_dma(c->cfg, (uint64_t)c->L.param_rows * acc_row, 1, 0)
-                      : c->L.par_resident ? cost_dma(c->cfg, (uint64_t)c->g->cob * par_row, 1, 0) : 1;
+  uint64_t prologue = c->g->acc_out ? cost_dma(c->cfg, (uint64_t)c->L.param_rows * acc_row, 1, 0) : 1;
   cost_pipe_init(&p, prologue);
   struct tile_iter it;
   tile_iter_init(&it, c);

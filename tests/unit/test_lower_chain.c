@@ -146,6 +146,8 @@ static const struct chain_case cases[] = {
     {"dw_5x5",         1, 8,   7, 7, 12,  8,   5, 1, 2, 1, 1},
     {"dw_5x5_s2",      1, 12,  9, 8, 0,   16,  5, 2, 2, 1, 0},
     {"dilated",        1, 8,   7, 7, 16,  8,   3, 1, 2, 2, 0},
+    {"par_slots",      1, 8,   5, 5, 136, 8,   3, 1, 1, 1, 1}, /* PAR rows per group (tiny) */
+    {"par_slots_dw",   1, 264, 4, 4, 0,   8,   3, 1, 1, 1, 0},
 };
 
 static void check(const struct loom_hw_config *cfg, const struct chain_case *k, int32_t th, int32_t g,

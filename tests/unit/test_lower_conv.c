@@ -192,6 +192,9 @@ static const struct conv_case cases[] = {
     {"res_deep",   1, 96, 5,  5, 72, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1},
     {"res_dw",     1, 24, 10, 9, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 24, 0, 1},
     {"res_wide",   1, 8,  3,  70, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1},
+    /* more output blocks than PAR rows on tiny: PAR slots by tile */
+    {"par_slots",  1, 16, 4,  4, 300, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 0, 0},
+    {"par_slots3", 1, 8,  5,  6, 280, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1},
 };
 
 static void test_cases(void **state) {

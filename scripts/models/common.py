@@ -302,7 +302,7 @@ def reestimate_bn(torch, model, batches):
     return len(bns)
 
 
-def recenter_classifier(torch, model, fc, batches, pcs, logit_std):
+def recenter_classifier(torch, model, fc, batches, pcs, logit_std, robust=False):
     """Make the logits of Linear layer `fc` zero-mean with std `logit_std` over `batches`.
 
     After global pooling every feature is a positive mean, so with random fc
@@ -312,7 +312,11 @@ def recenter_classifier(torch, model, fc, batches, pcs, logit_std):
     directions in which the features of different inputs differ (a trained
     classifier reads those, not the directions of small, noise-like variation),
     b <- -W mu, then (W, b) scaled so the logit std is `logit_std`. Features of
-    every position are samples when fc sees a sequence. Returns the scale.
+    every position are samples when fc sees a sequence. With robust=True, feature
+    vectors longer than twice the median length are shortened to it first, so that
+    the few inputs a seeded network amplifies (heavy-tailed features, as in
+    MobileNetV3) do not set the mean and the directions for all the others.
+    Returns the scale.
     """
     feats = []
     h = fc.register_forward_hook(
@@ -322,6 +326,9 @@ def recenter_classifier(torch, model, fc, batches, pcs, logit_std):
             model(torch.from_numpy(x))
     h.remove()
     f = torch.cat(feats).double()
+    if robust:
+        n = f.norm(dim=1, keepdim=True)
+        f = f * torch.clamp(2 * n.median() / n.clamp_min(1e-30), max=1.0)
     _, _, vh = torch.linalg.svd(f - f.mean(0), full_matrices=False)
     pc = vh[:pcs]
     W = fc.weight.detach().double() @ pc.t() @ pc

@@ -286,7 +286,7 @@ def recenter_conv_classifier(torch, np, model, conv, batches):
     h.remove()
     wrap = torch.nn.Sequential(lin)
     s = common.recenter_classifier(torch, wrap, lin, [f.numpy() for f in feats], FEATURE_PCS,
-                                   LOGIT_STD)
+                                   LOGIT_STD, robust=True)
     with torch.no_grad():
         conv.weight.copy_(lin.weight[:, :, None, None])
         conv.bias.copy_(lin.bias)
@@ -330,7 +330,7 @@ def condition(np, torch, torchvision, name, spec, model):
             with torch.no_grad():
                 fc.weight.normal_(0, 0.02)
         s = common.recenter_classifier(torch, model, fc, bn_batches(np, torch, spec), FEATURE_PCS,
-                                       LOGIT_STD)
+                                       LOGIT_STD, robust=True)
         notes.append("classifier re-centred (x%.3g)" % s)
     if spec.get("cls_conv"):
         s = recenter_conv_classifier(torch, np, model, model.classifier[1], bn_batches(np, torch, spec))
@@ -442,9 +442,11 @@ def make_model(np, torch, torchvision, out, name, t):
     for v, var in VARIANTS.items():
         if var["base"] == name:
             make_variant(np, torch, out, v, model, spec, check[0], meta)
-    if problems:
-        raise SystemExit("error: %s: %s" % (name, "; ".join(problems)))
+    if problems:            # no meta.json: the harness reports the model as not made
+        sys.stderr.write("error: %s: %s\n" % (name, "; ".join(problems)))
+        return False
     common.write_manifest(os.path.join(d, "meta.json"), meta)
+    return True
 
 
 def make_variant(np, torch, out, name, model, spec, x, base_meta):
@@ -486,10 +488,9 @@ def main():
     import torchvision
     t = common.Timer()
     common.seed_everything(0)
-    for b in bases:
-        make_model(np, torch, torchvision, out, b, t)
-    common.log("done in %.1fs" % t())
-    return 0
+    bad = [b for b in bases if not make_model(np, torch, torchvision, out, b, t)]
+    common.log("done in %.1fs%s" % (t(), "; degenerate: " + ", ".join(bad) if bad else ""))
+    return 1 if bad else 0
 
 
 if __name__ == "__main__":

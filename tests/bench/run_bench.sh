@@ -224,7 +224,7 @@ bench_zoo() {
            2> "$RAW/zoo_$name.compile.time"; then
         compiled=1
       else
-        err=$(grep '^loom: ' "$RAW/zoo_$name.compile.txt" | tail -1 || true)
+        err=$(grep '^loom[a-z ]*: ' "$RAW/zoo_$name.compile.txt" | tail -1 || true)
         [ -n "$err" ] || err="loom compile failed: $(tail -1 "$RAW/zoo_$name.compile.txt")"
       fi
     fi
@@ -237,7 +237,7 @@ bench_zoo() {
         jq -e . "$RAW/zoo_$name.profile.json" > /dev/null 2>&1 && prof=$RAW/zoo_$name.profile.json
         run=$(time_json "$RAW/zoo_$name.run.time")
       else
-        err=$(grep '^loom: ' "$RAW/zoo_$name.run.txt" | tail -1 || true)
+        err=$(grep '^loom[a-z ]*: ' "$RAW/zoo_$name.run.txt" | tail -1 || true)
         [ -n "$err" ] || err="loom run failed: $(tail -1 "$RAW/zoo_$name.run.txt")"
       fi
     fi

@@ -61,7 +61,7 @@ export NODE_PATH="$PWD/$NODE_DIR/node_modules"
 
 # The last `loom:` line of a log, or its last line.
 why() {
-  l=$(grep '^loom: ' "$1" | tail -1)
+  l=$(grep '^loom[a-z ]*: ' "$1" | tail -1)
   [ -n "$l" ] || l=$(tail -1 "$1")
   printf '%s' "$l" | tr '\t' ' ' | cut -c1-300
 }

@@ -21,7 +21,7 @@
 # listed as `fail` that passes is reported, to be moved to `pass`.
 # Results: $OUT/results.tsv (name, status, stage, compile seconds, metrics
 # or the error) and a table on stdout.  Environment: LOOM, BUILD, MODELS
-# (build/models), OUT ($BUILD/zoo), NPM (npm).
+# (build/models), OUT ($BUILD/zoo), NODE_DIR ($BUILD/zoo/node), NPM (npm).
 set -u
 LOOM=${LOOM:-build/bin/loom}
 BUILD=${BUILD:-build}
@@ -30,7 +30,7 @@ OUT=${OUT:-$BUILD/zoo}
 NPM=${NPM:-npm}
 LIST=tests/zoo/zoo.list
 CMP=$BUILD/tests/zoo/zoo_compare
-NODE_DIR=$OUT/node
+NODE_DIR=${NODE_DIR:-$BUILD/zoo/node}
 
 quick=0
 if [ "${1:-}" = "--quick" ]; then quick=1; shift; fi

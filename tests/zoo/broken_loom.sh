@@ -9,17 +9,17 @@
 set -u
 REAL_LOOM=${REAL_LOOM:-build/bin/loom}
 [ "${1:-}" = run ] || exec "$REAL_LOOM" "$@"
-out=""
+out="" prev=""
 for a in "$@"; do
-  case $a in
-    */[0-9][0-9][0-9].npy)
-      d=$(dirname "$a") n=$(basename "$a" .npy)
-      count=$(ls "$d"/[0-9][0-9][0-9].npy | wc -l)
-      case ${BROKEN:-constant} in
-        constant) a=$d/000.npy ;;
-        *) a=$(printf '%s/%03d.npy' "$d" $(( ($(expr "$n" + 0) + 1) % count ))) ;;
-      esac ;;
-  esac
+  if [ "$prev" = -i ]; then
+    d=$(dirname "$a") n=$(basename "$a" .npy)
+    count=$(ls "$d"/[0-9][0-9][0-9].npy | wc -l)
+    case ${BROKEN:-constant} in
+      constant) a=$d/000.npy ;;
+      *) a=$(printf '%s/%03d.npy' "$d" $(( ($(expr "$n" + 0) + 1) % count ))) ;;
+    esac
+  fi
+  prev=$a
   out="$out '$a'"
 done
 eval "exec \"\$REAL_LOOM\" $out"

@@ -315,8 +315,8 @@ def recenter_classifier(torch, model, fc, batches, pcs, logit_std, robust=False)
     every position are samples when fc sees a sequence. With robust=True, feature
     vectors longer than twice the median length are shortened to it first, so that
     the few inputs a seeded network amplifies (heavy-tailed features, as in
-    MobileNetV3) do not set the mean and the directions for all the others.
-    Returns the scale.
+    MobileNetV3) do not set the mean and the directions for all the others; with
+    robust="drop" they are left out. Returns the scale.
     """
     feats = []
     h = fc.register_forward_hook(
@@ -328,7 +328,10 @@ def recenter_classifier(torch, model, fc, batches, pcs, logit_std, robust=False)
     f = torch.cat(feats).double()
     if robust:
         n = f.norm(dim=1, keepdim=True)
-        f = f * torch.clamp(2 * n.median() / n.clamp_min(1e-30), max=1.0)
+        if robust == "drop":
+            f = f[(n <= 2 * n.median())[:, 0]]
+        else:
+            f = f * torch.clamp(2 * n.median() / n.clamp_min(1e-30), max=1.0)
     _, _, vh = torch.linalg.svd(f - f.mean(0), full_matrices=False)
     pc = vh[:pcs]
     W = fc.weight.detach().double() @ pc.t() @ pc

@@ -84,7 +84,7 @@ SPECS = {
     "mobilenetv3l": dict(build=tv("mobilenet_v3_large"), fc=lambda m: m.classifier[-1], dw=True,
                          res="mbv3"),
     "efficientnet_b0": dict(build=tv("efficientnet_b0"), fc=lambda m: m.classifier[-1], dw=True,
-                            res="effnet"),
+                            res="effnet", tails=True),
     "regnetx_400mf": dict(build=tv("regnet_x_400mf"), fc=lambda m: m.fc),
     "regnety_400mf": dict(build=tv("regnet_y_400mf"), fc=lambda m: m.fc),
     "densenet121": dict(build=tv("densenet121"), fc=lambda m: m.classifier),
@@ -336,8 +336,8 @@ def condition(np, torch, torchvision, name, spec, model):
             with torch.no_grad():
                 fc.weight.normal_(0, 0.02)
         s = common.recenter_classifier(torch, model, fc, bn_batches(np, torch, spec), FEATURE_PCS,
-                                       LOGIT_STD, robust=True)
-        notes.append("classifier re-centred (x%.3g)" % s)
+                                       LOGIT_STD, robust="drop" if spec.get("tails") else True)
+        notes.append("classifier re-centred (x%.3g)%s" % (s, " on its inliers" if spec.get("tails") else ""))
     if spec.get("cls_conv"):
         s = recenter_conv_classifier(torch, np, model, model.classifier[1], bn_batches(np, torch, spec))
         notes.append("conv classifier re-centred (x%.3g)" % s)

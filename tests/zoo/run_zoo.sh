@@ -80,6 +80,7 @@ for name in $names; do
   rm -rf "$W" && mkdir -p "$W/out"
   if [ ! -f "$M/meta.json" ]; then
     echo "zoo: $name: $M/meta.json missing (make the models: scripts/models/make_zoo.py)"
+    printf '%s\tFAIL\tmake\t-\tnot made (scripts/models/make_zoo.py)\n' "$name" >> "$RES"
     bad=$((bad + 1)); continue
   fi
   t1=""; [ "$top1" != "-" ] && t1="--top1 $top1"

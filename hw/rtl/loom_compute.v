@@ -33,7 +33,7 @@ module loom_compute #(
   parameter integer WgtAddrW = 10,
   parameter integer AccAddrW = 11,
   parameter integer UopAddrW = 13,
-  localparam integer CmdW    = 160,
+  localparam integer CmdW    = `LOOM_CMD_BITS,
   localparam integer NumSeg  = `LOOM_NUM_SEGMENTS,
   localparam integer Lanes   = Batch * BlockOut,
   localparam integer InpBits = Batch * BlockIn * 8,

@@ -26,7 +26,7 @@ module loom_load #(
   parameter integer BlockOut = 16,
   parameter integer InpAddrW = 11,
   parameter integer WgtAddrW = 10,
-  localparam integer CmdW    = 160,
+  localparam integer CmdW    = `LOOM_CMD_BITS,
   localparam integer NumSeg  = `LOOM_NUM_SEGMENTS,
   localparam integer InpBits = Batch * BlockIn * 8,
   localparam integer WgtBits = BlockOut * BlockIn * 8

@@ -26,7 +26,7 @@ module loom_store #(
   parameter integer Batch    = 1,
   parameter integer BlockOut = 16,
   parameter integer AccAddrW = 11,
-  localparam integer CmdW    = 160,
+  localparam integer CmdW    = `LOOM_CMD_BITS,
   localparam integer NumSeg  = `LOOM_NUM_SEGMENTS,
   localparam integer OutBits = Batch * BlockOut * 8
 ) (

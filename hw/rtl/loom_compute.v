@@ -404,6 +404,12 @@ module loom_compute #(
     .busy_o         (pad_busy)
   );
 
+  wire [OutBits-1:0] row_sat8;
+  loom_sat8 #(.Lanes(Lanes)) u_ld_sat8 (
+    .a_i (row_data),
+    .y_o (row_sat8)
+  );
+
   wire [OutBits-1:0] row8 = row_data[AccBits-1 -: OutBits];
   reg  [AccBits-1:0] ld_acc;
   reg  [OutBits-1:0] ld_out;
@@ -418,9 +424,7 @@ module loom_compute #(
         ld_out[8*li +: 8]   = row8[8*li +: 8];
       end else begin
         ld_acc[32*li +: 32] = row_data[32*li +: 32];
-        ld_out[8*li +: 8]   = ($signed(row_data[32*li +: 32]) < -32'sd128) ? 8'h80 :
-                              ($signed(row_data[32*li +: 32]) > 32'sd127)  ? 8'h7F :
-                              row_data[32*li +: 8];
+        ld_out[8*li +: 8]   = row_sat8[8*li +: 8];
       end
     end
   end

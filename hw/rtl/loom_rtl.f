@@ -20,6 +20,7 @@ hw/rtl/loom_store.v
 hw/rtl/loom_uop_fe.v
 hw/rtl/loom_mul2.v
 hw/rtl/loom_sum_tree.v
+hw/rtl/loom_sat8.v
 hw/rtl/loom_gemm.v
 hw/rtl/loom_alu_lane.v
 hw/rtl/loom_alu.v

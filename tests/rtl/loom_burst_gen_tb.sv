@@ -94,8 +94,8 @@ module loom_burst_gen_tb (
       task automatic pick;
         reg [63:0] page;
         begin
-          page = 64'd1 + {32'd0, $urandom % 64} + (($urandom % 4 == 0) ? 64'h1_0000_0000 >> 12 : 64'd0);
-          base = (page << 12) - {32'd0, $urandom % 700};
+          page = 64'd1 + ($urandom % 64) + (($urandom % 4 == 0) ? 64'h1_0000_0000 >> 12 : 64'd0);
+          base = (page << 12) - ($urandom % 700);
           if ($urandom % 3 != 0) base = base & ~(BusBytes - 64'd1);
           case ($urandom % 6)
             0:       row_bytes = 32'd0;

@@ -187,8 +187,7 @@ module loom_dma_rd_tb (
           dram_off = $urandom % 300;
           for (s = 0; s < 8; s = s + 1) begin
             // 64-byte aligned bases, some just below a 4 KiB line
-            seg_base[64*s +: 64] = {32'd0, 20'd1 + $urandom % 100, 12'd0} -
-                                   64'd64 * ($urandom % 4);
+            seg_base[64*s +: 64] = ((64'd1 + ($urandom % 100)) << 12) - 64'd64 * ($urandom % 4);
             seg_size[64*s +: 64] = 64'd64 * (1 + $urandom % 400);
           end
           sbase = seg_base[64*segment +: 64];

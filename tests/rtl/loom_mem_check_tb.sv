@@ -101,7 +101,7 @@ module loom_mem_check_tb (
             2:       seg_size = send[63:0] - 64'd1;
             3:       seg_size = send[63:0] + 64'd1;
             4:       seg_size = {$urandom, $urandom};
-            default: seg_size = send[63:0] + {32'd0, $urandom % 100000};
+            default: seg_size = send[63:0] + ($urandom % 100000);
           endcase
           case ($urandom % 5)
             0:       rows = sram_end[RowsW-1:0];

@@ -299,7 +299,7 @@ module loom_dma_rd_tb (
             end
             // ---- inputs for the next edge
             abort = (got_code != 0 && aborted_at < 0 && $urandom % 4 == 0) ||
-                    (abort_soft && aborted_at < 0 && running && $urandom % 30 == 0);
+                    (abort_soft && aborted_at < 0 && running && $urandom % 8 == 0);
             if (abort || fin) aborted_at = (aborted_at < 0 && abort) ? cyc : aborted_at;
             if (fin) abort = 1'b0;
             ar_ready = ($urandom % 100) < 60;

@@ -10,10 +10,16 @@
 //   F0  loop counters; UOP[u] read issued (registered block RAM read)
 //   F1  UOP[u] arrives
 //   F2  indices formed and checked, exactly and unwrapped:
-//       u >= uop rows, a >= ACC rows, b >= lim_b (if chk_b), c >= lim_c (if
-//       chk_c).  A bad micro-op is never issued: F2 holds it, err_o rises
-//       and the younger micro-ops are dropped; the older ones have all been
+//       u >= uop rows, a >= ACC rows, b + reach >= lim_b (if chk_b; reach:
+//       a depthwise window's farthest tap, else 0), c >= lim_c (if chk_c),
+//       p >= LOOM_PAR_ROWS (chk_p: 1 for final micro-ops, 2 for all).
+//       A bad micro-op is never issued: F2 holds it, err_o rises and the
+//       younger micro-ops are dropped; the older ones have all been
 //       issued, so the rows they update keep their values (docs/isa.md).
+// With each micro-op go the ISA v2 flags of its position: first_o (first
+// outer iteration, r mod P == 0), final_o (last outer iteration, r mod P
+// == P - 1; r the position in the pass, P = max(period, 1)) and its PAR
+// row p_o = par_base + j.
 // ready_i back-pressures the whole front end (the ALU's interlock and its
 // two-cycle vector operands); the block RAM output holds while F1 stalls.
 `include "loom_isa.vh"
@@ -42,6 +48,12 @@ module loom_uop_fe #(
   input  wire [16:0]         lim_b_i,
   input  wire                chk_c_i,
   input  wire [16:0]         lim_c_i,
+  input  wire [16:0]         reach_i,
+  input  wire                first_i,
+  input  wire                last_i,
+  input  wire [5:0]          period_i,
+  input  wire [7:0]          par_base_i,
+  input  wire [1:0]          chk_p_i,
   // UOP buffer read port
   output wire                uop_re_o,
   output wire [UopAddrW-1:0] uop_raddr_o,
@@ -52,6 +64,9 @@ module loom_uop_fe #(
   output wire [AccAddrW-1:0] a_o,
   output wire [BAddrW-1:0]   b_o,
   output wire [CAddrW-1:0]   c_o,
+  output wire                first_o,
+  output wire                final_o,
+  output wire [12:0]         p_o,
   output wire                err_o,
   output wire                done_o
 );
@@ -64,12 +79,22 @@ module loom_uop_fe #(
   reg [26:0] oa_i_q, oa_i_d, oa_q, oa_d;
   reg [26:0] ob_i_q, ob_i_d, ob_q, ob_d;
   reg [26:0] oc_i_q, oc_i_d, oc_q, oc_d;
+  reg [5:0]  rp_q, rp_d;              // position in the pass, mod P
   // F1
   reg        v1_q, v1_d, badu1_q, badu1_d;
   reg [26:0] oa1_q, oa1_d, ob1_q, ob1_d, oc1_q, oc1_d;
+  reg        first1_q, first1_d, final1_q, final1_d;
+  reg [12:0] p1_q, p1_d;
   // F2
   reg        v2_q, v2_d, bad2_q, bad2_d;
   reg [26:0] a2_q, a2_d, b2_q, b2_d, c2_q, c2_d;
+  reg        first2_q, first2_d, final2_q, final2_d;
+  reg [12:0] p2_q, p2_d;
+
+  wire [5:0] per     = (period_i == 6'd0) ? 6'd1 : period_i;
+  wire       rp_last = (rp_q + 6'd1 == per);
+  wire       first0  = first_i && (i_q == 14'd0) && (rp_q == 6'd0);
+  wire       final0  = last_i && (i_q + 14'd1 == iter_out_i) && rp_last;
 
   wire adv2 = !v2_q || (ready_i && !bad2_q);
   wire adv1 = !v1_q || adv2;
@@ -83,8 +108,11 @@ module loom_uop_fe #(
   wire [26:0] a1 = oa1_q + {16'd0, uop_acc};
   wire [26:0] b1 = ob1_q + {16'd0, uop_inp};
   wire [26:0] c1 = oc1_q + {17'd0, uop_wgt};
-  wire        bad1 = badu1_q || (a1 >= AccRows[26:0]) ||
-                     (chk_b_i && b1 >= {10'd0, lim_b_i}) || (chk_c_i && c1 >= {10'd0, lim_c_i});
+  wire        bad_p1 = (chk_p_i == 2'd2 || (chk_p_i == 2'd1 && final1_q)) &&
+                       (p1_q >= `LOOM_PAR_ROWS);
+  wire        bad1 = badu1_q || (a1 >= AccRows[26:0]) || bad_p1 ||
+                     (chk_b_i && b1 + {10'd0, reach_i} >= {10'd0, lim_b_i}) ||
+                     (chk_c_i && c1 >= {10'd0, lim_c_i});
 
   assign uop_re_o    = move0;
   assign uop_raddr_o = u_q[UopAddrW-1:0];
@@ -92,6 +120,9 @@ module loom_uop_fe #(
   assign a_o         = a2_q[AccAddrW-1:0];
   assign b_o         = b2_q[BAddrW-1:0];
   assign c_o         = c2_q[CAddrW-1:0];
+  assign first_o     = first2_q;
+  assign final_o     = final2_q;
+  assign p_o         = p2_q;
   assign err_o       = v2_q && bad2_q;
   assign done_o      = !active_q && !v1_q && !v2_q;
 
@@ -99,10 +130,13 @@ module loom_uop_fe #(
   wire [26-BAddrW:0]   unused_b = b2_q[26:BAddrW];
   wire [26-CAddrW:0]   unused_c = c2_q[26:CAddrW];
   wire [13-UopAddrW:0] unused_u = u_q[13:UopAddrW];
+  wire [1:0]           unused_j = j_q[13:12];
 
   always @* begin
     active_d = active_q;
-    u_d = u_q; j_d = j_q; i_d = i_q;
+    u_d = u_q; j_d = j_q; i_d = i_q; rp_d = rp_q;
+    first1_d = first1_q; final1_d = final1_q; p1_d = p1_q;
+    first2_d = first2_q; final2_d = final2_q; p2_d = p2_q;
     oa_i_d = oa_i_q; oa_d = oa_q;
     ob_i_d = ob_i_q; ob_d = ob_q;
     oc_i_d = oc_i_q; oc_d = oc_q;
@@ -119,6 +153,9 @@ module loom_uop_fe #(
       a2_d   = a1;
       b2_d   = b1;
       c2_d   = c1;
+      first2_d = first1_q;
+      final2_d = final1_q;
+      p2_d     = p1_q;
     end
     // F1
     if (adv1) v1_d = 1'b0;
@@ -128,13 +165,18 @@ module loom_uop_fe #(
       oa1_d   = oa_q;
       ob1_d   = ob_q;
       oc1_d   = oc_q;
+      first1_d = first0;
+      final1_d = final0;
+      p1_d     = {5'd0, par_base_i} + {1'b0, j_q[11:0]};
     end
     // F0: the loop
     if (move0) begin
       if (u_q + 14'd1 < uop_end_i) begin
-        u_d = u_q + 14'd1;
+        u_d  = u_q + 14'd1;
+        rp_d = rp_last ? 6'd0 : rp_q + 6'd1;
       end else begin
-        u_d = {1'b0, uop_begin_i};
+        u_d  = {1'b0, uop_begin_i};
+        rp_d = 6'd0;
         if (j_q + 14'd1 < iter_in_i) begin
           j_d  = j_q + 14'd1;
           oa_d = oa_q + {16'd0, fa_in_i};
@@ -167,6 +209,7 @@ module loom_uop_fe #(
       u_d = {1'b0, uop_begin_i};
       j_d = 14'd0;
       i_d = 14'd0;
+      rp_d = 6'd0;
       oa_i_d = 27'd0; oa_d = 27'd0;
       ob_i_d = 27'd0; ob_d = 27'd0;
       oc_i_d = 27'd0; oc_d = 27'd0;
@@ -193,7 +236,9 @@ module loom_uop_fe #(
   end
 
   always @(posedge clk_i) begin
-    u_q <= u_d; j_q <= j_d; i_q <= i_d;
+    u_q <= u_d; j_q <= j_d; i_q <= i_d; rp_q <= rp_d;
+    first1_q <= first1_d; final1_q <= final1_d; p1_q <= p1_d;
+    first2_q <= first2_d; final2_q <= final2_d; p2_q <= p2_d;
     oa_i_q <= oa_i_d; oa_q <= oa_d;
     ob_i_q <= ob_i_d; ob_q <= ob_d;
     oc_i_q <= oc_i_d; oc_q <= oc_d;

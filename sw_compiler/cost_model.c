@@ -83,7 +83,8 @@ uint64_t cost_dw(uint64_t rows, uint64_t tw, uint64_t blocks, uint32_t kh, uint3
                  uint32_t row, uint32_t col) {
   if (rows == 0 || tw == 0 || blocks == 0) return COST_SMALL;
   uint64_t first = cost_dw_uop(loom_dw_read_cycles(0, kh, kw, kh * kw, row, col));
-  uint64_t slide = step >= 1 && step < kw ? cost_dw_uop(loom_dw_read_cycles(0, kh, step, kh * kw, row, col)) : first;
+  uint64_t slide = step >= 1 && step <= 2 && step < kw ? cost_dw_uop(loom_dw_read_cycles(0, kh, step, kh * kw, row, col))
+                                                       : first;
   return rows * blocks * (first + (tw - 1) * slide) + COST_GEMM_FILL;
 }
 
@@ -219,8 +220,8 @@ static uint64_t dw_cycles(const struct loom_insn_gemm *g, const struct loom_insn
     for (uint32_t j = 0; j < g->iter_in; j++)
       for (uint32_t u = g->uop_begin; u < g->uop_end; u++) {
         uint32_t x = uops[u].inp + i * g->inp_factor_out + j * g->inp_factor_in, cols = gc->dw_kw;
-        for (uint32_t n = 1; have_prev && gc->dw_col && n < gc->dw_kw; n++)
-          if ((uint64_t)x + (uint64_t)n * gc->dw_col == prev) cols = n;
+        for (uint32_t n = 1; have_prev && gc->dw_col && n < gc->dw_kw && n <= 2; n++)
+          if ((uint64_t)x + (uint64_t)n * gc->dw_col == prev && cols == gc->dw_kw) cols = n;
         cyc += cost_dw_uop(loom_dw_read_cycles(x, gc->dw_kh, cols, (uint32_t)taps, gc->dw_row, gc->dw_col));
         prev = x, have_prev = 1;
       }

@@ -313,9 +313,10 @@ int loom_insn_decode(const uint8_t in[LOOM_INSN_BYTES], struct loom_insn *out, c
 
 uint32_t loom_dw_read_cycles(uint32_t x, uint32_t kh, uint32_t cols, uint32_t taps, uint32_t row, uint32_t col) {
   uint32_t cycles = 0, n = kh * cols < taps ? kh * cols : taps;
-  for (uint32_t i = 0; i < n;) {
-    uint32_t a = x + (i % kh) * row + (i / kh) * col, b = x + ((i + 1) % kh) * row + ((i + 1) / kh) * col;
-    i += i + 1 < n && (a ^ b) & 1 ? 2 : 1;
+  for (uint32_t t = n; t > 0;) { /* taps n - 1 down to 0 */
+    uint32_t i = t - 1, a = x + (i % kh) * row + (i / kh) * col;
+    uint32_t b = i ? x + ((i - 1) % kh) * row + ((i - 1) / kh) * col : a;
+    t -= i && (a ^ b) & 1 ? 2 : 1;
     cycles++;
   }
   return cycles;

@@ -95,9 +95,11 @@ int loom_insn_decode(const uint8_t in[LOOM_INSN_BYTES], struct loom_insn *out,
 /* Cycles a depthwise GEMM micro-op spends reading its window (docs/rtl.md;
  * fsim's timing model and the compiler's cost model share this rule): the
  * taps t = c * kh + r < taps of `cols` window columns, at INP rows
- * x + r * row + c * col, in the order of t.  INP is banked by row parity:
- * a cycle reads the next row, and the one after it too when that one is in
- * the other bank. */
+ * x + r * row + c * col, from the last one down to t = 0.  INP is banked
+ * by row parity: a cycle reads the next row, and the one after it too when
+ * that one is in the other bank.  A micro-op reads kw columns, or n = 1 or
+ * 2 when its x is the previous depthwise micro-op's minus n * col (n < kw,
+ * col != 0, same instruction): the window slid and kept the rest. */
 uint32_t loom_dw_read_cycles(uint32_t x, uint32_t kh, uint32_t cols, uint32_t taps, uint32_t row, uint32_t col);
 
 /* The queue fetch dispatches a decoded instruction to (enum loom_queue). */

@@ -27,6 +27,7 @@ extern const struct loom_kernel loom_kernels_unary[];     /* math on one tensor 
 extern const struct loom_kernel loom_kernels_binary[];    /* arithmetic, logic, comparisons */
 extern const struct loom_kernel loom_kernels_variadic[];  /* Sum/Mean/Max/Min, Where, Clip */
 extern const struct loom_kernel loom_kernels_cast[];      /* Cast, CastLike */
+extern const struct loom_kernel loom_kernels_reduce[];    /* Reduce*, ArgMax/ArgMin */
 
 /* ---- checks (each returns LOOM_OK or a status with c->msg set) ---- */
 

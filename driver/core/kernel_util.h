@@ -28,6 +28,7 @@ extern const struct loom_kernel loom_kernels_binary[];    /* arithmetic, logic, 
 extern const struct loom_kernel loom_kernels_variadic[];  /* Sum/Mean/Max/Min, Where, Clip */
 extern const struct loom_kernel loom_kernels_cast[];      /* Cast, CastLike */
 extern const struct loom_kernel loom_kernels_reduce[];    /* Reduce*, ArgMax/ArgMin */
+extern const struct loom_kernel loom_kernels_softmax[];   /* Softmax, LogSoftmax, Hardmax, losses */
 
 /* ---- checks (each returns LOOM_OK or a status with c->msg set) ---- */
 

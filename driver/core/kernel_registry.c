@@ -20,6 +20,7 @@ static const struct loom_kernel *const families[] = {
     loom_kernels_cast,
     loom_kernels_reduce,
     loom_kernels_softmax,
+    loom_kernels_norm,
 };
 #define N_FAMILIES (int)(sizeof families / sizeof families[0])
 

@@ -29,6 +29,7 @@ extern const struct loom_kernel loom_kernels_variadic[];  /* Sum/Mean/Max/Min, W
 extern const struct loom_kernel loom_kernels_cast[];      /* Cast, CastLike */
 extern const struct loom_kernel loom_kernels_reduce[];    /* Reduce*, ArgMax/ArgMin */
 extern const struct loom_kernel loom_kernels_softmax[];   /* Softmax, LogSoftmax, Hardmax, losses */
+extern const struct loom_kernel loom_kernels_norm[];      /* normalisations */
 
 /* ---- checks (each returns LOOM_OK or a status with c->msg set) ---- */
 

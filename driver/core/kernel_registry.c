@@ -21,6 +21,7 @@ static const struct loom_kernel *const families[] = {
     loom_kernels_reduce,
     loom_kernels_softmax,
     loom_kernels_norm,
+    loom_kernels_shape,
 };
 #define N_FAMILIES (int)(sizeof families / sizeof families[0])
 

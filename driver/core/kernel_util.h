@@ -30,6 +30,7 @@ extern const struct loom_kernel loom_kernels_cast[];      /* Cast, CastLike */
 extern const struct loom_kernel loom_kernels_reduce[];    /* Reduce*, ArgMax/ArgMin */
 extern const struct loom_kernel loom_kernels_softmax[];   /* Softmax, LogSoftmax, Hardmax, losses */
 extern const struct loom_kernel loom_kernels_norm[];      /* normalisations */
+extern const struct loom_kernel loom_kernels_shape[];     /* shape-only and constant ops */
 
 /* ---- checks (each returns LOOM_OK or a status with c->msg set) ---- */
 

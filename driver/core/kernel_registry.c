@@ -22,6 +22,7 @@ static const struct loom_kernel *const families[] = {
     loom_kernels_softmax,
     loom_kernels_norm,
     loom_kernels_shape,
+    loom_kernels_move,
 };
 #define N_FAMILIES (int)(sizeof families / sizeof families[0])
 

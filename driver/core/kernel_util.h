@@ -31,6 +31,7 @@ extern const struct loom_kernel loom_kernels_reduce[];    /* Reduce*, ArgMax/Arg
 extern const struct loom_kernel loom_kernels_softmax[];   /* Softmax, LogSoftmax, Hardmax, losses */
 extern const struct loom_kernel loom_kernels_norm[];      /* normalisations */
 extern const struct loom_kernel loom_kernels_shape[];     /* shape-only and constant ops */
+extern const struct loom_kernel loom_kernels_move[];      /* Transpose, Slice, Concat, Pad, ... */
 
 /* ---- checks (each returns LOOM_OK or a status with c->msg set) ---- */
 

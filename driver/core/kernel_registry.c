@@ -23,6 +23,8 @@ static const struct loom_kernel *const families[] = {
     loom_kernels_norm,
     loom_kernels_shape,
     loom_kernels_move,
+    loom_kernels_index,
+    loom_kernels_select,
 };
 #define N_FAMILIES (int)(sizeof families / sizeof families[0])
 

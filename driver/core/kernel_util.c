@@ -360,6 +360,19 @@ void loom_k_out_f32_done(struct loom_kt *out, float *tmp) {
   free(tmp);
 }
 
+void loom_k_sort(int64_t *idx, int64_t n, loom_kcmp_fn *cmp, const void *ctx, int64_t *tmp) {
+  for (int64_t w = 1; w < n; w *= 2) { /* bottom-up: runs of w merge into 2w */
+    for (int64_t lo = 0; lo < n; lo += 2 * w) {
+      int64_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+      int64_t i = lo, j = mid, k = lo;
+      while (i < mid && j < hi) tmp[k++] = cmp(ctx, idx[j], idx[i]) < 0 ? idx[j++] : idx[i++];
+      while (i < mid) tmp[k++] = idx[i++];
+      while (j < hi) tmp[k++] = idx[j++];
+    }
+    memcpy(idx, tmp, (size_t)n * sizeof *idx);
+  }
+}
+
 /* ---- broadcasting ---- */
 
 loom_status loom_k_bcast_dims(const struct loom_kcall *c, int ra, const int64_t *a, int rb,

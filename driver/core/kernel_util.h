@@ -32,6 +32,8 @@ extern const struct loom_kernel loom_kernels_softmax[];   /* Softmax, LogSoftmax
 extern const struct loom_kernel loom_kernels_norm[];      /* normalisations */
 extern const struct loom_kernel loom_kernels_shape[];     /* shape-only and constant ops */
 extern const struct loom_kernel loom_kernels_move[];      /* Transpose, Slice, Concat, Pad, ... */
+extern const struct loom_kernel loom_kernels_index[];     /* Gather*, Scatter*, OneHot, ... */
+extern const struct loom_kernel loom_kernels_select[];    /* NonZero, Compress, Unique, TopK, ... */
 
 /* ---- checks (each returns LOOM_OK or a status with c->msg set) ---- */
 
@@ -117,6 +119,11 @@ static inline void loom_k_copy1(void *dst, int64_t j, const void *src, int64_t i
   default: ((uint64_t *)dst)[j] = ((const uint64_t *)src)[i]; break;
   }
 }
+
+/* Stable merge sort of the n indices in idx by cmp (negative: a first);
+ * tmp holds n scratch elements. */
+typedef int loom_kcmp_fn(const void *ctx, int64_t a, int64_t b);
+void loom_k_sort(int64_t *idx, int64_t n, loom_kcmp_fn *cmp, const void *ctx, int64_t *tmp);
 
 /* Round half to even, as ONNX's Round and QuantizeLinear do. */
 static inline double loom_k_rint(double x) { return rint(x); }

@@ -25,6 +25,7 @@ static const struct loom_kernel *const families[] = {
     loom_kernels_move,
     loom_kernels_index,
     loom_kernels_select,
+    loom_kernels_matmul,
 };
 #define N_FAMILIES (int)(sizeof families / sizeof families[0])
 

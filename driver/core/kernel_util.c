@@ -391,8 +391,10 @@ loom_status loom_k_bcast_dims(const struct loom_kcall *c, int ra, const int64_t 
   return LOOM_OK;
 }
 
-loom_status loom_kbcast_init(const struct loom_kcall *c, struct loom_kbcast *b, int n,
-                             const struct loom_kt *const *in, const struct loom_kt *out) {
+/* strict: the output must be exactly the broadcast of the inputs (an
+ * elementwise op); otherwise it may be larger (Expand-like). */
+static loom_status bcast_init(const struct loom_kcall *c, struct loom_kbcast *b, int n,
+                              const struct loom_kt *const *in, const struct loom_kt *out, int strict) {
   LOOM_ASSERT(n >= 1 && n <= LOOM_KB_MAX);
   int r = out->rank;
   int64_t want[LOOM_KT_MAX_RANK], st[LOOM_KB_MAX][LOOM_KT_MAX_RANK];
@@ -411,7 +413,7 @@ loom_status loom_kbcast_init(const struct loom_kcall *c, struct loom_kbcast *b, 
       s *= dim;
     }
   }
-  for (int d = 0; d < r; d++)
+  for (int d = 0; d < r && strict; d++)
     if (want[d] != out->dims[d]) goto mismatch;
   /* Collapse neighbouring dims where every operand stays contiguous (or
    * stays broadcast) across both; size-1 dims vanish. */
@@ -446,6 +448,11 @@ mismatch:;
                loom_k_shape_str(in[k]->rank, in[k]->dims, s1));
 }
 
+loom_status loom_kbcast_init(const struct loom_kcall *c, struct loom_kbcast *b, int n,
+                             const struct loom_kt *const *in, const struct loom_kt *out) {
+  return bcast_init(c, b, n, in, out, 1);
+}
+
 void loom_kbcast_each(const struct loom_kbcast *b, loom_krow_fn *row, void *ctx) {
   int r = b->rank;
   int64_t len = b->dims[r - 1], idx[LOOM_KT_MAX_RANK] = {0}, off[LOOM_KB_MAX] = {0};
@@ -477,7 +484,7 @@ loom_status loom_k_expand_f32(const struct loom_kcall *c, const struct loom_kt *
   struct loom_kt out = {LOOM_DT_F32, rank, {0}, dst};
   memcpy(out.dims, dims, (size_t)rank * sizeof dims[0]);
   struct loom_kbcast plan;
-  loom_status st = loom_kbcast_init(c, &plan, 1, &t, &out);
+  loom_status st = bcast_init(c, &plan, 1, &t, &out, 0);
   if (st) return st;
   const struct loom_kt *io[2] = {t, &out};
   loom_kbcast_each(&plan, row_expand, io);

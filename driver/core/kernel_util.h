@@ -34,6 +34,7 @@ extern const struct loom_kernel loom_kernels_shape[];     /* shape-only and cons
 extern const struct loom_kernel loom_kernels_move[];      /* Transpose, Slice, Concat, Pad, ... */
 extern const struct loom_kernel loom_kernels_index[];     /* Gather*, Scatter*, OneHot, ... */
 extern const struct loom_kernel loom_kernels_select[];    /* NonZero, Compress, Unique, TopK, ... */
+extern const struct loom_kernel loom_kernels_matmul[];    /* MatMul, Gemm and integer forms */
 
 /* ---- checks (each returns LOOM_OK or a status with c->msg set) ---- */
 
@@ -127,6 +128,16 @@ void loom_k_sort(int64_t *idx, int64_t n, loom_kcmp_fn *cmp, const void *ctx, in
 
 /* Round half to even, as ONNX's Round and QuantizeLinear do. */
 static inline double loom_k_rint(double x) { return rint(x); }
+
+/* ---- kernel_gemm.c ---- */
+
+/* y[m x n] (row stride ldc) = alpha * op(a) op(b) + beta * y, float32,
+ * blocked and packed (op = transpose when trans_*; a is m x k after op,
+ * with row stride lda before it).  beta 0 ignores y's old contents (NaN
+ * included).  LOOM_E_NOMEM (c->msg set) when its scratch is unavailable. */
+loom_status loom_k_sgemm(const struct loom_kcall *c, int64_t m, int64_t n, int64_t k, float alpha,
+                         const float *a, int64_t lda, int trans_a, const float *b, int64_t ldb,
+                         int trans_b, float beta, float *y, int64_t ldc);
 
 /* ---- broadcasting ---- */
 

@@ -1,0 +1,114 @@
+/*
+ * kernel_gemm.c - the float32 matrix product the heavy kernels share
+ * (MatMul, Gemm, Conv through im2col, ConvTranspose, the RNNs, Einsum):
+ * C = alpha * op(A) op(B) + beta * C.
+ *
+ * It is blocked the way BLAS libraries are (Goto's scheme): a KC x NC
+ * panel of B is packed into NR-wide column strips that stay in L2, a
+ * MC x KC block of A into MR-high row strips that stay in L1, and a
+ * micro-kernel keeps an MR x NR tile of C in registers while it streams
+ * both strips.  Packing also absorbs the transposes (and zero-pads the
+ * edges), so the micro-kernel is one fixed-size loop nest the compiler
+ * vectorizes.  On x86-64 the micro-kernel is also built for x86-64-v3
+ * (AVX2) and -v4 (AVX-512) and picked at load time, as fsim's GEMM rows
+ * are; ISO C mode contracts no multiply-add into an FMA, so every variant
+ * rounds the same way and results do not depend on the CPU.  Single-
+ * threaded.
+ */
+#include <string.h>
+
+#include "kernel_util.h"
+
+#define MR 4
+#define NR 16
+#define KC 256
+#define MC 64
+#define NC 1024
+
+#if defined(__x86_64__) && defined(__has_attribute)
+#if __has_attribute(target_clones) && !defined(__SANITIZE_ADDRESS__)
+#define GEMM_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#endif
+#endif
+#ifndef GEMM_CLONES
+#define GEMM_CLONES
+#endif
+
+/* acc = sum over k of a[k][0..MR) x b[k][0..NR); c[r][j] += alpha * acc
+ * for the m x n valid corner. */
+GEMM_CLONES static void micro(int64_t kc, const float *restrict a, const float *restrict b,
+                              float *restrict c, int64_t ldc, int64_t m, int64_t n, float alpha) {
+  float acc[MR][NR] = {{0}};
+  for (int64_t k = 0; k < kc; k++)
+    for (int r = 0; r < MR; r++)
+      for (int j = 0; j < NR; j++) acc[r][j] += a[k * MR + r] * b[k * NR + j];
+  if (m == MR && n == NR) {
+    for (int r = 0; r < MR; r++)
+      for (int j = 0; j < NR; j++) c[r * ldc + j] += alpha * acc[r][j];
+    return;
+  }
+  for (int64_t r = 0; r < m; r++)
+    for (int64_t j = 0; j < n; j++) c[r * ldc + j] += alpha * acc[r][j];
+}
+
+/* Element (i, k) of op(A). */
+static float at(const float *a, int64_t ld, int trans, int64_t i, int64_t k) {
+  return trans ? a[k * ld + i] : a[i * ld + k];
+}
+
+/* MR-high strips of op(A)[i0 .. i0+mc, k0 .. k0+kc). */
+static void pack_a(float *dst, const float *a, int64_t lda, int trans, int64_t i0, int64_t mc,
+                   int64_t k0, int64_t kc) {
+  for (int64_t p = 0; p < mc; p += MR)
+    for (int64_t k = 0; k < kc; k++)
+      for (int r = 0; r < MR; r++)
+        *dst++ = p + r < mc ? at(a, lda, trans, i0 + p + r, k0 + k) : 0.0f;
+}
+
+/* NR-wide strips of op(B)[k0 .. k0+kc, j0 .. j0+nc). */
+static void pack_b(float *dst, const float *b, int64_t ldb, int trans, int64_t k0, int64_t kc,
+                   int64_t j0, int64_t nc) {
+  for (int64_t q = 0; q < nc; q += NR)
+    for (int64_t k = 0; k < kc; k++) {
+      if (!trans && q + NR <= nc) {
+        memcpy(dst, b + (k0 + k) * ldb + j0 + q, NR * sizeof(float));
+        dst += NR;
+        continue;
+      }
+      for (int j = 0; j < NR; j++)
+        *dst++ = q + j < nc ? (trans ? b[(j0 + q + j) * ldb + k0 + k] : b[(k0 + k) * ldb + j0 + q + j]) : 0.0f;
+    }
+}
+
+loom_status loom_k_sgemm(const struct loom_kcall *c, int64_t m, int64_t n, int64_t k, float alpha,
+                         const float *a, int64_t lda, int trans_a, const float *b, int64_t ldb,
+                         int trans_b, float beta, float *y, int64_t ldc) {
+  for (int64_t i = 0; i < m; i++) {
+    float *row = y + i * ldc;
+    if (beta == 0) memset(row, 0, (size_t)n * sizeof(float));
+    else if (beta != 1)
+      for (int64_t j = 0; j < n; j++) row[j] *= beta;
+  }
+  if (k == 0 || alpha == 0 || m == 0 || n == 0) return LOOM_OK;
+  float *ap = loom_k_alloc(c, (MC + MR) * KC, sizeof(float));
+  float *bp = ap ? loom_k_alloc(c, (NC + NR) * KC, sizeof(float)) : NULL;
+  if (!bp) return free(ap), LOOM_E_NOMEM;
+  for (int64_t jc = 0; jc < n; jc += NC) {
+    int64_t nc = n - jc < NC ? n - jc : NC;
+    for (int64_t pc = 0; pc < k; pc += KC) {
+      int64_t kc = k - pc < KC ? k - pc : KC;
+      pack_b(bp, b, ldb, trans_b, pc, kc, jc, nc);
+      for (int64_t ic = 0; ic < m; ic += MC) {
+        int64_t mc = m - ic < MC ? m - ic : MC;
+        pack_a(ap, a, lda, trans_a, ic, mc, pc, kc);
+        for (int64_t jr = 0; jr < nc; jr += NR)
+          for (int64_t ir = 0; ir < mc; ir += MR)
+            micro(kc, ap + ir * kc, bp + jr * kc, y + (ic + ir) * ldc + jc + jr, ldc,
+                  mc - ir < MR ? mc - ir : MR, nc - jr < NR ? nc - jr : NR, alpha);
+      }
+    }
+  }
+  free(ap);
+  free(bp);
+  return LOOM_OK;
+}

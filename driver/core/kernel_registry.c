@@ -26,6 +26,8 @@ static const struct loom_kernel *const families[] = {
     loom_kernels_index,
     loom_kernels_select,
     loom_kernels_matmul,
+    loom_kernels_conv,
+    loom_kernels_pool,
 };
 #define N_FAMILIES (int)(sizeof families / sizeof families[0])
 

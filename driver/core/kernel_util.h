@@ -35,6 +35,8 @@ extern const struct loom_kernel loom_kernels_move[];      /* Transpose, Slice, C
 extern const struct loom_kernel loom_kernels_index[];     /* Gather*, Scatter*, OneHot, ... */
 extern const struct loom_kernel loom_kernels_select[];    /* NonZero, Compress, Unique, TopK, ... */
 extern const struct loom_kernel loom_kernels_matmul[];    /* MatMul, Gemm and integer forms */
+extern const struct loom_kernel loom_kernels_conv[];      /* Conv, ConvTranspose, integer forms */
+extern const struct loom_kernel loom_kernels_pool[];      /* pooling, MaxUnpool */
 
 /* ---- checks (each returns LOOM_OK or a status with c->msg set) ---- */
 
@@ -128,6 +130,25 @@ void loom_k_sort(int64_t *idx, int64_t n, loom_kcmp_fn *cmp, const void *ctx, in
 
 /* Round half to even, as ONNX's Round and QuantizeLinear do. */
 static inline double loom_k_rint(double x) { return rint(x); }
+
+/* ---- kernel_window.c: convolution and pooling windows ---- */
+
+struct loom_kwin {
+  int nsp; /* spatial dims */
+  int64_t in[LOOM_KT_MAX_RANK], out[LOOM_KT_MAX_RANK], out_alt[LOOM_KT_MAX_RANK];
+  int64_t k[LOOM_KT_MAX_RANK], stride[LOOM_KT_MAX_RANK], dil[LOOM_KT_MAX_RANK];
+  int64_t pad_b[LOOM_KT_MAX_RANK], pad_e[LOOM_KT_MAX_RANK];
+};
+
+/* The window of x ([N, C, spatial...]) from the node's attributes; kshape
+ * (the weights' spatial dims, or NULL) stands in for kernel_shape.
+ * `pooling` honours ceil_mode. */
+loom_status loom_k_window(const struct loom_kcall *c, const struct loom_kt *x,
+                          const int64_t *kshape, int pooling, struct loom_kwin *w);
+/* Checks y is [n, ch, out...] (taking the uncorrected ceil_mode count when
+ * that is what the caller inferred). */
+loom_status loom_k_window_out(const struct loom_kcall *c, struct loom_kwin *w, const struct loom_kt *y,
+                              int64_t n, int64_t ch);
 
 /* ---- kernel_gemm.c ---- */
 

@@ -28,6 +28,8 @@ static const struct loom_kernel *const families[] = {
     loom_kernels_matmul,
     loom_kernels_conv,
     loom_kernels_pool,
+    loom_kernels_resize,
+    loom_kernels_quant,
 };
 #define N_FAMILIES (int)(sizeof families / sizeof families[0])
 

@@ -34,9 +34,11 @@ extern const struct loom_kernel loom_kernels_shape[];     /* shape-only and cons
 extern const struct loom_kernel loom_kernels_move[];      /* Transpose, Slice, Concat, Pad, ... */
 extern const struct loom_kernel loom_kernels_index[];     /* Gather*, Scatter*, OneHot, ... */
 extern const struct loom_kernel loom_kernels_select[];    /* NonZero, Compress, Unique, TopK, ... */
+extern const struct loom_kernel loom_kernels_resize[];    /* Resize, Upsample */
 extern const struct loom_kernel loom_kernels_matmul[];    /* MatMul, Gemm and integer forms */
 extern const struct loom_kernel loom_kernels_conv[];      /* Conv, ConvTranspose, integer forms */
 extern const struct loom_kernel loom_kernels_pool[];      /* pooling, MaxUnpool */
+extern const struct loom_kernel loom_kernels_quant[];     /* (De)QuantizeLinear, Dynamic... */
 
 /* ---- checks (each returns LOOM_OK or a status with c->msg set) ---- */
 

@@ -30,6 +30,7 @@ static const struct loom_kernel *const families[] = {
     loom_kernels_pool,
     loom_kernels_resize,
     loom_kernels_quant,
+    loom_kernels_rnn,
 };
 #define N_FAMILIES (int)(sizeof families / sizeof families[0])
 

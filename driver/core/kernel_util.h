@@ -38,6 +38,7 @@ extern const struct loom_kernel loom_kernels_resize[];    /* Resize, Upsample */
 extern const struct loom_kernel loom_kernels_matmul[];    /* MatMul, Gemm and integer forms */
 extern const struct loom_kernel loom_kernels_conv[];      /* Conv, ConvTranspose, integer forms */
 extern const struct loom_kernel loom_kernels_pool[];      /* pooling, MaxUnpool */
+extern const struct loom_kernel loom_kernels_rnn[];       /* RNN, GRU, LSTM */
 extern const struct loom_kernel loom_kernels_quant[];     /* (De)QuantizeLinear, Dynamic... */
 
 /* ---- checks (each returns LOOM_OK or a status with c->msg set) ---- */

@@ -31,6 +31,7 @@ static const struct loom_kernel *const families[] = {
     loom_kernels_resize,
     loom_kernels_quant,
     loom_kernels_rnn,
+    loom_kernels_linalg,
 };
 #define N_FAMILIES (int)(sizeof families / sizeof families[0])
 

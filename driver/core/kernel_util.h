@@ -40,6 +40,7 @@ extern const struct loom_kernel loom_kernels_conv[];      /* Conv, ConvTranspose
 extern const struct loom_kernel loom_kernels_pool[];      /* pooling, MaxUnpool */
 extern const struct loom_kernel loom_kernels_rnn[];       /* RNN, GRU, LSTM */
 extern const struct loom_kernel loom_kernels_quant[];     /* (De)QuantizeLinear, Dynamic... */
+extern const struct loom_kernel loom_kernels_linalg[];    /* Einsum, Det, CumSum */
 
 /* ---- checks (each returns LOOM_OK or a status with c->msg set) ---- */
 

@@ -32,6 +32,7 @@ static const struct loom_kernel *const families[] = {
     loom_kernels_quant,
     loom_kernels_rnn,
     loom_kernels_linalg,
+    loom_kernels_sample,
 };
 #define N_FAMILIES (int)(sizeof families / sizeof families[0])
 

@@ -35,6 +35,7 @@ extern const struct loom_kernel loom_kernels_move[];      /* Transpose, Slice, C
 extern const struct loom_kernel loom_kernels_index[];     /* Gather*, Scatter*, OneHot, ... */
 extern const struct loom_kernel loom_kernels_select[];    /* NonZero, Compress, Unique, TopK, ... */
 extern const struct loom_kernel loom_kernels_resize[];    /* Resize, Upsample */
+extern const struct loom_kernel loom_kernels_sample[];    /* GridSample, RoiAlign, MaxRoiPool, NMS */
 extern const struct loom_kernel loom_kernels_matmul[];    /* MatMul, Gemm and integer forms */
 extern const struct loom_kernel loom_kernels_conv[];      /* Conv, ConvTranspose, integer forms */
 extern const struct loom_kernel loom_kernels_pool[];      /* pooling, MaxUnpool */

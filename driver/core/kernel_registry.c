@@ -14,25 +14,12 @@
 #include "kernel_util.h"
 
 static const struct loom_kernel *const families[] = {
-    loom_kernels_unary,
-    loom_kernels_binary,
-    loom_kernels_variadic,
-    loom_kernels_cast,
-    loom_kernels_reduce,
-    loom_kernels_softmax,
-    loom_kernels_norm,
-    loom_kernels_shape,
-    loom_kernels_move,
-    loom_kernels_index,
-    loom_kernels_select,
-    loom_kernels_matmul,
-    loom_kernels_conv,
-    loom_kernels_pool,
-    loom_kernels_resize,
-    loom_kernels_quant,
-    loom_kernels_rnn,
-    loom_kernels_linalg,
-    loom_kernels_sample,
+    loom_kernels_unary,  loom_kernels_binary, loom_kernels_variadic, loom_kernels_cast,
+    loom_kernels_reduce, loom_kernels_softmax, loom_kernels_norm,    loom_kernels_shape,
+    loom_kernels_move,   loom_kernels_index,  loom_kernels_select,   loom_kernels_resize,
+    loom_kernels_sample, loom_kernels_matmul, loom_kernels_conv,     loom_kernels_pool,
+    loom_kernels_rnn,    loom_kernels_quant,  loom_kernels_linalg,   loom_kernels_signal,
+    loom_kernels_text,
 };
 #define N_FAMILIES (int)(sizeof families / sizeof families[0])
 

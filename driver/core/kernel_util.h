@@ -42,6 +42,8 @@ extern const struct loom_kernel loom_kernels_pool[];      /* pooling, MaxUnpool 
 extern const struct loom_kernel loom_kernels_rnn[];       /* RNN, GRU, LSTM */
 extern const struct loom_kernel loom_kernels_quant[];     /* (De)QuantizeLinear, Dynamic... */
 extern const struct loom_kernel loom_kernels_linalg[];    /* Einsum, Det, CumSum */
+extern const struct loom_kernel loom_kernels_signal[];    /* DFT, STFT, windows, mel matrix */
+extern const struct loom_kernel loom_kernels_text[];      /* TfIdfVectorizer, StringNormalizer */
 
 /* ---- checks (each returns LOOM_OK or a status with c->msg set) ---- */
 

@@ -103,7 +103,7 @@ static int tensor_of(const Onnx__TensorProto *p, struct loom_kt *t, const char *
   if (!t->data) return *why = "out of memory", -1;
   if (p->has_raw_data) {
     if (p->raw_data.len != (size_t)n * es) return free(t->data), *why = "raw_data size", -1;
-    memcpy(t->data, p->raw_data.data, p->raw_data.len);
+    if (p->raw_data.len) memcpy(t->data, p->raw_data.data, p->raw_data.len);
     return 0;
   }
   for (int64_t i = 0; i < n; i++) {

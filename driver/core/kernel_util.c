@@ -208,10 +208,13 @@ void loom_kt_set_i64(struct loom_kt *t, int64_t i, int64_t v) {
 loom_status loom_k_arity(const struct loom_kcall *c, int min_in, int max_in, int min_out,
                          int max_out) {
   if (c->n_in < min_in || c->n_in > max_in)
-    return KFAIL(c, LOOM_E_INVALID, "takes %d to %d inputs, got %d", min_in, max_in, c->n_in);
+    return min_in == max_in
+               ? KFAIL(c, LOOM_E_INVALID, "takes %d input(s), got %d", min_in, c->n_in)
+               : KFAIL(c, LOOM_E_INVALID, "takes %d to %d inputs, got %d", min_in, max_in, c->n_in);
   if (c->n_out < min_out || c->n_out > max_out)
-    return KFAIL(c, LOOM_E_INVALID, "takes %d to %d outputs, got %d", min_out, max_out,
-                 c->n_out);
+    return min_out == max_out
+               ? KFAIL(c, LOOM_E_INVALID, "takes %d output(s), got %d", min_out, c->n_out)
+               : KFAIL(c, LOOM_E_INVALID, "takes %d to %d outputs, got %d", min_out, max_out, c->n_out);
   for (int i = 0; i < min_in; i++)
     if (!loom_kt_present(&c->in[i])) return KFAIL(c, LOOM_E_INVALID, "input %d is missing", i);
   if (min_out > 0 && !loom_kt_present(&c->out[0]))

@@ -180,7 +180,9 @@ static void check_plan(int ra, const int64_t *a, int rb, const int64_t *b, int r
   char msg[LOOM_MSG_MAX];
   struct loom_kcall c = {.msg = msg};
   struct loom_kt ta = {LOOM_DT_F32, ra, {0}, NULL}, tb = {LOOM_DT_F32, rb, {0}, NULL}, to = {LOOM_DT_F32, ro, {0}, NULL};
-  memcpy(ta.dims, a, (size_t)ra * 8), memcpy(tb.dims, b, (size_t)rb * 8), memcpy(to.dims, o, (size_t)ro * 8);
+  if (ra) memcpy(ta.dims, a, (size_t)ra * 8);
+  if (rb) memcpy(tb.dims, b, (size_t)rb * 8);
+  if (ro) memcpy(to.dims, o, (size_t)ro * 8);
   const struct loom_kt *in[2] = {&ta, &tb};
   struct loom_kbcast plan;
   assert_int_equal(loom_kbcast_init(&c, &plan, 2, in, &to), LOOM_OK);

@@ -102,6 +102,39 @@ static void pack_b(float *dst, const float *b, int64_t ldb, int trans, int64_t k
     }
 }
 
+/* x . y over n elements (x at stride xs) in eight interleaved partial sums,
+ * so the loop vectorizes without reassociating a single sum. */
+static float dot(const float *x, int64_t xs, const float *y, int64_t n) {
+  float part[8] = {0};
+  int64_t i = 0;
+  if (xs == 1)
+    for (; i + 8 <= n; i += 8)
+      for (int j = 0; j < 8; j++) part[j] += x[i + j] * y[i + j];
+  for (; i < n; i++) part[i & 7] += x[i * xs] * y[i];
+  return ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
+}
+
+/* Fewer rows than a micro-tile (a batch-1 RNN step, one sample through a
+ * Gemm) do not repay packing: each row streams B once, as axpy updates
+ * along B's rows or as dot products with B's transposed rows. */
+static void few_rows(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t lda, int trans_a,
+                     const float *b, int64_t ldb, int trans_b, float *y, int64_t ldc) {
+  for (int64_t i = 0; i < m; i++) {
+    float *yr = y + i * ldc;
+    const float *ar = trans_a ? a + i : a + i * lda;
+    int64_t as = trans_a ? lda : 1;
+    if (trans_b) {
+      for (int64_t j = 0; j < n; j++) yr[j] += alpha * dot(ar, as, b + j * ldb, k);
+      continue;
+    }
+    for (int64_t p = 0; p < k; p++) {
+      float av = alpha * ar[p * as];
+      const float *br = b + p * ldb;
+      for (int64_t j = 0; j < n; j++) yr[j] += av * br[j];
+    }
+  }
+}
+
 loom_status loom_k_sgemm(const struct loom_kcall *c, int64_t m, int64_t n, int64_t k, float alpha,
                          const float *a, int64_t lda, int trans_a, const float *b, int64_t ldb,
                          int trans_b, float beta, float *y, int64_t ldc) {
@@ -112,6 +145,10 @@ loom_status loom_k_sgemm(const struct loom_kcall *c, int64_t m, int64_t n, int64
       for (int64_t j = 0; j < n; j++) row[j] *= beta;
   }
   if (k == 0 || alpha == 0 || m == 0 || n == 0) return LOOM_OK;
+  if (m < MR) {
+    few_rows(m, n, k, alpha, a, lda, trans_a, b, ldb, trans_b, y, ldc);
+    return LOOM_OK;
+  }
   float *ap = loom_k_alloc(c, (MC + MR) * KC, sizeof(float));
   float *bp = ap ? loom_k_alloc(c, (NC + NR) * KC, sizeof(float)) : NULL;
   if (!bp) return free(ap), LOOM_E_NOMEM;

@@ -443,12 +443,11 @@ static loom_status bcast_init(const struct loom_kcall *c, struct loom_kbcast *b,
   }
   return LOOM_OK;
 mismatch:;
-  char s0[96], s1[96];
-  int k = 0;
-  while (k < n - 1 && loom_kt_present(in[k]) && in[k]->rank <= r) k++;
-  return KFAIL(c, LOOM_E_INVALID, "output shape %s is not the broadcast of the inputs (%s)",
-               loom_k_shape_str(r, out->dims, s0),
-               loom_k_shape_str(in[k]->rank, in[k]->dims, s1));
+  char so[96], s0[96], s1[96] = "";
+  if (n > 1) loom_k_shape_str(in[1]->rank, in[1]->dims, s1);
+  return KFAIL(c, LOOM_E_INVALID, "output shape %s is not the broadcast of the inputs %s%s%s%s",
+               loom_k_shape_str(r, out->dims, so), loom_k_shape_str(in[0]->rank, in[0]->dims, s0),
+               n > 1 ? ", " : "", s1, n > 2 ? ", ..." : "");
 }
 
 loom_status loom_kbcast_init(const struct loom_kcall *c, struct loom_kbcast *b, int n,

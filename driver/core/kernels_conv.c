@@ -96,6 +96,37 @@ static void col2im(const struct loom_kwin *w, const float *col, int64_t chans, f
   }
 }
 
+/* A 2-D convolution with one input and one output channel per group
+ * (depthwise): as a GEMM it would be one row per group, so it runs
+ * directly, tap by tap, along contiguous output rows. */
+static void depthwise2d(const struct loom_kwin *w, const float *x, const float *wt, float *y, int64_t planes,
+                        int64_t ch) {
+  int64_t H = w->in[0], W = w->in[1], OH = w->out[0], OW = w->out[1], KH = w->k[0], KW = w->k[1];
+  int64_t sh = w->stride[0], sw = w->stride[1];
+  for (int64_t p = 0; p < planes; p++) {
+    const float *xp = x + p * H * W, *wp = wt + (p % ch) * KH * KW;
+    float *yp = y + p * OH * OW;
+    memset(yp, 0, (size_t)(OH * OW) * sizeof(float));
+    for (int64_t oh = 0; oh < OH; oh++)
+      for (int64_t kh = 0; kh < KH; kh++) {
+        int64_t ih = oh * sh - w->pad_b[0] + kh * w->dil[0];
+        if (ih < 0 || ih >= H) continue;
+        const float *xr = xp + ih * W;
+        float *yr = yp + oh * OW;
+        for (int64_t kw = 0; kw < KW; kw++) {
+          float wv = wp[kh * KW + kw];
+          int64_t off = kw * w->dil[1] - w->pad_b[1];
+          int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw, hi = W - 1 - off < 0 ? 0 : (W - 1 - off) / sw + 1;
+          if (hi > OW) hi = OW;
+          if (sw == 1)
+            for (int64_t o = lo; o < hi; o++) yr[o] += wv * xr[o + off];
+          else
+            for (int64_t o = lo; o < hi; o++) yr[o] += wv * xr[o * sw + off];
+        }
+      }
+  }
+}
+
 /* The shared checks of the float forms: x, w, optional bias; group. */
 static loom_status conv_operands(const struct loom_kcall *c, int64_t *group) {
   loom_status st = loom_k_arity(c, 2, 3, 1, 1);
@@ -134,14 +165,15 @@ static loom_status k_conv(const struct loom_kcall *c) {
     return KFAIL(c, LOOM_E_INVALID, "B must have M = %lld values", (long long)m);
   if ((st = loom_k_window_out(c, &win, &c->out[0], n, m))) return st;
   int64_t taps = prod(win.k, win.nsp), outs = prod(win.out, win.nsp), ins = prod(win.in, win.nsp);
-  int direct = taps == 1 && outs == ins;
+  int direct = taps == 1 && outs == ins, dw = win.nsp == 2 && cg == 1 && mg == 1;
   for (int i = 0; i < win.nsp; i++) direct &= win.stride[i] == 1 && win.pad_b[i] == 0;
-  float *xt, *wt, *yt, *col = direct ? NULL : loom_k_alloc(c, cg * taps * outs, sizeof(float));
-  const float *px = direct || col ? loom_k_in_f32(c, x, &xt) : NULL;
+  float *xt, *wt, *yt, *col = direct || dw ? NULL : loom_k_alloc(c, cg * taps * outs, sizeof(float));
+  const float *px = direct || dw || col ? loom_k_in_f32(c, x, &xt) : NULL;
   const float *pw = px ? loom_k_in_f32(c, w, &wt) : NULL;
   float *py = pw ? loom_k_out_f32(c, &c->out[0], &yt) : NULL;
   st = py ? LOOM_OK : LOOM_E_NOMEM;
-  for (int64_t b = 0; b < n && !st; b++)
+  if (!st && dw) depthwise2d(&win, px, pw, py, n * ch, ch);
+  for (int64_t b = 0; b < n && !st && !dw; b++)
     for (int64_t g = 0; g < group && !st; g++) {
       const float *xg = px + (b * ch + g * cg) * ins;
       if (!direct) im2col(&win, xg, cg, col);

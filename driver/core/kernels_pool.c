@@ -72,6 +72,47 @@ static double pool_one(const struct loom_kwin *w, const struct plane *pl, enum p
   return acc;
 }
 
+/* Valid taps [lo, hi) of a window starting at s, and the taps inside
+ * the padded input (count_include_pad's divisor). */
+static void tap_range(const struct loom_kwin *w, int i, int64_t s, int64_t *lo, int64_t *hi, int64_t *padded) {
+  int64_t d = w->dil[i], end = s + (w->k[i] - 1) * d + 1, lim = w->in[i] + w->pad_e[i];
+  *lo = s >= 0 ? 0 : (-s + d - 1) / d;
+  *hi = w->in[i] - 1 - s < 0 ? 0 : (w->in[i] - 1 - s) / d + 1;
+  if (*hi > w->k[i]) *hi = w->k[i];
+  *padded = ((end < lim ? end : lim) - s + d - 1) / d;
+}
+
+/* The 2-D float32 case without indices (ResNet's stem pool, the average
+ * pools of Inception-like blocks): the same rules as pool_one, with the
+ * tap ranges computed once per output row and column. */
+static void pool2d_f32(const struct loom_kwin *w, const float *x, float *y, int64_t planes, enum pool op, int incl) {
+  int64_t H = w->in[0], W = w->in[1], OH = w->out[0], OW = w->out[1], dh = w->dil[0], dw = w->dil[1];
+  for (int64_t q = 0; q < planes; q++) {
+    const float *xp = x + q * H * W;
+    for (int64_t oh = 0; oh < OH; oh++) {
+      int64_t sh = oh * w->stride[0] - w->pad_b[0], h0, h1, ph;
+      tap_range(w, 0, sh, &h0, &h1, &ph);
+      for (int64_t ow = 0; ow < OW; ow++) {
+        int64_t sw = ow * w->stride[1] - w->pad_b[1], w0, w1, pw;
+        tap_range(w, 1, sw, &w0, &w1, &pw);
+        float acc = op == P_MAX ? -INFINITY : 0;
+        int any = 0;
+        for (int64_t a = h0; a < h1; a++) {
+          const float *row = xp + (sh + a * dh) * W + sw;
+          for (int64_t b = w0; b < w1; b++) {
+            float v = row[b * dw];
+            if (op == P_MAX) acc = v > acc || !any ? v : acc, any = 1;
+            else acc += v;
+          }
+        }
+        int64_t cnt = (h1 > h0 ? h1 - h0 : 0) * (w1 > w0 ? w1 - w0 : 0);
+        if (op == P_MAX) y[(q * OH + oh) * OW + ow] = cnt ? acc : NAN;
+        else y[(q * OH + oh) * OW + ow] = cnt ? acc / (float)(incl ? ph * pw : cnt) : 0;
+      }
+    }
+  }
+}
+
 static loom_status pool(const struct loom_kcall *c, enum pool op, int global) {
   loom_status st = loom_k_arity(c, 1, 1, 1, op == P_MAX && !global ? 2 : 1);
   const struct loom_kt *x = &c->in[0];
@@ -97,6 +138,10 @@ static loom_status pool(const struct loom_kcall *c, enum pool op, int global) {
   double p = loom_kattr_int(c, "p", 2);
   int incl = loom_kattr_int(c, "count_include_pad", 0) != 0, colmajor = loom_kattr_int(c, "storage_order", 0) != 0;
   if (op == P_LP && p <= 0) return KFAIL(c, LOOM_E_INVALID, "p must be positive");
+  if (x->dtype == LOOM_DT_F32 && w.nsp == 2 && !ind && op != P_LP) {
+    pool2d_f32(&w, x->data, y->data, x->dims[0] * x->dims[1], op, incl);
+    return LOOM_OK;
+  }
   int64_t planes = x->dims[0] * x->dims[1], ins = 1, outs = 1;
   for (int i = 0; i < w.nsp; i++) ins *= w.in[i], outs *= w.out[i];
   struct plane pl = {x, x->dtype == LOOM_DT_F32 ? x->data : NULL, 0};

@@ -113,6 +113,17 @@ static void run(const struct walk *w, int64_t i0, int64_t o, int64_t len, int ke
     }
     return;
   }
+  if (w->x->dtype == LOOM_DT_F32 && !kept && (w->op == R_MAX || w->op == R_MIN)) {
+    const float *p = (const float *)w->x->data + i0;
+    float m = w->op == R_MAX ? -INFINITY : INFINITY;
+    int nan = 0;
+    for (int64_t i = 0; i < len; i++) {
+      nan |= p[i] != p[i];
+      m = w->op == R_MAX ? (p[i] > m ? p[i] : m) : (p[i] < m ? p[i] : m);
+    }
+    w->acc[o] = fold(w->op, w->acc[o], nan ? NAN : m, 0);
+    return;
+  }
   for (int64_t i = 0; i < len; i++) {
     int64_t j = o + (kept ? i : 0);
     double v = w->x->dtype == LOOM_DT_F32 ? ((const float *)w->x->data)[i0 + i]

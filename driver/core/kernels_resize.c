@@ -124,6 +124,32 @@ static void make_tab(const struct rs *r, struct dimtab *t, int64_t in, int64_t o
   }
 }
 
+/* One float32 output row of `len` elements: the sum over the outer taps
+ * (offsets off, weights wo) of the row interpolated along the last dim. */
+static void float_row(const struct dimtab *t, int nc, const int64_t *off, const double *wo, const float *xf,
+                      float *yr, int64_t len, double extrap) {
+  for (int64_t i = 0; i < len; i++) yr[i] = 0;
+  for (int j = 0; j < nc; j++) {
+    const float *row = xf + off[j];
+    float w = (float)wo[j];
+    const int64_t *tp = t->taps;
+    const double *wt = t->wt;
+    if (t->ntap == 1)
+      for (int64_t i = 0; i < len; i++) yr[i] += w * row[tp[i * MAXTAP]];
+    else if (t->ntap == 2)
+      for (int64_t i = 0; i < len; i++)
+        yr[i] += w * (float)(wt[i * MAXTAP] * row[tp[i * MAXTAP]] + wt[i * MAXTAP + 1] * row[tp[i * MAXTAP + 1]]);
+    else
+      for (int64_t i = 0; i < len; i++) {
+        double v = 0;
+        for (int k = 0; k < MAXTAP; k++) v += wt[i * MAXTAP + k] * row[tp[i * MAXTAP + k]];
+        yr[i] += w * (float)v;
+      }
+  }
+  for (int64_t i = 0; i < len; i++)
+    if (t->outside[i]) yr[i] = (float)extrap;
+}
+
 /* Runs the resize of x into y with per-dim tables. */
 static void resize_run(const struct loom_kt *x, struct loom_kt *y, const struct dimtab *tab, double extrap,
                        const float *xf, float *yf) {
@@ -149,7 +175,9 @@ static void resize_run(const struct loom_kt *x, struct loom_kt *y, const struct 
       nc = m * t->ntap;
     }
     const struct dimtab *t = r ? &tab[r - 1] : NULL;
-    for (int64_t i = 0; i < last; i++) {
+    if (xf && yf && t && !outside) { /* float32 rows: taps outer, the row inner */
+      float_row(t, nc, off, wo, xf, yf + o, last, extrap);
+    } else for (int64_t i = 0; i < last; i++) {
       double v = 0;
       if (outside || (t && t->outside[i])) {
         v = extrap;

@@ -22,8 +22,36 @@
 enum smop { SM_SOFTMAX, SM_LOG, SM_HARD };
 
 /* Softmax of rows [outer][n][inner] of float32 x into y. */
+/* One contiguous row (inner = 1, the usual last-axis case). */
+static void softmax_row(enum smop op, const float *x, float *y, int64_t n) {
+  float mx = -INFINITY, sum = 0;
+  int64_t arg = 0;
+  for (int64_t k = 0; k < n; k++)
+    if (x[k] > mx) mx = x[k], arg = k;
+  if (op == SM_HARD) {
+    for (int64_t k = 0; k < n; k++) y[k] = k == arg ? 1.0f : 0.0f;
+    return;
+  }
+  for (int64_t k = 0; k < n; k++) {
+    float e = expf(x[k] - mx);
+    if (op == SM_SOFTMAX) y[k] = e;
+    sum += e;
+  }
+  if (op == SM_SOFTMAX) {
+    float inv = 1.0f / sum;
+    for (int64_t k = 0; k < n; k++) y[k] *= inv;
+  } else {
+    float lse = mx + logf(sum);
+    for (int64_t k = 0; k < n; k++) y[k] = x[k] - lse;
+  }
+}
+
 static void softmax_f32(enum smop op, const float *x, float *y, int64_t outer, int64_t n,
                         int64_t inner, float *tmp) {
+  if (inner == 1) {
+    for (int64_t o = 0; o < outer; o++) softmax_row(op, x + o * n, y + o * n, n);
+    return;
+  }
   for (int64_t o = 0; o < outer; o++) {
     const float *xo = x + o * n * inner;
     float *yo = y + o * n * inner, *mx = tmp, *sum = tmp + inner;

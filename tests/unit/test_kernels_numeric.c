@@ -100,6 +100,7 @@ static void test_conv(void **state) {
   check_conv((struct cgeo){1, 1, 3, 5, 1, {20}, {4}, {3}, {2}, {3}, {0}, {0}});                /* 1-D */
   check_conv((struct cgeo){3, 1, 2, 2, 2, {5, 4, 6}, {2, 3, 2}, {1, 2, 2}, {2, 1, 1}, {0, 1, 1}, {1, 1, 0}, {0}}); /* 3-D */
   check_conv((struct cgeo){2, 1, 8, 8, 8, {6, 6}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, {0}}); /* depthwise */
+  check_conv((struct cgeo){2, 1, 6, 6, 6, {9, 8}, {3, 3}, {2, 2}, {2, 1}, {1, 2}, {0, 1}, {0}}); /* depthwise, strided */
   check_conv((struct cgeo){2, 2, 16, 24, 1, {5, 5}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, {0}}); /* 1x1: no im2col */
 }
 

@@ -269,6 +269,9 @@ static void test_gemm(void **state) {
   check_gemm(75, 20, 257, 0, 1, 1, 2);
   check_gemm(6, 1030, 3, 1, 1, -1, 0);
   check_gemm(5, 3, 0, 0, 0, 1, 0.5f); /* k = 0: only the scaling */
+  check_gemm(3, 40, 37, 1, 1, 0.5f, 1); /* fewer rows than a tile: no packing */
+  check_gemm(2, 33, 20, 0, 1, 1, 0);
+  check_gemm(5, 9, 300, 0, 0, 2, 0);
 }
 
 int main(void) {

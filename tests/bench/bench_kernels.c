@@ -50,6 +50,7 @@ static struct loom_kt tensor(loom_dtype dt, int rank, const int64_t *dims) {
 #define F(...) T(LOOM_DT_F32, __VA_ARGS__)
 
 static double bytes_of(const struct work *w) {
+  if (w->bytes) return w->bytes;
   double b = 0;
   for (int i = 0; i < w->n_in; i++) b += (double)loom_kt_numel(&w->in[i]) * (double)loom_dtype_size(w->in[i].dtype);
   for (int i = 0; i < w->n_out; i++) b += (double)loom_kt_numel(&w->out[i]) * (double)loom_dtype_size(w->out[i].dtype);
@@ -108,7 +109,7 @@ int main(int argc, char **argv) {
       {"Transpose 1x128x12x64 (0,2,1,3)", "Transpose", 13, 1, 1, {F(1, 128, 12, 64)}, {F(1, 12, 128, 64)}, {av("perm", perm, 4)}, 1, 0, 0},
       {"Transpose NCHW->NHWC 1x64x56x56", "Transpose", 13, 1, 1, {F(1, 64, 56, 56)}, {F(1, 56, 56, 64)}, {av("perm", nhwc, 4)}, 1, 0, 0},
       {"Concat 2x 1x64x56x56 axis 1", "Concat", 13, 2, 1, {F(1, 64, 56, 56), F(1, 64, 56, 56)}, {F(1, 128, 56, 56)}, {ai("axis", 1)}, 1, 0, 0},
-      {"Gather embeddings 30522x768, 128 ids", "Gather", 13, 2, 1, {F(30522, 768), T(LOOM_DT_I64, 1, 128)}, {F(1, 128, 768)}, {{0}}, 0, 0, 0},
+      {"Gather embeddings 30522x768, 128 ids", "Gather", 13, 2, 1, {F(30522, 768), T(LOOM_DT_I64, 1, 128)}, {F(1, 128, 768)}, {{0}}, 0, 0, 2.0 * 128 * 768 * 4},
       {"Resize linear 2x 1x64x56x56", "Resize", 13, 3, 1, {F(1, 64, 56, 56), {0}, {LOOM_DT_F32, 1, {4}, (void *)scales}}, {F(1, 64, 112, 112)}, {as("mode", "linear")}, 1, 0, 0},
       {"Resize nearest 2x 1x64x56x56", "Resize", 13, 3, 1, {F(1, 64, 56, 56), {0}, {LOOM_DT_F32, 1, {4}, (void *)scales}}, {F(1, 64, 112, 112)}, {{0}}, 0, 0, 0},
       {"LSTM 1 layer, 32 steps, batch 1, 256->256", "LSTM", 14, 3, 1, {F(32, 1, 256), F(1, 1024, 256), F(1, 1024, 256)}, {F(32, 1, 1, 256)}, {ai("hidden_size", 256)}, 1, 2.0 * 32 * 2 * 1024 * 256, 0},

@@ -73,7 +73,9 @@ struct loom_kattr {
 /* One call of a kernel. */
 struct loom_kcall {
   const char *op;               /* ONNX op type, e.g. "Resize" */
-  int opset;                    /* the model's ai.onnx opset version (7..17) */
+  int opset;                    /* the model's ai.onnx opset version (1..17; Loom
+                                * supports models of opset 7 to 17, whose
+                                * nodes may carry older versions' semantics) */
   const struct loom_kt *in;     /* n_in operands in ONNX order */
   int n_in;
   struct loom_kt *out;          /* n_out results, dims set, data allocated */
@@ -111,8 +113,8 @@ loom_status loom_kernel_run(const struct loom_kcall *c);
 int loom_kernel_count(void);
 const struct loom_kernel *loom_kernel_at(int i);
 
-/* Most operands of one call (LSTM, QLinearConv, variadic Sum/Concat with
- * more inputs are refused by loom_kernel_run). */
+/* Most operands on either side of one call: loom_kernel_run refuses more
+ * (a Concat or Sum of more than 64 tensors). */
 #define LOOM_KERNEL_MAX_IO 64
 
 /* ---- attributes ---- */

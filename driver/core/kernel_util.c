@@ -296,6 +296,13 @@ loom_status loom_k_choice(const struct loom_kcall *c, const char *name, const ch
   return KFAIL(c, LOOM_E_UNSUPPORTED, "%s \"%s\" is not supported", name, s);
 }
 
+int loom_k_op_index(const char *const *names, const char *op) {
+  for (int i = 0; names[i]; i++)
+    if (!strcmp(names[i], op)) return i;
+  LOOM_ASSERT(0 && "a kernel runs only for the ops of its table");
+  return -1;
+}
+
 /* ---- tensors ---- */
 
 void loom_k_strides(const struct loom_kt *t, int64_t *strides) {

@@ -135,8 +135,9 @@ static inline void loom_k_copy1(void *dst, int64_t j, const void *src, int64_t i
 typedef int loom_kcmp_fn(const void *ctx, int64_t a, int64_t b);
 void loom_k_sort(int64_t *idx, int64_t n, loom_kcmp_fn *cmp, const void *ctx, int64_t *tmp);
 
-/* Round half to even, as ONNX's Round and QuantizeLinear do. */
-static inline double loom_k_rint(double x) { return rint(x); }
+/* The index of `op` in a NULL-terminated name table (the families that
+ * share one kernel function over several ops); asserts it is there. */
+int loom_k_op_index(const char *const *names, const char *op);
 
 /* ---- kernel_window.c: convolution and pooling windows ---- */
 

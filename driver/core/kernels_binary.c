@@ -217,7 +217,8 @@ static void row_generic(void *ctx, const struct loom_kbcast *b, const int64_t *o
 
 static loom_status k_binary(const struct loom_kcall *c) {
   int idx = 0;
-  while (strcmp(bops[idx].op, c->op)) idx++;
+  while (idx < (int)(sizeof bops / sizeof bops[0]) - 1 && strcmp(bops[idx].op, c->op)) idx++;
+  LOOM_ASSERT(!strcmp(bops[idx].op, c->op));
   struct bctx k = {bops[idx].bop, &c->in[0], &c->in[1], &c->out[0], 0, -1};
   loom_status st = loom_k_arity(c, 2, 2, 1, 1);
   if (!st) st = loom_k_dtype(c, k.a, "input 0", bops[idx].types);

@@ -27,7 +27,7 @@ enum rop { R_SUM, R_MEAN, R_MAX, R_MIN, R_PROD, R_L1, R_L2, R_LOGSUM, R_LSE, R_S
 
 static const char *const rnames[] = {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin",
                                      "ReduceProd", "ReduceL1", "ReduceL2", "ReduceLogSum",
-                                     "ReduceLogSumExp", "ReduceSumSquare"};
+                                     "ReduceLogSumExp", "ReduceSumSquare", NULL};
 
 /* The input as groups of dims, each kept or reduced. */
 struct groups {
@@ -181,8 +181,7 @@ static loom_status axes_of(const struct loom_kcall *c, int rank, int *reduced, i
 }
 
 static loom_status k_reduce(const struct loom_kcall *c) {
-  enum rop op = R_SUM;
-  while (strcmp(rnames[op], c->op)) op++;
+  enum rop op = (enum rop)loom_k_op_index(rnames, c->op);
   loom_status st = loom_k_arity(c, 1, 2, 1, 1);
   const struct loom_kt *x = &c->in[0];
   struct loom_kt *y = &c->out[0];

@@ -81,9 +81,8 @@ static void row_fold(void *ctx, const struct loom_kbcast *b, const int64_t *off,
 }
 
 static loom_status k_variadic(const struct loom_kcall *c) {
-  static const char *const names[] = {"Sum", "Mean", "Max", "Min"};
-  enum vop op = V_SUM;
-  while (strcmp(names[op], c->op)) op++;
+  static const char *const names[] = {"Sum", "Mean", "Max", "Min", NULL};
+  enum vop op = (enum vop)loom_k_op_index(names, c->op);
   loom_status st = loom_k_arity(c, 1, LOOM_KERNEL_MAX_IO, 1, 1);
   struct loom_kt *y = &c->out[0];
   if (!st) st = loom_k_dtype(c, y, "output", op <= V_MEAN ? DTM_FLOAT | (op == V_SUM ? DTM_INT : 0) : DTM_NUM);

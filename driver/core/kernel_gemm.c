@@ -10,8 +10,8 @@
  * both strips.  Packing also absorbs the transposes (and zero-pads the
  * edges), so the micro-kernel is one fixed-size loop nest the compiler
  * vectorizes.  On x86-64 the micro-kernel is also built for x86-64-v3
- * (AVX2) and -v4 (AVX-512) and picked at load time, as fsim's GEMM rows
- * are; ISO C mode contracts no multiply-add into an FMA, so every variant
+ * (AVX2) and -v4 (AVX-512) and picked at load time (LOOM_TARGET_CLONES,
+ * core.h), as fsim's GEMM rows are; ISO C mode contracts no multiply-add into an FMA, so every variant
  * rounds the same way and results do not depend on the CPU.  Single-
  * threaded.
  */
@@ -25,15 +25,6 @@
 #define MC 72
 #define NC 1024
 
-#if defined(__x86_64__) && defined(__has_attribute)
-#if __has_attribute(target_clones) && !defined(__SANITIZE_ADDRESS__)
-#define GEMM_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#endif
-#endif
-#ifndef GEMM_CLONES
-#define GEMM_CLONES
-#endif
-
 #if defined(__GNUC__)
 /* GCC/Clang vector extensions: eight floats, loaded without alignment.
  * The default build splits each into two SSE registers; the x86-64-v3
@@ -43,7 +34,7 @@ typedef float v8u __attribute__((vector_size(32), aligned(4)));
 
 /* acc = sum over k of a[k][0..MR) x b[k][0..NR); c[r][j] += alpha * acc
  * for the m x n valid corner. */
-GEMM_CLONES static void micro(int64_t kc, const float *restrict a, const float *restrict b,
+LOOM_TARGET_CLONES static void micro(int64_t kc, const float *restrict a, const float *restrict b,
                               float *restrict c, int64_t ldc, int64_t m, int64_t n, float alpha) {
   v8 acc[MR][2];
   memset(acc, 0, sizeof acc);

@@ -319,22 +319,23 @@ int64_t loom_k_span(const struct loom_kt *t, int lo, int hi) {
   return n;
 }
 
+static loom_status one_element(const struct loom_kcall *c, const struct loom_kt *t, const char *what) {
+  if (loom_kt_numel(t) == 1) return LOOM_OK;
+  return KFAIL(c, LOOM_E_INVALID, "%s must have one element, has %lld", what, (long long)loom_kt_numel(t));
+}
+
 loom_status loom_k_scalar_f64(const struct loom_kcall *c, const struct loom_kt *t,
                               const char *what, double *v) {
-  if (loom_kt_numel(t) != 1)
-    return KFAIL(c, LOOM_E_INVALID, "%s must have one element, has %lld", what,
-                 (long long)loom_kt_numel(t));
-  *v = loom_kt_get_f64(t, 0);
-  return LOOM_OK;
+  loom_status st = one_element(c, t, what);
+  if (!st) *v = loom_kt_get_f64(t, 0);
+  return st;
 }
 
 loom_status loom_k_scalar_i64(const struct loom_kcall *c, const struct loom_kt *t,
                               const char *what, int64_t *v) {
-  if (loom_kt_numel(t) != 1)
-    return KFAIL(c, LOOM_E_INVALID, "%s must have one element, has %lld", what,
-                 (long long)loom_kt_numel(t));
-  *v = loom_kt_get_i64(t, 0);
-  return LOOM_OK;
+  loom_status st = one_element(c, t, what);
+  if (!st) *v = loom_kt_get_i64(t, 0);
+  return st;
 }
 
 void *loom_k_alloc(const struct loom_kcall *c, int64_t n, size_t size) {
@@ -381,6 +382,22 @@ void loom_k_sort(int64_t *idx, int64_t n, loom_kcmp_fn *cmp, const void *ctx, in
     }
     memcpy(idx, tmp, (size_t)n * sizeof *idx);
   }
+}
+
+loom_status loom_k_views(const struct loom_kcall *c, int n_in, struct loom_kviews *v) {
+  LOOM_ASSERT(n_in <= LOOM_KVIEW_MAX);
+  memset(v, 0, sizeof *v);
+  for (int i = 0; i < n_in && i < c->n_in; i++)
+    if (loom_kt_present(&c->in[i]) && !(v->in[i] = loom_k_in_f32(c, &c->in[i], &v->tmp_in[i])))
+      return LOOM_E_NOMEM;
+  return (v->out = loom_k_out_f32(c, &c->out[0], &v->tmp_out)) ? LOOM_OK : LOOM_E_NOMEM;
+}
+
+loom_status loom_k_views_done(const struct loom_kcall *c, struct loom_kviews *v, loom_status st) {
+  for (int i = 0; i < LOOM_KVIEW_MAX; i++) free(v->tmp_in[i]);
+  if (st == LOOM_OK) loom_k_out_f32_done(&c->out[0], v->tmp_out);
+  else free(v->tmp_out);
+  return st;
 }
 
 /* ---- broadcasting ---- */

@@ -120,6 +120,18 @@ const float *loom_k_in_f32(const struct loom_kcall *c, const struct loom_kt *t, 
 float *loom_k_out_f32(const struct loom_kcall *c, struct loom_kt *out, float **tmp);
 void loom_k_out_f32_done(struct loom_kt *out, float *tmp);
 
+/* Float32 views of inputs [0, n_in) (NULL for absent ones; n_in at most
+ * LOOM_KVIEW_MAX) and of output 0, taken together and released together:
+ * loom_k_views_done converts the output when st is LOOM_OK, frees the
+ * copies either way, and returns st. */
+#define LOOM_KVIEW_MAX 8
+struct loom_kviews {
+  const float *in[LOOM_KVIEW_MAX];
+  float *tmp_in[LOOM_KVIEW_MAX], *out, *tmp_out;
+};
+loom_status loom_k_views(const struct loom_kcall *c, int n_in, struct loom_kviews *v);
+loom_status loom_k_views_done(const struct loom_kcall *c, struct loom_kviews *v, loom_status st);
+
 /* Copies element i of `src` to element j of `dst` (same dtype). */
 static inline void loom_k_copy1(void *dst, int64_t j, const void *src, int64_t i, size_t size) {
   switch (size) {

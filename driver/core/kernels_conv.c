@@ -167,11 +167,12 @@ static loom_status k_conv(const struct loom_kcall *c) {
   int64_t taps = prod(win.k, win.nsp), outs = prod(win.out, win.nsp), ins = prod(win.in, win.nsp);
   int direct = taps == 1 && outs == ins, dw = win.nsp == 2 && cg == 1 && mg == 1;
   for (int i = 0; i < win.nsp; i++) direct &= win.stride[i] == 1 && win.pad_b[i] == 0;
-  float *xt, *wt, *yt, *col = direct || dw ? NULL : loom_k_alloc(c, cg * taps * outs, sizeof(float));
-  const float *px = direct || dw || col ? loom_k_in_f32(c, x, &xt) : NULL;
-  const float *pw = px ? loom_k_in_f32(c, w, &wt) : NULL;
-  float *py = pw ? loom_k_out_f32(c, &c->out[0], &yt) : NULL;
-  st = py ? LOOM_OK : LOOM_E_NOMEM;
+  struct loom_kviews v;
+  float *col = NULL;
+  if (!(st = loom_k_views(c, 2, &v)) && !direct && !dw && !(col = loom_k_alloc(c, cg * taps * outs, sizeof(float))))
+    st = LOOM_E_NOMEM;
+  const float *px = v.in[0], *pw = v.in[1];
+  float *py = v.out;
   if (!st && dw) depthwise2d(&win, px, pw, py, n * ch, ch);
   for (int64_t b = 0; b < n && !st && !dw; b++)
     for (int64_t g = 0; g < group && !st; g++) {
@@ -181,14 +182,8 @@ static loom_status k_conv(const struct loom_kcall *c) {
                         direct ? xg : col, outs, 0, 0, py + (b * m + g * mg) * outs, outs);
     }
   if (!st) add_bias(c, py, n, m, outs);
-  if (py) {
-    if (st) free(yt);
-    else loom_k_out_f32_done(&c->out[0], yt);
-  }
-  if (px) free(xt);
-  if (pw) free(wt);
   free(col);
-  return st;
+  return loom_k_views_done(c, &v, st);
 }
 
 /* ConvTranspose's geometry: the conv whose input is the result. */
@@ -248,12 +243,12 @@ static loom_status k_convtranspose(const struct loom_kcall *c) {
   for (int i = 0; i < win.nsp; i++) dims[2 + i] = win.in[i];
   if ((st = loom_k_out_shape(c, &c->out[0], win.nsp + 2, dims))) return st;
   int64_t taps = prod(win.k, win.nsp), pin = prod(win.out, win.nsp), pout = prod(win.in, win.nsp);
-  float *xt, *wt, *yt, *col = loom_k_alloc(c, mg * taps * pin, sizeof(float));
-  const float *px = col ? loom_k_in_f32(c, x, &xt) : NULL;
-  const float *pw = px ? loom_k_in_f32(c, w, &wt) : NULL;
-  float *py = pw ? loom_k_out_f32(c, &c->out[0], &yt) : NULL;
-  st = py ? LOOM_OK : LOOM_E_NOMEM;
-  if (py) memset(py, 0, (size_t)loom_kt_numel(&c->out[0]) * sizeof(float));
+  struct loom_kviews v;
+  float *col = NULL;
+  if (!(st = loom_k_views(c, 2, &v)) && !(col = loom_k_alloc(c, mg * taps * pin, sizeof(float)))) st = LOOM_E_NOMEM;
+  const float *px = v.in[0], *pw = v.in[1];
+  float *py = v.out;
+  if (!st) memset(py, 0, (size_t)loom_kt_numel(&c->out[0]) * sizeof(float));
   for (int64_t b = 0; b < n && !st; b++)
     for (int64_t g = 0; g < group && !st; g++) {
       /* col[mg*K, pin] = W_g^T [mg*K x cg] . X_g [cg x pin] */
@@ -262,14 +257,8 @@ static loom_status k_convtranspose(const struct loom_kcall *c) {
       if (!st) col2im(&win, col, mg, py + (b * m + g * mg) * pout);
     }
   if (!st) add_bias(c, py, n, m, pout);
-  if (py) {
-    if (st) free(yt);
-    else loom_k_out_f32_done(&c->out[0], yt);
-  }
-  if (px) free(xt);
-  if (pw) free(wt);
   free(col);
-  return st;
+  return loom_k_views_done(c, &v, st);
 }
 
 /* ---- integer convolutions ---- */

@@ -69,36 +69,19 @@ static void mm_offsets(const struct mm *p, int64_t t, int64_t *oa, int64_t *ob) 
 }
 
 static loom_status matmul_float(const struct loom_kcall *c, const struct mm *p) {
-  float *at, *bt, *yt;
-  const float *a = loom_k_in_f32(c, &c->in[0], &at), *b = a ? loom_k_in_f32(c, &c->in[1], &bt) : NULL;
-  float *y = b ? loom_k_out_f32(c, &c->out[0], &yt) : NULL;
-  loom_status st = y ? LOOM_OK : LOOM_E_NOMEM;
-  if (y && p->b_shared) { /* one product: A's batch folds into M */
-    int64_t oa, ob;
-    mm_offsets(p, p->batch - 1, &oa, &ob);
-    int a_full = oa == p->batch - 1 || p->batch == 1;
-    if (a_full)
-      st = loom_k_sgemm(c, p->batch * p->m, p->n, p->k, 1, a, p->k, 0, b, p->n, 0, 0, y, p->n);
-    else
-      for (int64_t t = 0; t < p->batch && !st; t++) {
-        mm_offsets(p, t, &oa, &ob);
-        st = loom_k_sgemm(c, p->m, p->n, p->k, 1, a + oa * p->m * p->k, p->k, 0, b, p->n, 0, 0, y + t * p->m * p->n, p->n);
-      }
-  } else if (y) {
-    for (int64_t t = 0; t < p->batch && !st; t++) {
-      int64_t oa, ob;
-      mm_offsets(p, t, &oa, &ob);
-      st = loom_k_sgemm(c, p->m, p->n, p->k, 1, a + oa * p->m * p->k, p->k, 0, b + ob * p->k * p->n, p->n, 0, 0,
-                        y + t * p->m * p->n, p->n);
-    }
+  struct loom_kviews v;
+  loom_status st = loom_k_views(c, 2, &v);
+  const float *a = v.in[0], *b = v.in[1];
+  float *y = v.out;
+  int64_t oa, ob, mk = p->m * p->k, kn = p->k * p->n, mn = p->m * p->n;
+  mm_offsets(p, p->batch - 1, &oa, &ob);
+  if (!st && p->b_shared && oa == p->batch - 1) /* one product: A's batch folds into M */
+    return loom_k_views_done(c, &v, loom_k_sgemm(c, p->batch * p->m, p->n, p->k, 1, a, p->k, 0, b, p->n, 0, 0, y, p->n));
+  for (int64_t t = 0; t < p->batch && !st; t++) {
+    mm_offsets(p, t, &oa, &ob);
+    st = loom_k_sgemm(c, p->m, p->n, p->k, 1, a + oa * mk, p->k, 0, b + ob * kn, p->n, 0, 0, y + t * mn, p->n);
   }
-  if (y) {
-    if (st) free(yt);
-    else loom_k_out_f32_done(&c->out[0], yt);
-  }
-  if (a) free(at);
-  if (b) free(bt);
-  return st;
+  return loom_k_views_done(c, &v, st);
 }
 
 /* Integer products: y[m x n] = sum (a - za) (b - zb), exact in int64. */
@@ -230,22 +213,17 @@ static loom_status k_gemm(const struct loom_kcall *c) {
   if ((st = loom_k_out_shape(c, y, 2, dims))) return st;
   float alpha = loom_kattr_float(c, "alpha", 1), beta = loom_kattr_float(c, "beta", 1);
   int has_c = c->n_in > 2 && loom_kt_present(&c->in[2]);
-  float *at, *bt, *yt;
-  const float *pa = loom_k_in_f32(c, a, &at), *pb = pa ? loom_k_in_f32(c, b, &bt) : NULL;
-  float *py = pb ? loom_k_out_f32(c, y, &yt) : NULL;
-  st = py ? LOOM_OK : LOOM_E_NOMEM;
-  if (py && has_c) {
+  struct loom_kviews v;
+  const float *pa, *pb;
+  float *py;
+  if ((st = loom_k_views(c, 2, &v))) return loom_k_views_done(c, &v, st);
+  pa = v.in[0], pb = v.in[1], py = v.out;
+  if (has_c) {
     st = loom_k_expand_f32(c, &c->in[2], 2, dims, py);
     for (int64_t i = 0; !st && i < m * n; i++) py[i] *= beta;
   }
   if (!st) st = loom_k_sgemm(c, m, n, k, alpha, pa, a->dims[1], ta, pb, b->dims[1], tb, has_c ? 1 : 0, py, n);
-  if (py) {
-    if (st) free(yt);
-    else loom_k_out_f32_done(y, yt);
-  }
-  if (pa) free(at);
-  if (pb) free(bt);
-  return st;
+  return loom_k_views_done(c, &v, st);
 }
 
 const struct loom_kernel loom_kernels_matmul[] = {

@@ -27,27 +27,6 @@ static void moments(const float *x, int64_t n, double *mean, double *var) {
   *mean = m, *var = n ? q / (double)n : 0;
 }
 
-/* Float views of all inputs and the first output; freed by views_done. */
-struct views {
-  const float *in[5];
-  float *tmp_in[5], *out, *tmp_out;
-};
-
-static loom_status views(const struct loom_kcall *c, int n_in, struct views *v) {
-  memset(v, 0, sizeof *v);
-  for (int i = 0; i < n_in; i++)
-    if (i < c->n_in && loom_kt_present(&c->in[i]) && !(v->in[i] = loom_k_in_f32(c, &c->in[i], &v->tmp_in[i])))
-      return LOOM_E_NOMEM;
-  return (v->out = loom_k_out_f32(c, &c->out[0], &v->tmp_out)) ? LOOM_OK : LOOM_E_NOMEM;
-}
-
-static loom_status views_done(struct views *v, struct loom_kt *out, loom_status st) {
-  for (int i = 0; i < 5; i++) free(v->tmp_in[i]);
-  if (st == LOOM_OK) loom_k_out_f32_done(out, v->tmp_out);
-  else free(v->tmp_out);
-  return st;
-}
-
 /* ---- BatchNormalization ---- */
 
 static loom_status k_batchnorm(const struct loom_kcall *c) {
@@ -67,14 +46,14 @@ static loom_status k_batchnorm(const struct loom_kcall *c) {
   int training = c->opset >= 14 && loom_kattr_int(c, "training_mode", 0);
   if (training && per_elem) return KFAIL(c, LOOM_E_UNSUPPORTED, "training mode with spatial=0");
   double eps = loom_kattr_float(c, "epsilon", 1e-5f), mom = loom_kattr_float(c, "momentum", 0.9f);
-  struct views v;
-  if ((st = views(c, 5, &v))) return views_done(&v, &c->out[0], st);
+  struct loom_kviews v;
+  if ((st = loom_k_views(c, 5, &v))) return loom_k_views_done(c, &v, st);
   double *a = loom_k_alloc(c, 2 * np, sizeof(double));
-  if (!a) return views_done(&v, &c->out[0], LOOM_E_NOMEM);
+  if (!a) return loom_k_views_done(c, &v, LOOM_E_NOMEM);
   double *mean = NULL, *var = NULL;
   if (training) { /* batch statistics over N and the spatial dims */
     mean = loom_k_alloc(c, 2 * ch, sizeof(double));
-    if (!mean) return free(a), views_done(&v, &c->out[0], LOOM_E_NOMEM);
+    if (!mean) return free(a), loom_k_views_done(c, &v, LOOM_E_NOMEM);
     var = mean + ch;
     for (int64_t k = 0; k < ch; k++) {
       double s = 0, q = 0;
@@ -108,7 +87,7 @@ static loom_status k_batchnorm(const struct loom_kcall *c) {
     }
   }
   free(a), free(mean);
-  return views_done(&v, &c->out[0], LOOM_OK);
+  return loom_k_views_done(c, &v, LOOM_OK);
 }
 
 /* ---- InstanceNormalization, MeanVarianceNormalization ---- */
@@ -124,15 +103,15 @@ static loom_status k_instnorm(const struct loom_kcall *c) {
   if (st) return st;
   double eps = loom_kattr_float(c, "epsilon", 1e-5f);
   int64_t ch = x->dims[1], sp = loom_k_span(x, 2, x->rank), rows = x->dims[0] * ch;
-  struct views v;
-  if ((st = views(c, 3, &v))) return views_done(&v, &c->out[0], st);
+  struct loom_kviews v;
+  if ((st = loom_k_views(c, 3, &v))) return loom_k_views_done(c, &v, st);
   for (int64_t r = 0; r < rows; r++) {
     double m, var;
     moments(v.in[0] + r * sp, sp, &m, &var);
     double a = v.in[1][r % ch] / sqrt(var + eps), b = v.in[2][r % ch] - m * a;
     for (int64_t i = 0; i < sp; i++) v.out[r * sp + i] = (float)(v.in[0][r * sp + i] * a + b);
   }
-  return views_done(&v, &c->out[0], LOOM_OK);
+  return loom_k_views_done(c, &v, LOOM_OK);
 }
 
 static loom_status k_mvn(const struct loom_kcall *c) {
@@ -154,11 +133,11 @@ static loom_status k_mvn(const struct loom_kcall *c) {
   /* Means of x and x^2 per kept index, by walking every element once. */
   int64_t n = loom_kt_numel(x), kept = 1, ost[LOOM_KT_MAX_RANK], idx[LOOM_KT_MAX_RANK] = {0};
   for (int d = x->rank - 1; d >= 0; d--) ost[d] = red[d] ? 0 : kept, kept *= red[d] ? 1 : x->dims[d];
-  struct views v;
+  struct loom_kviews v;
+  if ((st = loom_k_views(c, 1, &v))) return loom_k_views_done(c, &v, st);
   double *s = loom_k_alloc(c, 2 * kept, sizeof(double));
-  if (!s || (st = views(c, 1, &v))) return free(s), st ? views_done(&v, &c->out[0], st) : LOOM_E_NOMEM;
-  int64_t *o = loom_k_alloc(c, n, sizeof(int64_t));
-  if (!o) return free(s), views_done(&v, &c->out[0], LOOM_E_NOMEM);
+  int64_t *o = s ? loom_k_alloc(c, n, sizeof(int64_t)) : NULL;
+  if (!o) return free(s), loom_k_views_done(c, &v, LOOM_E_NOMEM);
   for (int64_t i = 0, off = 0; i < n; i++) {
     o[i] = off;
     for (int d = x->rank - 1; d >= 0; d--) {
@@ -174,7 +153,7 @@ static loom_status k_mvn(const struct loom_kcall *c) {
     v.out[i] = (float)((v.in[0][i] - m) / (sd + 1e-9));
   }
   free(s), free(o);
-  return views_done(&v, &c->out[0], LOOM_OK);
+  return loom_k_views_done(c, &v, LOOM_OK);
 }
 
 /* ---- LayerNormalization ---- */
@@ -195,13 +174,13 @@ static loom_status k_layernorm(const struct loom_kcall *c) {
   if (st) return st;
   double eps = loom_kattr_float(c, "epsilon", 1e-5f);
   float *w = loom_k_alloc(c, 2 * cols, sizeof(float)), *b = w ? w + cols : NULL;
-  struct views v;
+  struct loom_kviews v;
   if (!w) return LOOM_E_NOMEM;
   if ((st = loom_k_expand_f32(c, &c->in[1], x->rank - axis, x->dims + axis, w)) ||
       (c->n_in > 2 && loom_kt_present(&c->in[2]) &&
        (st = loom_k_expand_f32(c, &c->in[2], x->rank - axis, x->dims + axis, b))))
     return free(w), st;
-  if ((st = views(c, 1, &v))) return free(w), views_done(&v, &c->out[0], st);
+  if ((st = loom_k_views(c, 1, &v))) return free(w), loom_k_views_done(c, &v, st);
   for (int64_t r = 0; r < rows; r++) {
     const float *px = v.in[0] + r * cols;
     float *py = v.out + r * cols;
@@ -213,7 +192,7 @@ static loom_status k_layernorm(const struct loom_kcall *c) {
     if (c->n_out > 2 && loom_kt_present(&c->out[2])) loom_kt_set_f64(&c->out[2], r, inv);
   }
   free(w);
-  return views_done(&v, &c->out[0], LOOM_OK);
+  return loom_k_views_done(c, &v, LOOM_OK);
 }
 
 /* ---- LpNormalization, LRN ---- */
@@ -229,8 +208,8 @@ static loom_status k_lpnorm(const struct loom_kcall *c) {
   if (!st && p != 1 && p != 2) st = KFAIL(c, LOOM_E_INVALID, "p must be 1 or 2, is %lld", (long long)p);
   if (st) return st;
   int64_t outer = loom_k_span(x, 0, axis), n = x->dims[axis], inner = loom_k_span(x, axis + 1, x->rank);
-  struct views v;
-  if ((st = views(c, 1, &v))) return views_done(&v, &c->out[0], st);
+  struct loom_kviews v;
+  if ((st = loom_k_views(c, 1, &v))) return loom_k_views_done(c, &v, st);
   for (int64_t o = 0; o < outer; o++)
     for (int64_t i = 0; i < inner; i++) {
       double s = 0;
@@ -244,7 +223,7 @@ static loom_status k_lpnorm(const struct loom_kcall *c) {
         v.out[j] = (float)(v.in[0][j] / norm);
       }
     }
-  return views_done(&v, &c->out[0], LOOM_OK);
+  return loom_k_views_done(c, &v, LOOM_OK);
 }
 
 static loom_status k_lrn(const struct loom_kcall *c) {
@@ -259,8 +238,8 @@ static loom_status k_lrn(const struct loom_kcall *c) {
   double alpha = loom_kattr_float(c, "alpha", 1e-4f), beta = loom_kattr_float(c, "beta", 0.75f);
   double bias = loom_kattr_float(c, "bias", 1.0f);
   int64_t ch = x->dims[1], sp = loom_k_span(x, 2, x->rank), lo = (size - 1) / 2, hi = size - 1 - lo;
-  struct views v;
-  if ((st = views(c, 1, &v))) return views_done(&v, &c->out[0], st);
+  struct loom_kviews v;
+  if ((st = loom_k_views(c, 1, &v))) return loom_k_views_done(c, &v, st);
   for (int64_t b = 0; b < x->dims[0]; b++)
     for (int64_t k = 0; k < ch; k++)
       for (int64_t i = 0; i < sp; i++) {
@@ -272,7 +251,7 @@ static loom_status k_lrn(const struct loom_kcall *c) {
         int64_t at = (b * ch + k) * sp + i;
         v.out[at] = (float)(v.in[0][at] / pow(bias + alpha / (double)size * s, beta));
       }
-  return views_done(&v, &c->out[0], LOOM_OK);
+  return loom_k_views_done(c, &v, LOOM_OK);
 }
 
 const struct loom_kernel loom_kernels_norm[] = {

@@ -88,14 +88,10 @@ static loom_status k_gridsample(const struct loom_kcall *c) {
   int64_t dims[4] = {x->dims[0], x->dims[1], grid->dims[1], grid->dims[2]};
   if ((st = loom_k_out_shape(c, &c->out[0], 4, dims))) return st;
   g.align = loom_kattr_int(c, "align_corners", 0) != 0, g.h = x->dims[2], g.w = x->dims[3];
-  float *xt, *gt, *yt;
-  const float *px = loom_k_in_f32(c, x, &xt), *pg = px ? loom_k_in_f32(c, grid, &gt) : NULL;
-  float *py = pg ? loom_k_out_f32(c, &c->out[0], &yt) : NULL;
-  if (!py) {
-    if (px) free(xt);
-    if (pg) free(gt);
-    return LOOM_E_NOMEM;
-  }
+  struct loom_kviews v;
+  if ((st = loom_k_views(c, 2, &v))) return loom_k_views_done(c, &v, st);
+  const float *px = v.in[0], *pg = v.in[1];
+  float *py = v.out;
   int64_t pts = dims[2] * dims[3];
   for (int64_t n = 0; n < dims[0]; n++)
     for (int64_t ch = 0; ch < dims[1]; ch++) {
@@ -105,9 +101,7 @@ static loom_status k_gridsample(const struct loom_kcall *c) {
         py[(n * dims[1] + ch) * pts + p] = (float)grid_value(&g, plane, gp[0], gp[1]);
       }
     }
-  loom_k_out_f32_done(&c->out[0], yt);
-  free(xt), free(gt);
-  return LOOM_OK;
+  return loom_k_views_done(c, &v, LOOM_OK);
 }
 
 /* ---- RoiAlign ---- */
@@ -146,16 +140,15 @@ static loom_status k_roialign(const struct loom_kcall *c) {
   int64_t dims[4] = {rois->dims[0], ch, oh, ow};
   if (oh < 1 || ow < 1 || sr < 0) return KFAIL(c, LOOM_E_INVALID, "bad output size or sampling_ratio");
   if ((st = loom_k_out_shape(c, &c->out[0], 4, dims))) return st;
-  float *xt, *yt;
-  const float *px = loom_k_in_f32(c, x, &xt);
-  float *py = px ? loom_k_out_f32(c, &c->out[0], &yt) : NULL;
-  if (!py) {
-    if (px) free(xt);
-    return LOOM_E_NOMEM;
-  }
+  for (int64_t r = 0; r < rois->dims[0]; r++)
+    if (loom_k_idx(bi, r) < 0 || loom_k_idx(bi, r) >= x->dims[0])
+      return KFAIL(c, LOOM_E_INVALID, "batch index %lld is out of range", (long long)loom_k_idx(bi, r));
+  struct loom_kviews views;
+  if ((st = loom_k_views(c, 1, &views))) return loom_k_views_done(c, &views, st);
+  const float *px = views.in[0];
+  float *py = views.out;
   for (int64_t r = 0; r < rois->dims[0]; r++) {
     int64_t b = loom_k_idx(bi, r);
-    if (b < 0 || b >= x->dims[0]) return free(xt), free(yt), KFAIL(c, LOOM_E_INVALID, "batch index %lld is out of range", (long long)b);
     double x1 = loom_kt_get_f64(rois, r * 4) * scale - off, y1 = loom_kt_get_f64(rois, r * 4 + 1) * scale - off;
     double rw = loom_kt_get_f64(rois, r * 4 + 2) * scale - off - x1, rh = loom_kt_get_f64(rois, r * 4 + 3) * scale - off - y1;
     if (ctm == 1) rw = fmax(rw, 1), rh = fmax(rh, 1);
@@ -178,9 +171,7 @@ static loom_status k_roialign(const struct loom_kcall *c) {
         }
     }
   }
-  loom_k_out_f32_done(&c->out[0], yt);
-  free(xt);
-  return LOOM_OK;
+  return loom_k_views_done(c, &views, LOOM_OK);
 }
 
 /* ---- MaxRoiPool ---- */

@@ -116,16 +116,12 @@ static loom_status k_softmax(const struct loom_kcall *c) {
   if (!st) st = loom_k_out_like(c, y, x);
   if (!st) st = layout(c, x, -1, &outer, &n, &inner);
   if (st) return st;
-  float *xt, *yt, *tmp = loom_k_alloc(c, 2 * inner, sizeof(float));
-  const float *px = tmp ? loom_k_in_f32(c, x, &xt) : NULL;
-  float *py = px ? loom_k_out_f32(c, y, &yt) : NULL;
-  if (py) {
-    softmax_f32(op, px, py, outer, n, inner, tmp);
-    loom_k_out_f32_done(y, yt);
-  }
-  if (px) free(xt);
+  struct loom_kviews v;
+  float *tmp = NULL;
+  if (!(st = loom_k_views(c, 1, &v)) && !(tmp = loom_k_alloc(c, 2 * inner, sizeof(float)))) st = LOOM_E_NOMEM;
+  if (!st) softmax_f32(op, v.in[0], v.out, outer, n, inner, tmp);
   free(tmp);
-  return py ? LOOM_OK : LOOM_E_NOMEM;
+  return loom_k_views_done(c, &v, st);
 }
 
 /* ---- losses ---- */

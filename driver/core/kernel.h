@@ -28,8 +28,8 @@
 
 #include "loom/loom.h"
 
-/* Kernels take tensors of up to 8 dims, as ONNX does (the IR and the
- * .loom format stop at LOOM_MAX_RANK = 6; ONNX's own tests go to 7). */
+/* Kernels take tensors of up to 8 dims (the IR and the .loom format stop
+ * at LOOM_MAX_RANK = 6; ONNX's own node tests use 7). */
 #define LOOM_KT_MAX_RANK 8
 
 /* A dense tensor in C (row-major) order.  dtype LOOM_DT_INVALID marks an
@@ -73,9 +73,9 @@ struct loom_kattr {
 /* One call of a kernel. */
 struct loom_kcall {
   const char *op;               /* ONNX op type, e.g. "Resize" */
-  int opset;                    /* the model's ai.onnx opset version (1..17; Loom
-                                * supports models of opset 7 to 17, whose
-                                * nodes may carry older versions' semantics) */
+  int opset;                    /* the model's ai.onnx opset version: the kernels
+                                * implement 7 to 17 and accept 1 to 17 (a model
+                                * may declare an op's first version, e.g. 1) */
   const struct loom_kt *in;     /* n_in operands in ONNX order */
   int n_in;
   struct loom_kt *out;          /* n_out results, dims set, data allocated */

@@ -92,10 +92,16 @@ typedef loom_status (*loom_kernel_fn)(const struct loom_kcall *c);
                                 * Compress, ...): out[k].dims give a capacity on entry; the
                                 * kernel writes at most that and sets dims to what it wrote */
 
+/* The largest dims output k of a LOOM_KERNEL_DYNAMIC kernel can need,
+ * from the inputs' dtypes and dims and the attributes alone (input data
+ * may be NULL): sets out->rank and out->dims, nothing else. */
+typedef loom_status (*loom_kernel_capacity_fn)(const struct loom_kcall *c, int k, struct loom_kt *out);
+
 struct loom_kernel {
   const char *op;     /* ONNX op type */
   loom_kernel_fn fn;
   unsigned flags;     /* LOOM_KERNEL_* */
+  loom_kernel_capacity_fn capacity; /* LOOM_KERNEL_DYNAMIC kernels only, else NULL */
 };
 
 /* The kernel of an ONNX op type, or NULL when Loom has none. */
@@ -106,6 +112,11 @@ const struct loom_kernel *loom_kernel_find(const char *op);
  * within LOOM_KT_MAX_RANK, non-negative dims, data present for every present
  * operand with elements), so kernels start from a well-formed call. */
 loom_status loom_kernel_run(const struct loom_kcall *c);
+
+/* The capacity of output k of c->op (a LOOM_KERNEL_DYNAMIC kernel's upper
+ * bound, for the caller to allocate): LOOM_E_INVALID for other ops, or
+ * when the inputs the bound needs are missing. */
+loom_status loom_kernel_capacity(const struct loom_kcall *c, int k, struct loom_kt *out);
 
 /* The registered kernels, in registry order: loom_kernel_at(i) for
  * 0 <= i < loom_kernel_count() (the supported-op list, for the compiler's

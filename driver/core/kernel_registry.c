@@ -107,6 +107,17 @@ loom_status loom_kernel_run(const struct loom_kcall *c) {
   return k->fn(c);
 }
 
+loom_status loom_kernel_capacity(const struct loom_kcall *c, int k, struct loom_kt *out) {
+  if (!c || !c->msg || !out) return LOOM_E_INVALID;
+  const struct loom_kernel *kern = loom_kernel_find(c->op);
+  if (!kern || !(kern->flags & LOOM_KERNEL_DYNAMIC))
+    return KFAIL(c, LOOM_E_INVALID, "%s has no data-dependent output", c->op ? c->op : "(null)");
+  if (k < 0 || k >= c->n_out || c->n_in < 1 || !c->in || !loom_kt_present(&c->in[0]) || c->in[0].rank < 0 ||
+      c->in[0].rank > LOOM_KT_MAX_RANK)
+    return KFAIL(c, LOOM_E_INVALID, "no input or output %d to bound", k);
+  return kern->capacity(c, k, out);
+}
+
 /* ---- attributes ---- */
 
 const struct loom_kattr *loom_kattr_find(const struct loom_kcall *c, const char *name) {

@@ -257,10 +257,10 @@ static loom_status k_binary(const struct loom_kcall *c) {
 }
 
 const struct loom_kernel loom_kernels_binary[] = {
-    {"Add", k_binary, 0},      {"Sub", k_binary, 0},     {"Mul", k_binary, 0},
-    {"Div", k_binary, 0},      {"Pow", k_binary, 0},     {"Mod", k_binary, 0},
-    {"PRelu", k_binary, 0},    {"BitShift", k_binary, 0}, {"And", k_binary, 0},
-    {"Or", k_binary, 0},       {"Xor", k_binary, 0},     {"Equal", k_binary, 0},
-    {"Greater", k_binary, 0},  {"Less", k_binary, 0},    {"GreaterOrEqual", k_binary, 0},
-    {"LessOrEqual", k_binary, 0}, {NULL, NULL, 0},
+    {"Add", k_binary, 0, NULL},      {"Sub", k_binary, 0, NULL},     {"Mul", k_binary, 0, NULL},
+    {"Div", k_binary, 0, NULL},      {"Pow", k_binary, 0, NULL},     {"Mod", k_binary, 0, NULL},
+    {"PRelu", k_binary, 0, NULL},    {"BitShift", k_binary, 0, NULL}, {"And", k_binary, 0, NULL},
+    {"Or", k_binary, 0, NULL},       {"Xor", k_binary, 0, NULL},     {"Equal", k_binary, 0, NULL},
+    {"Greater", k_binary, 0, NULL},  {"Less", k_binary, 0, NULL},    {"GreaterOrEqual", k_binary, 0, NULL},
+    {"LessOrEqual", k_binary, 0, NULL}, {NULL, NULL, 0, NULL},
 };

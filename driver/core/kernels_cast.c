@@ -76,7 +76,7 @@ static loom_status k_cast(const struct loom_kcall *c) {
 }
 
 const struct loom_kernel loom_kernels_cast[] = {
-    {"Cast", k_cast, 0},
-    {"CastLike", k_cast, 0},
-    {NULL, NULL, 0},
+    {"Cast", k_cast, 0, NULL},
+    {"CastLike", k_cast, 0, NULL},
+    {NULL, NULL, 0, NULL},
 };

@@ -353,9 +353,9 @@ static loom_status k_qlinearconv(const struct loom_kcall *c) {
 }
 
 const struct loom_kernel loom_kernels_conv[] = {
-    {"Conv", k_conv, 0},
-    {"ConvTranspose", k_convtranspose, 0},
-    {"ConvInteger", k_convinteger, 0},
-    {"QLinearConv", k_qlinearconv, 0},
-    {NULL, NULL, 0},
+    {"Conv", k_conv, 0, NULL},
+    {"ConvTranspose", k_convtranspose, 0, NULL},
+    {"ConvInteger", k_convinteger, 0, NULL},
+    {"QLinearConv", k_qlinearconv, 0, NULL},
+    {NULL, NULL, 0, NULL},
 };

@@ -209,8 +209,8 @@ static loom_status k_onehot(const struct loom_kcall *c) {
 }
 
 const struct loom_kernel loom_kernels_index[] = {
-    {"Gather", k_gather, 0},          {"GatherElements", k_elements, 0},
-    {"ScatterElements", k_elements, 0}, {"Scatter", k_elements, 0},
-    {"GatherND", k_nd, 0},            {"ScatterND", k_nd, 0},
-    {"OneHot", k_onehot, 0},          {NULL, NULL, 0},
+    {"Gather", k_gather, 0, NULL},          {"GatherElements", k_elements, 0, NULL},
+    {"ScatterElements", k_elements, 0, NULL}, {"Scatter", k_elements, 0, NULL},
+    {"GatherND", k_nd, 0, NULL},            {"ScatterND", k_nd, 0, NULL},
+    {"OneHot", k_onehot, 0, NULL},          {NULL, NULL, 0, NULL},
 };

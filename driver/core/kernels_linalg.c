@@ -331,8 +331,8 @@ static loom_status k_cumsum(const struct loom_kcall *c) {
 }
 
 const struct loom_kernel loom_kernels_linalg[] = {
-    {"Einsum", k_einsum, 0},
-    {"Det", k_det, 0},
-    {"CumSum", k_cumsum, 0},
-    {NULL, NULL, 0},
+    {"Einsum", k_einsum, 0, NULL},
+    {"Det", k_det, 0, NULL},
+    {"CumSum", k_cumsum, 0, NULL},
+    {NULL, NULL, 0, NULL},
 };

@@ -227,9 +227,9 @@ static loom_status k_gemm(const struct loom_kcall *c) {
 }
 
 const struct loom_kernel loom_kernels_matmul[] = {
-    {"MatMul", k_matmul, 0},
-    {"Gemm", k_gemm, 0},
-    {"MatMulInteger", k_matmulinteger, 0},
-    {"QLinearMatMul", k_qlinearmatmul, 0},
-    {NULL, NULL, 0},
+    {"MatMul", k_matmul, 0, NULL},
+    {"Gemm", k_gemm, 0, NULL},
+    {"MatMulInteger", k_matmulinteger, 0, NULL},
+    {"QLinearMatMul", k_qlinearmatmul, 0, NULL},
+    {NULL, NULL, 0, NULL},
 };

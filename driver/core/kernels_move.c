@@ -405,10 +405,10 @@ static loom_status k_reverseseq(const struct loom_kcall *c) {
 }
 
 const struct loom_kernel loom_kernels_move[] = {
-    {"Transpose", k_transpose, 0},    {"Slice", k_slice, 0},
-    {"Concat", k_concat, 0},          {"Split", k_split, 0},
-    {"Pad", k_pad, 0},                {"Tile", k_tile_expand, 0},
-    {"Expand", k_tile_expand, 0},     {"DepthToSpace", k_space_depth, 0},
-    {"SpaceToDepth", k_space_depth, 0}, {"ReverseSequence", k_reverseseq, 0},
-    {NULL, NULL, 0},
+    {"Transpose", k_transpose, 0, NULL},    {"Slice", k_slice, 0, NULL},
+    {"Concat", k_concat, 0, NULL},          {"Split", k_split, 0, NULL},
+    {"Pad", k_pad, 0, NULL},                {"Tile", k_tile_expand, 0, NULL},
+    {"Expand", k_tile_expand, 0, NULL},     {"DepthToSpace", k_space_depth, 0, NULL},
+    {"SpaceToDepth", k_space_depth, 0, NULL}, {"ReverseSequence", k_reverseseq, 0, NULL},
+    {NULL, NULL, 0, NULL},
 };

@@ -255,11 +255,11 @@ static loom_status k_lrn(const struct loom_kcall *c) {
 }
 
 const struct loom_kernel loom_kernels_norm[] = {
-    {"BatchNormalization", k_batchnorm, 0},
-    {"InstanceNormalization", k_instnorm, 0},
-    {"MeanVarianceNormalization", k_mvn, 0},
-    {"LayerNormalization", k_layernorm, 0},
-    {"LpNormalization", k_lpnorm, 0},
-    {"LRN", k_lrn, 0},
-    {NULL, NULL, 0},
+    {"BatchNormalization", k_batchnorm, 0, NULL},
+    {"InstanceNormalization", k_instnorm, 0, NULL},
+    {"MeanVarianceNormalization", k_mvn, 0, NULL},
+    {"LayerNormalization", k_layernorm, 0, NULL},
+    {"LpNormalization", k_lpnorm, 0, NULL},
+    {"LRN", k_lrn, 0, NULL},
+    {NULL, NULL, 0, NULL},
 };

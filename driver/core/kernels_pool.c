@@ -222,8 +222,8 @@ static loom_status k_maxunpool(const struct loom_kcall *c) {
 }
 
 const struct loom_kernel loom_kernels_pool[] = {
-    {"MaxPool", k_maxpool, 0},          {"AveragePool", k_avgpool, 0},
-    {"LpPool", k_lppool, 0},            {"GlobalMaxPool", k_gmaxpool, 0},
-    {"GlobalAveragePool", k_gavgpool, 0}, {"GlobalLpPool", k_glppool, 0},
-    {"MaxUnpool", k_maxunpool, 0},      {NULL, NULL, 0},
+    {"MaxPool", k_maxpool, 0, NULL},          {"AveragePool", k_avgpool, 0, NULL},
+    {"LpPool", k_lppool, 0, NULL},            {"GlobalMaxPool", k_gmaxpool, 0, NULL},
+    {"GlobalAveragePool", k_gavgpool, 0, NULL}, {"GlobalLpPool", k_glppool, 0, NULL},
+    {"MaxUnpool", k_maxunpool, 0, NULL},      {NULL, NULL, 0, NULL},
 };

@@ -114,8 +114,8 @@ static loom_status k_dynquant(const struct loom_kcall *c) {
 }
 
 const struct loom_kernel loom_kernels_quant[] = {
-    {"QuantizeLinear", k_quantize, 0},
-    {"DequantizeLinear", k_dequantize, 0},
-    {"DynamicQuantizeLinear", k_dynquant, 0},
-    {NULL, NULL, 0},
+    {"QuantizeLinear", k_quantize, 0, NULL},
+    {"DequantizeLinear", k_dequantize, 0, NULL},
+    {"DynamicQuantizeLinear", k_dynquant, 0, NULL},
+    {NULL, NULL, 0, NULL},
 };

@@ -304,9 +304,9 @@ static loom_status k_arg(const struct loom_kcall *c) {
 }
 
 const struct loom_kernel loom_kernels_reduce[] = {
-    {"ReduceSum", k_reduce, 0},    {"ReduceMean", k_reduce, 0},      {"ReduceMax", k_reduce, 0},
-    {"ReduceMin", k_reduce, 0},    {"ReduceProd", k_reduce, 0},      {"ReduceL1", k_reduce, 0},
-    {"ReduceL2", k_reduce, 0},     {"ReduceLogSum", k_reduce, 0},    {"ReduceLogSumExp", k_reduce, 0},
-    {"ReduceSumSquare", k_reduce, 0}, {"ArgMax", k_arg, 0},          {"ArgMin", k_arg, 0},
-    {NULL, NULL, 0},
+    {"ReduceSum", k_reduce, 0, NULL},    {"ReduceMean", k_reduce, 0, NULL},      {"ReduceMax", k_reduce, 0, NULL},
+    {"ReduceMin", k_reduce, 0, NULL},    {"ReduceProd", k_reduce, 0, NULL},      {"ReduceL1", k_reduce, 0, NULL},
+    {"ReduceL2", k_reduce, 0, NULL},     {"ReduceLogSum", k_reduce, 0, NULL},    {"ReduceLogSumExp", k_reduce, 0, NULL},
+    {"ReduceSumSquare", k_reduce, 0, NULL}, {"ArgMax", k_arg, 0, NULL},          {"ArgMin", k_arg, 0, NULL},
+    {NULL, NULL, 0, NULL},
 };

@@ -286,7 +286,7 @@ static loom_status k_resize(const struct loom_kcall *c) {
 }
 
 const struct loom_kernel loom_kernels_resize[] = {
-    {"Resize", k_resize, 0},
-    {"Upsample", k_resize, 0},
-    {NULL, NULL, 0},
+    {"Resize", k_resize, 0, NULL},
+    {"Upsample", k_resize, 0, NULL},
+    {NULL, NULL, 0, NULL},
 };

@@ -288,8 +288,8 @@ static loom_status k_rnn(const struct loom_kcall *c) {
 }
 
 const struct loom_kernel loom_kernels_rnn[] = {
-    {"RNN", k_rnn, 0},
-    {"GRU", k_rnn, 0},
-    {"LSTM", k_rnn, 0},
-    {NULL, NULL, 0},
+    {"RNN", k_rnn, 0, NULL},
+    {"GRU", k_rnn, 0, NULL},
+    {"LSTM", k_rnn, 0, NULL},
+    {NULL, NULL, 0, NULL},
 };

@@ -289,10 +289,18 @@ static loom_status k_nms(const struct loom_kcall *c) {
   return st;
 }
 
+/* At most every box of every batch and class: [B * C * N, 3]. */
+static loom_status cap_nms(const struct loom_kcall *c, int k, struct loom_kt *out) {
+  if (c->n_in < 2 || !loom_kt_present(&c->in[1]) || c->in[1].rank != 3)
+    return KFAIL(c, LOOM_E_INVALID, "scores must be [B, C, N]");
+  out->rank = 2, out->dims[0] = loom_kt_numel(&c->in[1]), out->dims[1] = 3;
+  return LOOM_OK;
+}
+
 const struct loom_kernel loom_kernels_sample[] = {
-    {"GridSample", k_gridsample, 0},
-    {"RoiAlign", k_roialign, 0},
-    {"MaxRoiPool", k_maxroipool, 0},
-    {"NonMaxSuppression", k_nms, LOOM_KERNEL_DYNAMIC},
-    {NULL, NULL, 0},
+    {"GridSample", k_gridsample, 0, NULL},
+    {"RoiAlign", k_roialign, 0, NULL},
+    {"MaxRoiPool", k_maxroipool, 0, NULL},
+    {"NonMaxSuppression", k_nms, LOOM_KERNEL_DYNAMIC, cap_nms},
+    {NULL, NULL, 0, NULL},
 };

@@ -226,10 +226,39 @@ static loom_status k_topk(const struct loom_kcall *c) {
   return LOOM_OK;
 }
 
+/* ---- capacities ---- */
+
+/* The axis attribute in [0, rank), or -1 when absent. */
+static loom_status cap_axis(const struct loom_kcall *c, int *axis) {
+  *axis = -1;
+  return loom_kattr_find(c, "axis") ? loom_k_axis(c, loom_kattr_int(c, "axis", 0), c->in[0].rank, axis) : LOOM_OK;
+}
+
+static loom_status cap_nonzero(const struct loom_kcall *c, int k, struct loom_kt *out) {
+  out->rank = 2, out->dims[0] = c->in[0].rank, out->dims[1] = loom_kt_numel(&c->in[0]);
+  return LOOM_OK;
+}
+
+/* Compress and Unique: along the axis, at most its size; flattened, at most
+ * every element.  Unique's index outputs are 1-D. */
+static loom_status cap_select(const struct loom_kcall *c, int k, struct loom_kt *out) {
+  const struct loom_kt *x = &c->in[0];
+  int axis;
+  loom_status st = cap_axis(c, &axis);
+  if (st) return st;
+  if (k == 0 && axis >= 0) {
+    out->rank = x->rank;
+    memcpy(out->dims, x->dims, sizeof out->dims);
+    return LOOM_OK;
+  }
+  out->rank = 1, out->dims[0] = axis >= 0 ? x->dims[axis] : loom_kt_numel(x);
+  return LOOM_OK;
+}
+
 const struct loom_kernel loom_kernels_select[] = {
-    {"NonZero", k_nonzero, LOOM_KERNEL_DYNAMIC},
-    {"Compress", k_compress, LOOM_KERNEL_DYNAMIC},
-    {"Unique", k_unique, LOOM_KERNEL_DYNAMIC},
-    {"TopK", k_topk, 0},
-    {NULL, NULL, 0},
+    {"NonZero", k_nonzero, LOOM_KERNEL_DYNAMIC, cap_nonzero},
+    {"Compress", k_compress, LOOM_KERNEL_DYNAMIC, cap_select},
+    {"Unique", k_unique, LOOM_KERNEL_DYNAMIC, cap_select},
+    {"TopK", k_topk, 0, NULL},
+    {NULL, NULL, 0, NULL},
 };

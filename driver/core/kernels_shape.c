@@ -279,11 +279,11 @@ static loom_status k_trilu(const struct loom_kcall *c) {
 }
 
 const struct loom_kernel loom_kernels_shape[] = {
-    {"Reshape", k_reshape, 0},     {"Flatten", k_flatten, 0},
-    {"Squeeze", k_squeeze, 0},     {"Unsqueeze", k_unsqueeze, 0},
-    {"Identity", k_identity, 0},   {"Dropout", k_dropout, 0},
-    {"Shape", k_shape, 0},         {"Size", k_size, 0},
-    {"Constant", k_constant, 0},   {"ConstantOfShape", k_constantofshape, 0},
-    {"EyeLike", k_eyelike, 0},     {"Range", k_range, 0},
-    {"Trilu", k_trilu, 0},         {NULL, NULL, 0},
+    {"Reshape", k_reshape, 0, NULL},     {"Flatten", k_flatten, 0, NULL},
+    {"Squeeze", k_squeeze, 0, NULL},     {"Unsqueeze", k_unsqueeze, 0, NULL},
+    {"Identity", k_identity, 0, NULL},   {"Dropout", k_dropout, 0, NULL},
+    {"Shape", k_shape, 0, NULL},         {"Size", k_size, 0, NULL},
+    {"Constant", k_constant, 0, NULL},   {"ConstantOfShape", k_constantofshape, 0, NULL},
+    {"EyeLike", k_eyelike, 0, NULL},     {"Range", k_range, 0, NULL},
+    {"Trilu", k_trilu, 0, NULL},         {NULL, NULL, 0, NULL},
 };

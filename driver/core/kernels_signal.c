@@ -175,11 +175,11 @@ static loom_status k_melweight(const struct loom_kcall *c) {
 }
 
 const struct loom_kernel loom_kernels_signal[] = {
-    {"DFT", k_dft, 0},
-    {"STFT", k_stft, 0},
-    {"HannWindow", k_window, 0},
-    {"HammingWindow", k_window, 0},
-    {"BlackmanWindow", k_window, 0},
-    {"MelWeightMatrix", k_melweight, 0},
-    {NULL, NULL, 0},
+    {"DFT", k_dft, 0, NULL},
+    {"STFT", k_stft, 0, NULL},
+    {"HannWindow", k_window, 0, NULL},
+    {"HammingWindow", k_window, 0, NULL},
+    {"BlackmanWindow", k_window, 0, NULL},
+    {"MelWeightMatrix", k_melweight, 0, NULL},
+    {NULL, NULL, 0, NULL},
 };

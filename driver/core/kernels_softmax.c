@@ -215,10 +215,10 @@ static loom_status k_loss(const struct loom_kcall *c) {
 }
 
 const struct loom_kernel loom_kernels_softmax[] = {
-    {"Softmax", k_softmax, 0},
-    {"LogSoftmax", k_softmax, 0},
-    {"Hardmax", k_softmax, 0},
-    {"NegativeLogLikelihoodLoss", k_loss, 0},
-    {"SoftmaxCrossEntropyLoss", k_loss, 0},
-    {NULL, NULL, 0},
+    {"Softmax", k_softmax, 0, NULL},
+    {"LogSoftmax", k_softmax, 0, NULL},
+    {"Hardmax", k_softmax, 0, NULL},
+    {"NegativeLogLikelihoodLoss", k_loss, 0, NULL},
+    {"SoftmaxCrossEntropyLoss", k_loss, 0, NULL},
+    {NULL, NULL, 0, NULL},
 };

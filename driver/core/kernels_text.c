@@ -83,6 +83,6 @@ static loom_status k_tfidf(const struct loom_kcall *c) {
 }
 
 const struct loom_kernel loom_kernels_text[] = {
-    {"TfIdfVectorizer", k_tfidf, 0},
-    {NULL, NULL, 0},
+    {"TfIdfVectorizer", k_tfidf, 0, NULL},
+    {NULL, NULL, 0, NULL},
 };

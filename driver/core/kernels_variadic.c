@@ -214,7 +214,7 @@ static loom_status k_clip(const struct loom_kcall *c) {
 }
 
 const struct loom_kernel loom_kernels_variadic[] = {
-    {"Sum", k_variadic, 0}, {"Mean", k_variadic, 0}, {"Max", k_variadic, 0},
-    {"Min", k_variadic, 0}, {"Where", k_where, 0},   {"Clip", k_clip, 0},
-    {NULL, NULL, 0},
+    {"Sum", k_variadic, 0, NULL}, {"Mean", k_variadic, 0, NULL}, {"Max", k_variadic, 0, NULL},
+    {"Min", k_variadic, 0, NULL}, {"Where", k_where, 0, NULL},   {"Clip", k_clip, 0, NULL},
+    {NULL, NULL, 0, NULL},
 };

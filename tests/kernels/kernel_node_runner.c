@@ -8,9 +8,9 @@
  * model.onnx (one graph) with test_data_set_N/{input,output}_K.pb.  A test
  * whose graph is one node is run here: its attributes become loom_kattrs,
  * its inputs are read from the data set (an empty input name is an absent
- * operand), the outputs get the expected outputs' dtypes and dims (a
- * capacity from the inputs for the kernels flagged LOOM_KERNEL_DYNAMIC,
- * which then set the dims themselves), the kernel runs, and every output is
+ * operand), the outputs get the expected outputs' dtypes and dims (for the
+ * kernels flagged LOOM_KERNEL_DYNAMIC, the capacity loom_kernel_capacity
+ * gives, and the kernel sets the dims), the kernel runs, and every output is
  * compared: floats within rtol 1e-3 + atol 1e-4 (NaN equals NaN), integers
  * and bools exactly, the dims exactly.
  *
@@ -223,25 +223,6 @@ static void declared_type(const Onnx__ValueInfoProto *v, struct loom_kt *t) {
   if (d != LOOM_DT_INVALID && loom_dtype_size(d) == loom_dtype_size(t->dtype)) t->dtype = d;
 }
 
-/* Upper bounds of a data-dependent output, from the inputs. */
-static void capacity(const char *op, const struct loom_kcall *c, int k, struct loom_kt *o) {
-  const struct loom_kt *x = &c->in[0];
-  int64_t n = loom_kt_numel(x);
-  int64_t axis = loom_kattr_int(c, "axis", INT64_MIN);
-  if (axis != INT64_MIN && axis < 0) axis += x->rank;
-  int has_axis = axis != INT64_MIN && axis >= 0 && axis < x->rank;
-  if (!strcmp(op, "NonZero")) {
-    o->rank = 2, o->dims[0] = x->rank, o->dims[1] = n;
-  } else if (!strcmp(op, "NonMaxSuppression")) {
-    o->rank = 2, o->dims[0] = c->n_in > 1 ? loom_kt_numel(&c->in[1]) : 0, o->dims[1] = 3;
-  } else if ((!strcmp(op, "Compress") || (!strcmp(op, "Unique") && k == 0)) && has_axis) {
-    o->rank = x->rank;
-    memcpy(o->dims, x->dims, sizeof o->dims);
-  } else {
-    o->rank = 1, o->dims[0] = has_axis ? x->dims[axis] : n;
-  }
-}
-
 static int close_enough(double want, double got) {
   if (isnan(want) || isnan(got)) return isnan(want) && isnan(got);
   if (isinf(want) || isinf(got)) return want == got;
@@ -311,7 +292,12 @@ static enum verdict run_set(struct test *t, const char *set, char *msg, size_t l
     if (read_tensor(path, &want[loaded_out], &why)) goto unreadable;
     declared_type(g->output[go], &want[loaded_out]);
     out[loaded_out] = want[loaded_out];
-    if (k && (k->flags & LOOM_KERNEL_DYNAMIC)) capacity(n->op_type, &c, loaded_out, &out[loaded_out]);
+    if (k && (k->flags & LOOM_KERNEL_DYNAMIC) && loom_kernel_capacity(&c, loaded_out, &out[loaded_out])) {
+      char m2[LOOM_MSG_MAX];
+      snprintf(m2, sizeof m2, "%s", msg);
+      snprintf(msg, len, "no capacity: %s", m2);
+      goto done;
+    }
     size_t es = loom_dtype_size(want[loaded_out].dtype);
     /* Poisoned, so an element the kernel forgets to write shows. */
     out[loaded_out].data = malloc((size_t)loom_kt_numel(&out[loaded_out]) * es + 1);

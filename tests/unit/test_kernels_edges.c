@@ -194,6 +194,36 @@ static void test_dynamic_capacity(void **state) {
   assert_int_equal(kcall("Unique", 11, &uin, 1, uo, 4, NULL, 0), LOOM_E_INVALID);
 }
 
+/* The capacities callers allocate for dynamic outputs, from shapes alone. */
+static void test_capacity(void **state) {
+  (void)state;
+  struct loom_kt in[2] = {KT(LOOM_DT_F32, NULL, 2, 3, 4), KT(LOOM_DT_F32, NULL, 1, 5, 7)}, cap, outs[4];
+  struct loom_kcall c = {"NonZero", 13, in, 1, outs, 1, NULL, 0, kmsg};
+  assert_int_equal(loom_kernel_capacity(&c, 0, &cap), LOOM_OK);
+  assert_int_equal(cap.rank, 2), assert_int_equal(cap.dims[0], 3), assert_int_equal(cap.dims[1], 24);
+  struct loom_kattr ax = attr_i("axis", -2);
+  c = (struct loom_kcall){"Unique", 11, in, 1, outs, 4, &ax, 1, kmsg};
+  assert_int_equal(loom_kernel_capacity(&c, 0, &cap), LOOM_OK);
+  assert_int_equal(cap.rank, 3), assert_int_equal(cap.dims[1], 3);
+  assert_int_equal(loom_kernel_capacity(&c, 3, &cap), LOOM_OK);
+  assert_int_equal(cap.rank, 1), assert_int_equal(cap.dims[0], 3);
+  assert_int_equal(loom_kernel_capacity(&c, 4, &cap), LOOM_E_INVALID); /* no such output */
+  c = (struct loom_kcall){"Compress", 11, in, 2, outs, 1, NULL, 0, kmsg};
+  assert_int_equal(loom_kernel_capacity(&c, 0, &cap), LOOM_OK);
+  assert_int_equal(cap.rank, 1), assert_int_equal(cap.dims[0], 24);
+  in[0] = KT(LOOM_DT_F32, NULL, 2, 5, 4);
+  c = (struct loom_kcall){"NonMaxSuppression", 11, in, 2, outs, 1, NULL, 0, kmsg};
+  assert_int_equal(loom_kernel_capacity(&c, 0, &cap), LOOM_OK);
+  assert_int_equal(cap.dims[0], 35), assert_int_equal(cap.dims[1], 3);
+  c.op = "Relu";
+  assert_int_equal(loom_kernel_capacity(&c, 0, &cap), LOOM_E_INVALID);
+  assert_non_null(strstr(kmsg, "Relu"));
+  for (int i = 0; i < loom_kernel_count(); i++) { /* a capacity exactly for the dynamic kernels */
+    const struct loom_kernel *k = loom_kernel_at(i);
+    assert_int_equal(k->capacity != NULL, (k->flags & LOOM_KERNEL_DYNAMIC) != 0);
+  }
+}
+
 /* Refusals: each call is wrong in one way and must say so. */
 static void test_refusals(void **state) {
   (void)state;
@@ -256,7 +286,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_empty),         cmocka_unit_test(test_broadcast_ops),
       cmocka_unit_test(test_integer_semantics), cmocka_unit_test(test_cast),
-      cmocka_unit_test(test_dynamic_capacity), cmocka_unit_test(test_refusals),
+      cmocka_unit_test(test_dynamic_capacity), cmocka_unit_test(test_capacity),
+      cmocka_unit_test(test_refusals),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

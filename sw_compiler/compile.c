@@ -64,10 +64,20 @@ static void free_names(char **names, int n) {
   free(names);
 }
 
+/* --target cpu: every node a host step, in its own type. */
+static int host_pipeline(struct ir_graph *g, const struct compile_options *o, struct compile_result *r,
+                         char **out_names, struct ir_error *err) {
+  enum part_target *targets = ir_xcalloc((size_t)g->n_nodes + 1, sizeof *targets);
+  int rc = ir_pass_partition_host(g, targets, err) || compile_loom(g, targets, out_names, r->cfg, o->flags, r, err);
+  free(targets);
+  return rc ? -1 : 0;
+}
+
 static int run_pipeline(struct ir_graph *g, const struct compile_options *o, struct compile_result *r,
                         char **out_names, struct ir_error *err) {
   if (ir_run_default_passes(g, err)) return -1;
   trace(o, g, "imported");
+  if (o->target == COMPILE_TARGET_CPU) return host_pipeline(g, o, r, out_names, err);
   if (!ir_graph_is_quantized(g)) {
     if (quantize(g, o, r, err)) return -1;
     trace(o, g, "quantized (QDQ)");

@@ -33,7 +33,14 @@
 #define COMPILE_CLIP_MSE 2u /* clip activation ranges to the MSE-optimal one (see calib.c) */
 #define COMPILE_NO_RESIDUAL 4u /* do not fuse residual Adds into convolutions */
 
+enum compile_target {
+  COMPILE_TARGET_ACCEL = 0, /* int8 accelerator jobs, the rest on the host */
+  COMPILE_TARGET_CPU,       /* every node on the host in its own type */
+  COMPILE_TARGET_COUNT
+};
+
 struct compile_options {
+  enum compile_target target;
   const char *config;  /* hardware configuration name; NULL: "default" */
   const char *calib;   /* .npy file or directory of them: required for float models */
   unsigned flags;      /* COMPILE_* */

@@ -844,6 +844,7 @@ static int eval_dispatch(struct ectx *c) {
   case IR_OP_QGEMM: return eval_qgemm(c);
   case IR_OP_QADD: return eval_qadd(c);
   case IR_OP_QPOOL: return eval_qpool(c);
+  case IR_OP_ONNX: return ir_eval_kernel(c->g, c->node, c->in, c->out, NULL, c->err);
   case IR_OP_COUNT: break;
   }
   LOOM_ASSERT(0);

@@ -7,7 +7,8 @@
  *   stmt      = "input" ref [":" type]
  *             | "const" ref ":" type "=" data
  *             | "output" ref
- *             | decl ("," decl)* "=" OP "(" [arg ("," arg)*] ")" ["{" attrs "}"] [STRING]
+ *             | decl ("," decl)* "=" op "(" [arg ("," arg)*] ")" ["{" attrs "}"] [STRING]
+ *   op        = OP | TYPE "@" INT              (a generic ONNX op at an opset)
  *   decl      = ref [":" type]
  *   arg       = ref | "_"                      (absent optional operand)
  *   type      = DTYPE "[" ("*" | [dim ("," dim)*]) "]" ["layout=" LAYOUT] [quant]
@@ -15,7 +16,8 @@
  *   quant     = "quant" "(" ["axis=" INT ","] "scale=" num-or-list "," "zp=" int-or-list ")"
  *   data      = "[" num ("," num)* "]" | "zeros" | "seq" | "rand" "(" INT ")"
  *             | "hex" STRING | "..."
- *   attrs     = NAME "=" (INT | FLOAT | "[" nums "]" | STRING | ref) ("," ...)*
+ *   attrs     = NAME "=" (INT | FLOAT | "[" nums "]" | STRING | "strings" "[" STRING,* "]"
+ *                        | ref) ("," ...)*
  *   ref       = "%" NAME | "%" STRING
  *
  * The parser builds through the same builder API as every other producer of
@@ -393,18 +395,25 @@ static int make_tensor(struct parser *ps, const char *name, const struct ptype *
 
 static int store_number(struct parser *ps, enum ir_dtype dt, void *buf, int64_t i) {
   if (dt == IR_DT_F32) return parse_float(ps, &((float *)buf)[i]);
+  if (ir_dtype_is_float(dt)) {
+    char *end;
+    if (!num_token(ps)) { perr(ps, "expected a number, found '%s'", tok_desc(ps)); return -1; }
+    double d = strtod(ps->tok.text, &end);
+    if (*end) { perr(ps, "bad number '%s'", ps->tok.text); return -1; }
+    ir_store_f64(dt, buf, i, d);
+    next(ps);
+    return 0;
+  }
   int64_t v;
   if (parse_int(ps, &v)) return -1;
-  static const int64_t lo[] = {0, 0, INT8_MIN, 0, INT32_MIN, INT64_MIN};
-  static const int64_t hi[] = {0, 0, INT8_MAX, UINT8_MAX, INT32_MAX, INT64_MAX};
+  /* u32 and u64 constants above INT64_MAX are written in hex data */
+  static const int64_t lo[] = {0, 0, INT8_MIN, 0, INT32_MIN, INT64_MIN, 0, INT16_MIN, 0, 0, 0, 0, 0, 0};
+  static const int64_t hi[] = {0, 0, INT8_MAX, UINT8_MAX, INT32_MAX, INT64_MAX, 1, INT16_MAX, UINT16_MAX,
+                               UINT32_MAX, INT64_MAX, 0, 0, 0};
   _Static_assert(sizeof lo / sizeof lo[0] == IR_DT_COUNT, "range table");
+  _Static_assert(sizeof hi / sizeof hi[0] == IR_DT_COUNT, "range table");
   if (v < lo[dt] || v > hi[dt]) { perr(ps, "%lld does not fit %s", (long long)v, ir_dtype_name(dt)); return -1; }
-  switch (dt) {
-  case IR_DT_I8: ((int8_t *)buf)[i] = (int8_t)v; break;
-  case IR_DT_U8: ((uint8_t *)buf)[i] = (uint8_t)v; break;
-  case IR_DT_I32: ((int32_t *)buf)[i] = (int32_t)v; break;
-  default: ((int64_t *)buf)[i] = v; break;
-  }
+  ir_store_i64(dt, buf, i, v);
   return 0;
 }
 
@@ -527,10 +536,12 @@ static int parse_output(struct parser *ps) {
   return t < 0 ? -1 : 0;
 }
 
+#define MAX_RESULTS 64
+
 struct pnode {
   int n_out;
-  char *names[8];
-  struct ptype types[8];
+  char *names[MAX_RESULTS];
+  struct ptype types[MAX_RESULTS];
   int n_in, cap_in;
   int *in;
 };
@@ -545,7 +556,7 @@ static void pnode_free(struct pnode *pn) {
 
 static int parse_decls(struct parser *ps, struct pnode *pn) {
   do {
-    if (pn->n_out == 8) { perr(ps, "too many results"); return -1; }
+    if (pn->n_out == MAX_RESULTS) { perr(ps, "too many results"); return -1; }
     int k = pn->n_out;
     pn->names[k] = take_name(ps);
     if (!pn->names[k]) return -1;
@@ -601,8 +612,30 @@ static int parse_attr_list(struct parser *ps, int node, const char *aname) {
   return rc;
 }
 
+/* strings["a", "b"] */
+static int parse_attr_strings(struct parser *ps, int node, const char *aname) {
+  next(ps); /* strings */
+  if (expect(ps, '[')) return -1;
+  int n = 0;
+  char **v = NULL;
+  while (!is_punct(ps, ']') && !ps->failed) {
+    if (n && expect(ps, ',')) break;
+    if (ps->tok.kind != TK_STR) { perr(ps, "expected a string, found '%s'", tok_desc(ps)); break; }
+    v = ir_xrealloc(v, (size_t)(n + 1) * sizeof *v);
+    v[n++] = ps->tok.text;
+    ps->tok.text = NULL;
+    next(ps);
+  }
+  int rc = expect(ps, ']');
+  if (!rc) ir_attr_set_strings(ps->g, node, aname, n, (const char *const *)v);
+  for (int i = 0; i < n; i++) free(v[i]);
+  free(v);
+  return rc;
+}
+
 static int parse_attr_value(struct parser *ps, int node, const char *aname) {
   if (is_punct(ps, '[')) return parse_attr_list(ps, node, aname);
+  if (is_ident(ps, "strings")) return parse_attr_strings(ps, node, aname);
   if (ps->tok.kind == TK_STR) {
     ir_attr_set_string(ps->g, node, aname, ps->tok.text);
     next(ps);
@@ -651,15 +684,36 @@ static int make_results(struct parser *ps, struct pnode *pn, int *out) {
   return 0;
 }
 
+/* The op of a node: a kind's name, or TYPE@OPSET for a generic node
+ * (*type gets the ONNX type, owned). */
+static int parse_op(struct parser *ps, char **type, int64_t *opset) {
+  if (ps->tok.kind != TK_IDENT) { perr(ps, "expected an op, found '%s'", tok_desc(ps)); return -1; }
+  char *name = ps->tok.text;
+  ps->tok.text = NULL;
+  next(ps);
+  if (accept(ps, '@')) {
+    *type = name;
+    if (parse_int(ps, opset)) return -1;
+    if (*opset < 1 || *opset > ONNX_MAX_OPSET) { perr(ps, "opset %lld is out of range", (long long)*opset); return -1; }
+    return IR_OP_ONNX;
+  }
+  int op = ir_op_from_name(name);
+  if (op < 0) perr(ps, "unknown op '%s' (a generic ONNX op is written TYPE@OPSET)", name);
+  free(name);
+  return op;
+}
+
 static int parse_node(struct parser *ps) {
   struct pnode pn = {0};
-  int rc = -1, out[8];
+  int rc = -1, out[MAX_RESULTS];
+  char *type = NULL;
+  int64_t opset = 0;
   if (parse_decls(ps, &pn)) goto done;
-  int op = ps->tok.kind == TK_IDENT ? ir_op_from_name(ps->tok.text) : -1;
-  if (op < 0) { perr(ps, "unknown op '%s'", tok_desc(ps)); goto done; }
-  next(ps);
+  int op = parse_op(ps, &type, &opset);
+  if (op < 0) goto done;
   if (parse_args(ps, &pn) || make_results(ps, &pn, out)) goto done;
-  int node = ir_node_add(ps->g, op, NULL, pn.n_in, pn.in, pn.n_out, out);
+  int node = op == IR_OP_ONNX ? ir_node_add_onnx(ps->g, type, (int)opset, NULL, pn.n_in, pn.in, pn.n_out, out)
+                              : ir_node_add(ps->g, op, NULL, pn.n_in, pn.in, pn.n_out, out);
   if (accept(ps, '{') && parse_attrs(ps, node)) goto done;
   if (ps->tok.kind == TK_STR) {
     ps->g->nodes[node].name = ps->tok.text;
@@ -668,6 +722,7 @@ static int parse_node(struct parser *ps) {
   }
   rc = ps->failed ? -1 : 0;
 done:
+  free(type);
   pnode_free(&pn);
   return rc;
 }

@@ -37,6 +37,7 @@ const char *const part_target_names[] = {
     [PART_ACCEL] = "accel",
     [PART_HOST] = "host",
     [PART_ALIAS] = "view",
+    [PART_KERNEL] = "kernel",
 };
 _Static_assert(sizeof part_target_names / sizeof part_target_names[0] == PART_COUNT,
                "every partition target needs a name");
@@ -106,37 +107,33 @@ static void place_view(struct pctx *p, int i) {
   }
 }
 
-/* Concat is a copy of each operand into a slice of the result: the slices
- * must be contiguous (everything before the axis has size 1) and, when
- * the result is blocked, start on a channel block. */
-static int check_concat(struct pctx *p, int i) {
+/* Concat as COPY steps, each operand into a slice of the result: the
+ * slices must be contiguous (everything before the axis has size 1) and,
+ * when the result is blocked, start on a channel block. */
+static int concat_copies(struct pctx *p, int i) {
   const struct ir_node *n = &p->g->nodes[i];
   const struct ir_tensor *y = &p->g->tensors[n->out[0]];
   int64_t axis = ir_attr_int(n, "axis", 0);
   if (axis < 0) axis += y->rank;
   for (int d = 0; d < axis; d++)
-    if (y->dims[d] != 1) return ir_fail(p->err, p->g, i, "Concat runs on the host only when the dimensions before the axis are 1");
-  if (!blocked(y)) return 0;
-  if (axis != 1) return ir_fail(p->err, p->g, i, "Concat of channel-blocked tensors must be along the channels");
+    if (y->dims[d] != 1) return 0;
+  for (int k = 0; k < n->n_in; k++)
+    if (p->g->tensors[n->in[k]].dtype != y->dtype) return 0;
+  if (!blocked(y)) return 1;
+  if (axis != 1) return 0;
   for (int k = 0; k + 1 < n->n_in; k++)
-    if (p->g->tensors[n->in[k]].dims[1] % p->block)
-      return ir_fail(p->err, p->g, i, "Concat operand %d has %lld channels, not a multiple of the block %d", k,
-                  (long long)p->g->tensors[n->in[k]].dims[1], p->block);
-  return 0;
+    if (p->g->tensors[n->in[k]].dims[1] % p->block) return 0;
+  return 1;
 }
 
-/* Gather is a copy of one slice: one constant index along axis 0 of a
+/* Gather as a COPY of one slice: one constant index along axis 0 of a
  * plain tensor. */
-static int check_gather(struct pctx *p, int i) {
+static int gather_copy(struct pctx *p, int i) {
   const struct ir_node *n = &p->g->nodes[i];
   const struct ir_tensor *ix = &p->g->tensors[n->in[1]];
   int64_t axis = ir_attr_int(n, "axis", 0);
-  if (axis != 0 && axis != -p->g->tensors[n->in[0]].rank) /* -rank is axis 0 too */
-    return ir_fail(p->err, p->g, i, "Gather runs on the host only along axis 0");
-  if (!ix->data || ir_tensor_numel(ix) != 1 || ix->rank > 1)
-    return ir_fail(p->err, p->g, i, "Gather runs on the host only with one constant index");
-  if (blocked(&p->g->tensors[n->in[0]])) return ir_fail(p->err, p->g, i, "Gather of a channel-blocked tensor");
-  return 0;
+  return (axis == 0 || axis == -p->g->tensors[n->in[0]].rank) && ix->data && ir_tensor_numel(ix) == 1 &&
+         ix->rank <= 1 && !blocked(&p->g->tensors[n->in[0]]);
 }
 
 static int per_tensor(const struct ir_graph *g, const struct ir_node *n) {
@@ -144,30 +141,41 @@ static int per_tensor(const struct ir_graph *g, const struct ir_node *n) {
          (n->n_in < 3 || n->in[2] < 0 || ir_tensor_numel(&g->tensors[n->in[2]]) == 1);
 }
 
+/* A host node: one of the runtime's host ops when it has the op in this
+ * form (they read and write blocked tensors and have LLVM code), else the
+ * ONNX op on the portable kernels. */
 static int place_host(struct pctx *p, int i) {
   const struct ir_graph *g = p->g;
   const struct ir_node *n = &g->nodes[i];
-  enum ir_dtype in_dt = n->n_in ? g->tensors[n->in[0]].dtype : IR_DT_UNDEF;
+  enum ir_dtype in_dt = n->n_in && n->in[0] >= 0 ? g->tensors[n->in[0]].dtype : IR_DT_UNDEF;
+  int hostop = 0;
   switch (n->op) {
-  case IR_OP_QUANTIZELINEAR:
-  case IR_OP_DEQUANTIZELINEAR:
-    if (!per_tensor(g, n)) return ir_fail(p->err, p->g, i, "per-axis (de)quantization of activations is not supported");
-    break;
-  case IR_OP_SOFTMAX:
-    if (in_dt != IR_DT_F32) return ir_fail(p->err, p->g, i, "Softmax runs on float32 only");
-    break;
-  case IR_OP_CONCAT:
-    if (check_concat(p, i)) return -1;
-    break;
-  case IR_OP_GATHER:
-    if (check_gather(p, i)) return -1;
-    break;
-  default:
-    return ir_fail(p->err, p->g, i, "%s on %s data runs neither on the accelerator nor on the host%s", ir_op_name(n->op),
-                ir_dtype_name(in_dt),
-                in_dt == IR_DT_F32 ? " (was the model quantized? pass --calib DIR for a float model)" : "");
+  case IR_OP_QUANTIZELINEAR: case IR_OP_DEQUANTIZELINEAR: hostop = per_tensor(g, n); break;
+  case IR_OP_SOFTMAX: hostop = in_dt == IR_DT_F32; break;
+  case IR_OP_CONCAT: hostop = concat_copies(p, i); break;
+  case IR_OP_GATHER: hostop = gather_copy(p, i); break;
+  default: break;
   }
-  p->targets[i] = PART_HOST;
+  for (int k = 0; k < n->n_out; k++)
+    if (!ir_shape_known(&g->tensors[n->out[k]]))
+      return ir_fail(p->err, p->g, i, "result %%%s has no known shape (is an input dimension unfixed?)",
+                     g->tensors[n->out[k]].name);
+  p->targets[i] = hostop ? PART_HOST : PART_KERNEL;
+  return 0;
+}
+
+int ir_pass_partition_host(struct ir_graph *g, enum part_target *targets, struct ir_error *err) {
+  struct pctx p = {.g = g, .block = 1, .targets = targets, .err = err};
+  for (int t = 0; t < g->n_tensors; t++) g->tensors[t].layout = IR_LAYOUT_PLAIN;
+  for (int i = 0; i < g->n_nodes; i++) {
+    const struct ir_node *n = &g->nodes[i];
+    targets[i] = PART_NONE;
+    if (n->dead || n->op == IR_OP_CONSTANT) continue;
+    if (n->op >= IR_OP_QCONV && n->op != IR_OP_ONNX) return ir_fail(err, g, i, "a fused int8 op cannot run on the host");
+    if (is_view(n->op)) targets[i] = PART_ALIAS;
+    else if (place_host(&p, i)) return -1;
+    if (targets[i] == PART_HOST) targets[i] = PART_KERNEL; /* nothing is quantized: no scales for the host ops */
+  }
   return 0;
 }
 

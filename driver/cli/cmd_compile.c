@@ -113,7 +113,10 @@ static void print_host_summary(const struct hostgen_summary *sum) {
   if (sum->portable_steps) printf("host code: portable %s%s\n", sum->first_portable, sum->portable_steps > 1 ? ", ..." : "");
 }
 
-/* --target cpu: the float graph as one native host step. */
+/* --target cpu: every node on the host.  A float graph the LLVM graph
+ * compiler takes whole becomes one native step (the fast form); any other
+ * graph, and every graph under --host-triple none, one portable kernel step
+ * per node. */
 static int compile_cpu(const struct compile_args *a, const char *out) {
   struct hostgen_options ho = {.triple = native_wanted(a) ? a->triple : NULL, .cpu = a->cpu};
   struct hostgen_summary sum = {0};
@@ -122,12 +125,30 @@ static int compile_cpu(const struct compile_args *a, const char *out) {
   uint8_t *bytes = NULL;
   size_t size = 0;
   if (!cfg) return cli_error("%s: unknown hardware configuration '%s'", a->model, a->config);
-  if (hostgen_compile_onnx(a->model, &ho, cfg, &bytes, &size, &sum, &err))
+  struct ir_graph *g = onnx_import_file(a->model, &err);
+  if (!g || ir_run_default_passes(g, &err)) {
+    ir_graph_free(g);
     return cli_error("%s", err.msg);
-  int rc = write_file(out, bytes, size);
+  }
+  int native = native_wanted(a) && hostgen_graph_ok(g), rc;
+  if (native) {
+    rc = hostgen_compile_graph(g, &ho, cfg, &bytes, &size, &sum, &err);
+    ir_graph_free(g);
+  } else {
+    struct compile_options o = {.target = COMPILE_TARGET_CPU, .config = a->config};
+    struct compile_result r;
+    rc = compile_graph(g, &o, &r, &err);
+    bytes = r.bytes, size = r.size, r.bytes = NULL;
+    compile_result_free(&r);
+  }
+  if (rc) {
+    free(bytes);
+    return cli_error("%s", err.msg);
+  }
+  rc = write_file(out, bytes, size);
   if (rc == CLI_OK && !a->quiet) {
-    print_host_summary(&sum);
-    printf("wrote %s (%zu bytes, target cpu)\n", out, size);
+    if (native) print_host_summary(&sum);
+    printf("wrote %s (%zu bytes, target cpu%s)\n", out, size, native ? "" : ", portable host kernels");
   }
   free(bytes);
   return rc;

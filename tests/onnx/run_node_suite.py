@@ -1,0 +1,245 @@
+#!/usr/bin/python3
+"""ONNX's node tests through the user's path: `loom compile`, then `loom run`.
+
+Usage: tests/onnx/run_node_suite.py [--loom build/bin/loom] [--tests build/onnx-node-tests]
+           [--target cpu|accel] [--passing FILE] [--write-passing FILE] [--filter TEXT]
+           [--jobs N] [-v]
+
+For every test under TESTS/node/ (what scripts/gen_onnx_node_tests.py writes:
+model.onnx and test_data_set_N/{input,output}_K.pb), each data set's inputs
+are written as .npy files, the model is compiled with `loom compile
+--target cpu` (or `--target accel`, calibrated on the data set's own inputs)
+and run with `loom run` on fsim, and every output is compared with ONNX's
+expected output: floats within rtol 1e-3 + atol 1e-4 (NaN equal to NaN),
+integers and bools exactly.  With --target accel the outputs of float models
+go through int8, so the comparison is against the int8 tolerance below.
+
+Tests are eligible unless their model uses training ops (ai.onnx.preview.
+training), sequence or optional types, random generators or control flow
+(If, Loop, Scan), or ops outside the ai.onnx domain (ai.onnx.ml); those are
+counted apart and not run.  The runner prints per op type passed / failed and
+the first line of each failure's message, then the totals, and exits 1 when
+a test listed in --passing (a committed list) fails: a regression.  New passes
+are reported so the list can be updated (--write-passing).  Python and onnx are
+test tools here: the product path is the two loom commands.
+"""
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+RTOL, ATOL = 1e-3, 1e-4
+# --target accel: an output that went through int8 may be off by a few
+# quantization steps of its range; see docs/compiler.md ("ONNX node tests").
+ACCEL_STEPS = 4
+
+RANDOM_OPS = {"Bernoulli", "Multinomial", "RandomNormal", "RandomNormalLike", "RandomUniform",
+              "RandomUniformLike"}
+CONTROL_OPS = {"If", "Loop", "Scan"}
+SEQUENCE_OPS = {"ConcatFromSequence", "SequenceAt", "SequenceConstruct", "SequenceEmpty",
+                "SequenceErase", "SequenceInsert", "SequenceLength", "SequenceMap",
+                "SplitToSequence", "Optional", "OptionalGetElement", "OptionalHasElement"}
+
+
+def value_kind(vi):
+    t = vi.type
+    return t.WhichOneof("value")
+
+
+def classify(model):
+    """(op label, reason it is not eligible or None)."""
+    g = model.graph
+    ops = [n.op_type for n in g.node]
+    domains = {n.domain for n in g.node}
+    label = ops[0] if len(ops) == 1 else (ops[0] + "+" if ops else "?")
+    if any(d.startswith("ai.onnx.preview.training") for d in domains):
+        return label, "training"
+    if any(d not in ("", "ai.onnx") for d in domains):
+        return label, "other domain"
+    if any(op in CONTROL_OPS for op in ops):
+        return label, "control flow"
+    if any(op in RANDOM_OPS for op in ops):
+        return label, "random"
+    if any(op in SEQUENCE_OPS for op in ops) or any(
+            value_kind(v) != "tensor_type" for v in list(g.input) + list(g.output)):
+        return label, "sequence/optional"
+    return label, None
+
+
+def read_pb(path):
+    t = onnx.TensorProto()
+    with open(path, "rb") as f:
+        t.ParseFromString(f.read())
+    return numpy_helper.to_array(t)
+
+
+def data_sets(test_dir):
+    for d in sorted(os.listdir(test_dir)):
+        if d.startswith("test_data_set_"):
+            yield os.path.join(test_dir, d)
+
+
+def compare(name, got, want, accel):
+    if got.shape != want.shape:
+        return "output '%s': shape %s, expected %s" % (name, got.shape, want.shape)
+    if want.dtype.kind in "fc":
+        g, w = got.astype(np.float64), want.astype(np.float64)
+        both_nan = np.isnan(g) & np.isnan(w)
+        tol = ATOL + RTOL * np.abs(w)
+        if accel:
+            finite = w[np.isfinite(w)]
+            span = float(finite.max() - finite.min()) if finite.size else 0.0
+            tol = tol + ACCEL_STEPS * span / 255.0
+        bad = ~both_nan & ~(np.abs(g - w) <= tol) & ~((g == w) & np.isinf(w))
+        if bad.any():
+            i = int(np.argmax(bad.reshape(-1)))
+            return "output '%s': %d of %d values differ (first at %d: %r vs %r)" % (
+                name, int(bad.sum()), bad.size, i, g.reshape(-1)[i], w.reshape(-1)[i])
+        return None
+    if got.dtype != want.dtype:
+        return "output '%s': dtype %s, expected %s" % (name, got.dtype, want.dtype)
+    if not np.array_equal(got, want):
+        bad = (got != want).reshape(-1)
+        i = int(np.argmax(bad))
+        return "output '%s': %d of %d values differ (first at %d: %r vs %r)" % (
+            name, int(bad.sum()), bad.size, i, got.reshape(-1)[i], want.reshape(-1)[i])
+    return None
+
+
+def run(cmd, cwd):
+    p = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return p.returncode, (p.stderr.strip() or p.stdout.strip())
+
+
+def first_line(s):
+    s = s.strip().splitlines()
+    return s[0] if s else "(no message)"
+
+
+def run_test(args, test_dir, model):
+    """None when every data set passes, else the first failure's message."""
+    inputs = [i.name for i in model.graph.input
+              if i.name not in {t.name for t in model.graph.initializer}]
+    outputs = [o.name for o in model.graph.output]
+    with tempfile.TemporaryDirectory(prefix="loomnode") as tmp:
+        loom_file = os.path.join(tmp, "model.loom")
+        for ds_i, ds in enumerate(data_sets(test_dir)):
+            in_args = []
+            for k, name in enumerate(inputs):
+                path = os.path.join(ds, "input_%d.pb" % k)
+                if not os.path.exists(path):
+                    continue
+                npy = os.path.join(tmp, "in%d.npy" % k)
+                np.save(npy, read_pb(path))
+                in_args += ["-i", "%s=%s" % (name, npy)]
+            if ds_i == 0 or args.target == "accel":
+                cmd = [args.loom, "compile", os.path.join(test_dir, "model.onnx"), "-o", loom_file, "-q",
+                       "--target", args.target]
+                if args.host_triple:
+                    cmd += ["--host-triple", args.host_triple]
+                if args.target == "accel":
+                    calib = os.path.join(tmp, "calib")
+                    os.makedirs(calib, exist_ok=True)
+                    if inputs:
+                        np.save(os.path.join(calib, "c.npy"), np.load(os.path.join(tmp, "in0.npy")))
+                        cmd += ["--calib", calib]
+                rc, msg = run(cmd, tmp)
+                if rc:
+                    return "compile: " + first_line(msg)
+            out_args = []
+            for k, name in enumerate(outputs):
+                out_args += ["-o", "%s=%s" % (name, os.path.join(tmp, "out%d.npy" % k))]
+            rc, msg = run([args.loom, "run", loom_file, "--backend", "fsim"] + in_args + out_args, tmp)
+            if rc:
+                return "run: " + first_line(msg)
+            for k, name in enumerate(outputs):
+                want = read_pb(os.path.join(ds, "output_%d.pb" % k))
+                got = np.load(os.path.join(tmp, "out%d.npy" % k))
+                why = compare(name, got, want, args.target == "accel")
+                if why:
+                    return "data set %d: %s" % (ds_i, why)
+    return None
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
+    ap.add_argument("--loom", default=os.path.join(os.environ.get("BUILD", "build"), "bin", "loom"))
+    ap.add_argument("--tests", default=os.path.join(os.environ.get("BUILD", "build"), "onnx-node-tests"))
+    ap.add_argument("--target", default="cpu", choices=("cpu", "accel"))
+    ap.add_argument("--host-triple", default=None)
+    ap.add_argument("--passing", help="committed list of tests that must pass")
+    ap.add_argument("--write-passing", help="write the tests that passed to this file")
+    ap.add_argument("--filter", default="")
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("-v", "--verbose", action="store_true")
+    args = ap.parse_args()
+    args.loom = os.path.abspath(args.loom)
+    args.tests = os.path.abspath(args.tests)
+    node_dir = os.path.join(args.tests, "node")
+    tests = sorted(t for t in os.listdir(node_dir) if args.filter in t)
+    t0 = time.monotonic()
+
+    plan, skipped = [], {}
+    for t in tests:
+        model = onnx.load(os.path.join(node_dir, t, "model.onnx"))
+        label, why = classify(model)
+        if why:
+            skipped[why] = skipped.get(why, 0) + 1
+        else:
+            plan.append((t, label, model))
+
+    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        results = list(pool.map(lambda p: run_test(args, os.path.join(node_dir, p[0]), p[2]), plan))
+
+    per_op, passed = {}, []
+    for (t, label, _), why in zip(plan, results):
+        st = per_op.setdefault(label, [0, 0, []])
+        if why is None:
+            st[0] += 1
+            passed.append(t)
+        else:
+            st[1] += 1
+            st[2].append((t, why))
+    print("%-32s %6s %6s" % ("op", "passed", "failed"))
+    for label in sorted(per_op):
+        p, f, fails = per_op[label]
+        print("%-32s %6d %6d" % (label, p, f))
+        if args.verbose:
+            for t, why in fails:
+                print("    %s: %s" % (t, why))
+    n = len(plan)
+    print("target %s: %d of %d eligible tests passed (%.1f%%); %d op types, %d pass all their tests; "
+          "not eligible: %s; %.0f s" % (
+              args.target, len(passed), n, 100.0 * len(passed) / max(n, 1), len(per_op),
+              sum(1 for v in per_op.values() if v[1] == 0),
+              ", ".join("%d %s" % (v, k) for k, v in sorted(skipped.items())) or "none",
+              time.monotonic() - t0))
+    if args.write_passing:
+        with open(args.write_passing, "w") as f:
+            f.write("".join(t + "\n" for t in passed))
+    rc = 0
+    if args.passing:
+        with open(args.passing) as f:
+            want = [l.strip() for l in f if l.strip() and not l.startswith("#")]
+        got = set(passed)
+        lost = [t for t in want if t not in got and args.filter in t]
+        gained = [t for t in passed if t not in set(want)]
+        for t in lost:
+            why = dict((p[0], r) for p, r in zip(plan, results)).get(t, "not run")
+            print("REGRESSION %s: %s" % (t, why))
+        if gained:
+            print("%d tests pass that %s does not list (update it with --write-passing)" % (
+                len(gained), args.passing))
+        rc = 1 if lost else 0
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -36,7 +36,7 @@ static void kt_of(loom_model *m, uint32_t t, struct loom_kt *k) {
   const struct loom_file_tensor *d = &m->file.tensors[t];
   k->dtype = (loom_dtype)d->dtype;
   k->rank = (int)d->rank;
-  memcpy(k->dims, m->dims[t], sizeof k->dims);
+  memcpy(k->dims, m->dims[t], sizeof m->dims[t]); /* the .loom's ranks stop at LOOM_MAX_RANK */
   k->data = model_tensor_data(m, d);
 }
 

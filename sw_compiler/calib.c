@@ -107,13 +107,13 @@ static int read_samples(const char *file, const struct ir_tensor *x, struct samp
   char msg[LOOM_MSG_MAX];
   if (loom_npy_read(file, &sf->npy, msg) != LOOM_OK) return ir_errorf(err, "%s", msg), -1;
   const struct loom_npy *a = &sf->npy;
-  int ok = a->dtype == LOOM_DT_F32 && a->rank == x->rank && x->rank > 0;
+  int ok = a->dtype == ir_dtype_to_loom(x->dtype) && a->rank == x->rank && x->rank > 0;
   for (int i = 1; ok && i < x->rank; i++) ok = a->dims[i] == x->dims[i];
   ok = ok && x->dims[0] > 0 && a->dims[0] > 0 && a->dims[0] % x->dims[0] == 0;
   if (!ok) {
     loom_npy_free(&sf->npy);
-    return ir_errorf(err, "%s: calibration data must be float32 of the input's shape (or a batch of it) for input '%s'",
-                     file, x->name), -1;
+    return ir_errorf(err, "%s: calibration data must be %s of the input's shape (or a batch of it) for input '%s'",
+                     file, loom_dtype_name(ir_dtype_to_loom(x->dtype)), x->name), -1;
   }
   sf->count = a->dims[0] / x->dims[0];
   sf->sample_bytes = (size_t)ir_tensor_bytes(x);
@@ -429,8 +429,8 @@ int calib_collect(const struct ir_graph *g, const char *path, struct calib_range
   if (g->n_inputs != 1)
     return ir_errorf(err, "%s: calibration supports models with one input; this one has %d",
                      g->source, g->n_inputs), -1;
-  if (g->tensors[g->inputs[0]].dtype != IR_DT_F32 || !ir_shape_known(&g->tensors[g->inputs[0]]))
-    return ir_errorf(err, "%s: calibration needs a float32 input of known shape", g->source), -1;
+  if (!ir_shape_known(&g->tensors[g->inputs[0]]))
+    return ir_errorf(err, "%s: calibration needs an input of known shape", g->source), -1;
   int n;
   char **files = list_files(path, &n, err);
   if (!files) return -1;

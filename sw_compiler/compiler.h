@@ -92,6 +92,24 @@ int ir_pass_shape_infer(struct ir_graph *g, struct ir_error *err);
 int ir_pass_const_fold(struct ir_graph *g, int *changed, struct ir_error *err);
 
 /*
+ * pass_simplify.c
+ */
+
+/* Export habits in the forms fusion matches, all exact: Relu/Clip chains as
+ * one Clip, spatial ReduceMean as GlobalAveragePool, a zero Pad into the
+ * next Conv's or AveragePool's pads, Sub of a constant as Add. */
+int ir_pass_simplify(struct ir_graph *g, struct ir_error *err);
+
+/*
+ * pass_const_ops.c
+ */
+
+/* Accelerator target: Mul / Div / Add of an NCHW activation by a
+ * per-channel or scalar constant folded into the Conv before it, or as a
+ * depthwise 1x1 Conv. */
+int ir_pass_const_ops_to_conv(struct ir_graph *g, struct ir_error *err);
+
+/*
  * pass_bn_fold.c
  */
 

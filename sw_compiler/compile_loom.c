@@ -92,8 +92,9 @@ int cl_describe(struct lctx *c, int t, struct loom_file_tensor *rec) {
   if (x->quant.n == 1 && (x->dtype == IR_DT_I8 || x->dtype == IR_DT_U8 || x->dtype == IR_DT_I32))
     rec->scale = x->quant.scale[0], rec->zero_point = x->quant.zero_point[0];
   rec->bytes = loom_file_tensor_bytes(rec);
+  if (!rec->bytes && loom_file_tensor_empty(rec)) return 0; /* no elements (format 1.3) */
   if (!rec->bytes && ir_tensor_numel(x) == 0)
-    return ir_fail(c->err, c->g, -1, "tensor '%s' has no elements (a dimension is 0), which a .loom file cannot hold", x->name);
+    return ir_fail(c->err, c->g, -1, "tensor '%s' has no elements and is channel-blocked", x->name);
   if (!rec->bytes) return ir_fail(c->err, c->g, -1, "tensor '%s' is too large", x->name);
   return 0;
 }

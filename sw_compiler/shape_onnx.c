@@ -209,7 +209,7 @@ struct so_row {
   int (*fn)(struct sctx *c);
 };
 
-/* Sorted by op type (bsearch). */
+/* Sorted by op type in strcmp order (bsearch; test_shape_infer checks). */
 static const struct so_row rows[] = {
     {"Abs", so_unary},
     {"Acos", so_unary},
@@ -297,8 +297,8 @@ static const struct so_row rows[] = {
     {"PRelu", prelu},
     {"Pad", so_pad},
     {"Pow", binary},
-    {"Range", so_range},
     {"RNN", so_rnn},
+    {"Range", so_range},
     {"Reciprocal", so_unary},
     {"ReduceL1", reduce},
     {"ReduceL2", reduce},

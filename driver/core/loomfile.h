@@ -228,8 +228,11 @@ void loom_file_free(struct loom_file *f);
 const char *loom_file_string(const struct loom_file *f, uint32_t off);
 
 /* Bytes a tensor occupies for its dtype, layout and dims; 0 on overflow or
- * invalid fields. */
+ * invalid fields, and for an empty tensor. */
 uint64_t loom_file_tensor_bytes(const struct loom_file_tensor *t);
+/* Whether t is a plain tensor with a dimension of 0 (format 1.3): no
+ * elements, 0 bytes. */
+int loom_file_tensor_empty(const struct loom_file_tensor *t);
 
 /* A kernel step's tensor list (n_in + n_out uint32 in DATA) and its
  * attributes (validated by the parser). */

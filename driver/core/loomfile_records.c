@@ -130,12 +130,24 @@ uint64_t loom_file_tensor_bytes(const struct loom_file_tensor *t) {
 
 #define PROBLEM(off, ...) (*field = (off), snprintf(buf, 128, __VA_ARGS__), buf)
 
-static const char *tensor_dims_problem(const struct loom_file_tensor *t, uint32_t *field,
+int loom_file_tensor_empty(const struct loom_file_tensor *t) {
+  int zero = 0;
+  if (t->layout != LOOM_LAYOUT_PLAIN || t->rank > LOOM_MAX_RANK) return 0;
+  for (uint32_t i = 0; i < t->rank; i++) {
+    if (t->dims[i] < 0) return 0;
+    zero |= t->dims[i] == 0;
+  }
+  return zero;
+}
+
+/* From 1.3 a plain tensor may have dims of 0 (no elements). */
+static const char *tensor_dims_problem(const struct loom_file_tensor *t, uint32_t minor, uint32_t *field,
                                        char buf[128]) {
+  int64_t least = minor >= 3 && t->layout == LOOM_LAYOUT_PLAIN ? 0 : 1;
   for (uint32_t i = 0; i < LOOM_MAX_RANK; i++) {
     uint32_t off = (uint32_t)offsetof(struct loom_file_tensor, dims) + 8 * i;
-    if (i < t->rank && t->dims[i] < 1)
-      return PROBLEM(off, "dims[%u] = %" PRId64 " is not positive", i, t->dims[i]);
+    if (i < t->rank && t->dims[i] < least)
+      return PROBLEM(off, "dims[%u] = %" PRId64 " is %s", i, t->dims[i], least ? "not positive" : "negative");
     if (i >= t->rank && t->dims[i] != 0)
       return PROBLEM(off, "dims[%u] = %" PRId64 " is beyond rank %u and not 0", i, t->dims[i],
                      t->rank);
@@ -193,7 +205,7 @@ static const char *tensor_quant_problem(const struct loom_file_tensor *t, uint32
 static const char *tensor_size_problem(const struct loom_file_tensor *t, uint64_t buffer_size,
                                        uint32_t *field, char buf[128]) {
   uint64_t want = loom_file_tensor_bytes(t), end;
-  if (!want)
+  if (!want && !loom_file_tensor_empty(t))
     return PROBLEM((uint32_t)offsetof(struct loom_file_tensor, dims),
                    "the stored size of dims overflows 64 bits");
   if (t->bytes != want)
@@ -234,7 +246,7 @@ const char *loom_file_tensor_problem_v(const struct loom_file_tensor *t, uint64_
   if (t->rank > LOOM_MAX_RANK)
     return PROBLEM((uint32_t)offsetof(struct loom_file_tensor, rank), "rank %u exceeds %d",
                    t->rank, LOOM_MAX_RANK);
-  if ((p = tensor_dims_problem(t, field, buf))) return p;
+  if ((p = tensor_dims_problem(t, minor, field, buf))) return p;
   if ((p = tensor_layout_problem(t, field, buf))) return p;
   if ((p = tensor_quant_problem(t, field, buf))) return p;
   return tensor_size_problem(t, buffer_size, field, buf);

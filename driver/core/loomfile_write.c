@@ -186,7 +186,7 @@ uint32_t loom_fb_buffer(struct loom_file_builder *b, const struct loom_file_buff
 }
 
 uint32_t loom_fb_tensor(struct loom_file_builder *b, const struct loom_file_tensor *t) {
-  if (t->dtype >= LOOM_FILE_DT_COUNT || t->user_dtype >= LOOM_FILE_DT_COUNT) b->need_1_3 = 1;
+  if (t->dtype >= LOOM_FILE_DT_COUNT || t->user_dtype >= LOOM_FILE_DT_COUNT || loom_file_tensor_empty(t)) b->need_1_3 = 1;
   struct loom_file_tensor copy = *t;
   if (!copy.bytes) copy.bytes = loom_file_tensor_bytes(&copy);
   return add_record(b, &b->tensors, &copy, sizeof copy);

@@ -71,7 +71,7 @@ static loom_status check_tensor(loom_model *m, uint32_t i, char msg[LOOM_MSG_MAX
     return model_bad(m, msg, "tensor", i, "invalid dtype");
   if (t->role >= LOOM_ROLE_COUNT) return model_bad(m, msg, "tensor", i, "invalid role");
   uint64_t n = loom_tensor_stored_elems(t);
-  if (!n) return model_bad(m, msg, "tensor", i, "invalid shape or layout");
+  if (!n && !loom_file_tensor_empty(t)) return model_bad(m, msg, "tensor", i, "invalid shape or layout");
   if (n * loom_dtype_size((loom_dtype)t->dtype) != t->bytes)
     return model_bad(m, msg, "tensor", i, "byte size does not match dtype, layout and shape");
   uint64_t size = f->buffers[t->buffer].size;
@@ -383,11 +383,12 @@ void *model_tensor_data(loom_model *m, const struct loom_file_tensor *t) {
 loom_status loom_model_set_input(loom_model *m, const char *name, loom_dtype dtype, int rank,
                                  const int64_t *dims, const void *data) {
   if (!m) return LOOM_E_INVALID;
-  if (!name || !data) return loom_fail(m->dev->msg, LOOM_E_INVALID, "set_input: NULL argument");
+  if (!name) return loom_fail(m->dev->msg, LOOM_E_INVALID, "set_input: NULL argument");
   struct model_tensor *mt = find(m->in, m->n_in, name);
   if (!mt) return not_found(m, "input", m->in, m->n_in, name);
   const struct loom_file_tensor *t = &m->file.tensors[mt->index];
-  if (dtype != mt->info.dtype && dtype != (loom_dtype)t->dtype)
+  if (!data && !loom_file_tensor_empty(t)) return loom_fail(m->dev->msg, LOOM_E_INVALID, "set_input: NULL argument");
+  if (dtype != mt->info.dtype && dtype != (loom_dtype)t->dtype && !(t->dtype == LOOM_DT_BF16 && dtype == LOOM_DT_U16))
     return loom_fail(m->dev->msg, LOOM_E_INVALID, "input '%s': expects %s, got %s", name,
                      loom_dtype_name(mt->info.dtype), loom_dtype_name(dtype));
   loom_status st = check_user_shape(m, mt, rank, dims);

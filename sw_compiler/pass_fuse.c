@@ -740,7 +740,12 @@ static int pool_window(struct fctx *f, int i, const struct ir_tensor *x, const s
     w->p[d + 2] = global ? 0 : attr_i(n, "pads", d + 2, 0);
     if (attr_i(n, "dilations", d, 1) != 1) return ir_fail(f->err, f->g, i, "dilated pooling is not supported");
     int64_t out = (x->dims[2 + d] + w->p[d] + w->p[d + 2] - w->k[d]) / w->s[d] + 1;
-    if (out != y->dims[2 + d]) return ir_fail(f->err, f->g, i, "ceil_mode pooling is not supported");
+    /* ceil_mode: max pooling ignores padding, so the windows past the end
+     * are windows over more bottom / right padding */
+    if (out < y->dims[2 + d] && n->op == IR_OP_MAXPOOL)
+      w->p[d + 2] += (y->dims[2 + d] - 1) * w->s[d] + w->k[d] - (x->dims[2 + d] + w->p[d] + w->p[d + 2]);
+    out = (x->dims[2 + d] + w->p[d] + w->p[d + 2] - w->k[d]) / w->s[d] + 1;
+    if (out != y->dims[2 + d]) return ir_fail(f->err, f->g, i, "ceil_mode average pooling is not supported");
   }
   if (n->op == IR_OP_AVERAGEPOOL && !ir_attr_int(n, "count_include_pad", 0) &&
       (w->p[0] || w->p[1] || w->p[2] || w->p[3]))
@@ -914,9 +919,50 @@ static int add_bias(const struct ir_graph *g, const struct ir_node *add, int y, 
   return c;
 }
 
+/* A Reshape of t to `rank` dims, inserted at *pos (which moves past it). */
+static int reshape_to(struct ir_graph *g, int t, int rank, const int64_t *dims, int *pos) {
+  int64_t r = rank;
+  int shape = ir_const_add(g, NULL, IR_DT_I64, 1, &r, dims);
+  int y = ir_tensor_add(g, NULL, g->tensors[t].dtype, rank, dims), in[2] = {t, shape};
+  ir_node_insert(g, (*pos)++, IR_OP_RESHAPE, NULL, 2, in, 1, &y);
+  return y;
+}
+
+/* A MatMul of [..., S, D] activations by a constant [D, E]: the rows of all
+ * batches as one [M, D] matrix through a Gemm (the accelerator's fully
+ * connected layer), and back to [..., S, E]. */
+static int batched_to_gemm(struct fctx *f, int i) {
+  struct ir_graph *g = f->g;
+  const struct ir_node *n = &g->nodes[i];
+  const struct ir_tensor *x = &g->tensors[n->in[0]], *y = &g->tensors[n->out[0]];
+  if (n->op != IR_OP_MATMUL || x->rank < 3 || g->tensors[n->in[1]].rank != 2 || !is_weight(g, n->in[1]) ||
+      !ir_shape_known(x) || !ir_shape_known(y))
+    return 0;
+  int64_t d = x->dims[x->rank - 1], e = y->dims[y->rank - 1], m = ir_tensor_numel(x) / (d ? d : 1);
+  int64_t xd[2] = {m, d}, yd[2] = {m, e}, ydims[IR_MAX_RANK];
+  int yrank = y->rank, yt = n->out[0], w = n->in[1], pos = i, u = sole_user(g, yt), c = -1;
+  memcpy(ydims, y->dims, sizeof ydims);
+  if (u >= 0) c = add_bias(g, &g->nodes[u], yt, e);
+  if (c >= 0) { /* the bias Add joins the Gemm; the reshape back writes its result */
+    g->nodes[u].dead = 1;
+    yt = g->nodes[u].out[0];
+  }
+  int x2 = reshape_to(g, n->in[0], 2, xd, &pos); /* node i is now at pos */
+  int y2 = ir_tensor_add(g, NULL, g->tensors[yt].dtype, 2, yd), gin[3] = {x2, w, c};
+  ir_node_insert(g, pos + 1, IR_OP_GEMM, g->nodes[pos].name, c >= 0 ? 3 : 2, gin, 1, &y2);
+  g->nodes[pos].dead = 1;
+  int back = pos + 2, in[2] = {y2, -1};
+  int64_t r = yrank;
+  in[1] = ir_const_add(g, NULL, IR_DT_I64, 1, &r, ydims);
+  ir_node_insert(g, back, IR_OP_RESHAPE, NULL, 2, in, 1, &yt);
+  return 1;
+}
+
 static int matmul_to_gemm(struct fctx *f, int i) {
   struct ir_graph *g = f->g;
   const struct ir_node *n = &g->nodes[i];
+  if (batched_to_gemm(f, i)) return 1;
+  n = &g->nodes[i];
   if (n->op != IR_OP_MATMUL || g->tensors[n->in[0]].rank != 2 || g->tensors[n->in[1]].rank != 2 ||
       !is_weight(g, n->in[1]))
     return 0;

@@ -71,10 +71,11 @@ static int ints_to_operand(struct imp *im, int node, const char *name, int k) {
 /* Clip-6: min and max attributes become operands 1 and 2. */
 static int clip_operands(struct imp *im, int node) {
   const char *names[2] = {"min", "max"};
+  int attrs = ir_attr_find(N(im, node), "min") || ir_attr_find(N(im, node), "max");
+  if (attrs && N(im, node)->n_in > 1) return imp_fail(im, "min/max given both as attributes and inputs");
   for (int k = 0; k < 2; k++) {
     const struct ir_attr *a = ir_attr_find(N(im, node), names[k]);
     if (!a) continue;
-    if (N(im, node)->n_in > 1) return imp_fail(im, "min/max given both as attributes and inputs");
     int t = ir_const_add(im->g, NULL, IR_DT_F32, 0, NULL, &a->f);
     ir_attr_remove(N(im, node), names[k]);
     set_operand(im, node, k + 1, t);

@@ -11,7 +11,11 @@
  *     factor, or its reciprocal for Div; bias = the addend), which the
  *     quantizer and the lowering treat like any convolution.
  *
- * Both change float rounding slightly (a Div becomes a multiply by the
+ *   - a GlobalAveragePool over more than 8x8 pixels becomes an AveragePool
+ *     of equal windows down to 8x8 or less, then the global pool: windows
+ *     that fit the accelerator's SRAM (an exact rewrite in float).
+ *
+ * The first two change float rounding slightly (a Div becomes a multiply by the
  * rounded reciprocal, folded weights round once more), which int8 then
  * dominates by far; that is why the CPU target keeps the ops as they are.
  * Constants of other shapes (a [1,S,D] tensor scaled along D, say) stay
@@ -21,6 +25,8 @@
 
 #include <stdlib.h>
 #include <string.h>
+
+#define GAP_SIDE 8 /* global pools wider than this are split */
 
 static int is_const(const struct ir_graph *g, int t) { return t >= 0 && g->tensors[t].data != NULL; }
 
@@ -135,12 +141,43 @@ static int as_dwconv(struct ir_graph *g, int i, int op, int x, int k) {
   return 1;
 }
 
+/* ---- large global average pools ---- */
+
+/* The largest divisor of d that is at most GAP_SIDE. */
+static int64_t side_of(int64_t d) {
+  for (int64_t s = GAP_SIDE; s > 1; s--)
+    if (d % s == 0) return s;
+  return 1;
+}
+
+/* GlobalAveragePool over more than GAP_SIDE^2 pixels (an SE block early in a
+ * MobileNetV3 averages 64x64) as an AveragePool of equal non-overlapping
+ * windows down to at most GAP_SIDE x GAP_SIDE, then the global pool: the
+ * same mean (of equal-sized parts), in windows the accelerator's SRAM
+ * holds. */
+static int split_gap(struct ir_graph *g, int i) {
+  const struct ir_node *n = &g->nodes[i];
+  if (n->op != IR_OP_GLOBALAVERAGEPOOL) return 0;
+  const struct ir_tensor *x = &g->tensors[n->in[0]];
+  if (x->rank != 4 || x->dtype != IR_DT_F32 || x->dims[2] * x->dims[3] <= GAP_SIDE * GAP_SIDE) return 0;
+  int64_t oh = side_of(x->dims[2]), ow = side_of(x->dims[3]);
+  int64_t k[2] = {x->dims[2] / oh, x->dims[3] / ow}, d[4] = {x->dims[0], x->dims[1], oh, ow};
+  if (k[0] == 1 && k[1] == 1) return 0;
+  int in = n->in[0], mid = ir_tensor_add(g, NULL, IR_DT_F32, 4, d);
+  int node = ir_node_insert(g, i, IR_OP_AVERAGEPOOL, NULL, 1, &in, 1, &mid);
+  ir_attr_set_ints(g, node, "kernel_shape", 2, k);
+  ir_attr_set_ints(g, node, "strides", 2, k);
+  g->nodes[i + 1].in[0] = mid;
+  return 1;
+}
+
 int ir_pass_const_ops_to_conv(struct ir_graph *g, struct ir_error *err) {
   int changed = 0;
   (void)err;
   for (int i = 0; i < g->n_nodes; i++) {
     int x, k, op = g->nodes[i].dead ? 0 : form(g, &g->nodes[i], &x, &k);
     if (op) changed |= fold_into_conv(g, i, op, x, k) || as_dwconv(g, i, op, x, k);
+    else if (!g->nodes[i].dead && split_gap(g, i)) changed = 1, i++;
   }
   if (changed) ir_graph_compact(g);
   return 0;

@@ -194,6 +194,8 @@ static int same_shape(const struct ir_tensor *a, const struct ir_tensor *b) {
  * activations). */
 static int is_core(const struct ir_graph *g, const struct ir_node *n) {
   if (n->dead || !is_activation(g, n->in[0])) return 0;
+  int rank = g->tensors[n->in[0]].rank;
+  if (rank != 2 && rank != 4) return 0; /* the accelerator's tensors are [N,C] or [N,C,H,W] */
   switch (n->op) {
   case IR_OP_CONV: return conv_ok(g, n);
   case IR_OP_GEMM: return gemm_ok(g, n);

@@ -71,10 +71,11 @@ static void nc_inner(const struct ir_tensor *t, int64_t v[3]) {
   for (int i = 2; i < t->rank; i++) v[2] *= t->dims[i];
 }
 
-/* Whether a and b, both blocked, are the same bytes. */
+/* Whether a and b, both blocked, are the same bytes (a blocked tensor has
+ * rank 4 or 2: NCHWc or NC). */
 static int same_blocked_bytes(const struct ir_tensor *a, const struct ir_tensor *b) {
   int64_t x[3], y[3];
-  if (a->rank < 2 || b->rank < 2) return 0;
+  if ((a->rank != 2 && a->rank != 4) || (b->rank != 2 && b->rank != 4)) return 0;
   nc_inner(a, x);
   nc_inner(b, y);
   return !memcmp(x, y, sizeof x);

@@ -270,7 +270,7 @@ static const struct bad bad_sources[] = {
     {".config tiny\n.buffer a work 64 align=100\n", "e.s:2:25: align 100 is not a power of two"},
     {".config tiny\n.buffer a scratch 64\n", "e.s:2:11: expected the buffer kind (const or work)"},
     {".config tiny\n.buffer a work 64\n.tensor t input a 0 i8 [4,-3]\n",
-     "e.s:3:27: tensor 't': dims[1] = -3 is not positive"},
+     "e.s:3:27: tensor 't': dims[1] = -3 is negative"},
     {".config tiny\n.buffer a work 64\n.tensor t input a 60 i8 [8]\n",
      "e.s:3:19: tensor 't': offset 60 + bytes 8 exceeds its buffer (64 bytes)"},
     {".config tiny\n.buffer a work 64\n.tensor t input a 0 i8 [8] zp=3\n",
@@ -298,7 +298,7 @@ static const struct bad bad_sources[] = {
     {".config tiny\n.job j\n finish\n.step job k\n", "e.s:4:11: job 'k' is not declared"},
     {".config tiny\n.job j\n finish\n.step host 1 in=a\n", "e.s:4:17: tensor 'a' is not declared"},
     {".config tiny\n.job j\n finish\n.step host 1 out=-,-,-\n", "e.s:4:22: out= takes at most 2 tensors"},
-    {".config tiny\n.job j\n finish\n.step dance\n", "e.s:4:7: expected the step kind (job or host)"},
+    {".config tiny\n.job j\n finish\n.step dance\n", "e.s:4:7: expected the step kind (job, host or kernel)"},
     {".config tiny\n.job j\n finish\n.steps now\n", "e.s:4:8: unexpected 'now' at the end of the line"},
     {".config tiny\n.buffer a\x00 work 64\n", "e.s:2:10: NUL byte in the source"},
 };

@@ -98,28 +98,30 @@ struct window {
   int64_t k[2], s[2], p[4];
 };
 
-static int pool_window(struct fctx *f, int i, const struct ir_tensor *x, const struct ir_tensor *y,
+/* Whether pool i has an accelerator window (filled in w).  Dilated windows,
+ * ceil_mode average pools with a partial last window and padded averages
+ * that exclude the padding have none: the pool stays unfused and runs on
+ * the host in float between its DequantizeLinear and QuantizeLinear. */
+static int pool_window(const struct ir_graph *g, int i, const struct ir_tensor *x, const struct ir_tensor *y,
                        struct window *w) {
-  const struct ir_node *n = &f->g->nodes[i];
+  const struct ir_node *n = &g->nodes[i];
   int global = n->op == IR_OP_GLOBALAVERAGEPOOL;
   for (int d = 0; d < 2; d++) {
     w->k[d] = global ? x->dims[2 + d] : attr_i(n, "kernel_shape", d, 1);
     w->s[d] = global ? 1 : attr_i(n, "strides", d, 1);
     w->p[d] = global ? 0 : attr_i(n, "pads", d, 0);
     w->p[d + 2] = global ? 0 : attr_i(n, "pads", d + 2, 0);
-    if (attr_i(n, "dilations", d, 1) != 1) return ir_fail(f->err, f->g, i, "dilated pooling is not supported");
+    if (attr_i(n, "dilations", d, 1) != 1) return 0;
     int64_t out = (x->dims[2 + d] + w->p[d] + w->p[d + 2] - w->k[d]) / w->s[d] + 1;
     /* ceil_mode: max pooling ignores padding, so the windows past the end
      * are windows over more bottom / right padding */
     if (out < y->dims[2 + d] && n->op == IR_OP_MAXPOOL)
       w->p[d + 2] += (y->dims[2 + d] - 1) * w->s[d] + w->k[d] - (x->dims[2 + d] + w->p[d] + w->p[d + 2]);
     out = (x->dims[2 + d] + w->p[d] + w->p[d + 2] - w->k[d]) / w->s[d] + 1;
-    if (out != y->dims[2 + d]) return ir_fail(f->err, f->g, i, "ceil_mode average pooling is not supported");
+    if (out != y->dims[2 + d]) return 0;
   }
-  if (n->op == IR_OP_AVERAGEPOOL && !ir_attr_int(n, "count_include_pad", 0) &&
-      (w->p[0] || w->p[1] || w->p[2] || w->p[3]))
-    return ir_fail(f->err, f->g, i, "padded AveragePool needs count_include_pad=1 on the accelerator");
-  return 0;
+  return !(n->op == IR_OP_AVERAGEPOOL && !ir_attr_int(n, "count_include_pad", 0) &&
+           (w->p[0] || w->p[1] || w->p[2] || w->p[3]));
 }
 
 static void set_window_attrs(struct ir_graph *g, int node, const struct window *w) {
@@ -138,7 +140,7 @@ static int fuse_pool(struct fctx *f, int i) {
   struct window w;
   int x, avg = n->op != IR_OP_MAXPOOL;
   if (!fu_dq_of(g, n->in[0], &x, &px) || !fu_match_output(g, n->out[0], 0, 0, &oc) || g->tensors[x].rank != 4) return 0;
-  if (pool_window(f, i, &g->tensors[x], &g->tensors[oc.y], &w)) return -1;
+  if (!pool_window(g, i, &g->tensors[x], &g->tensors[oc.y], &w)) return 0;
   struct qparam a = fu_as_i8(px), b = fu_as_i8(oc.p);
   if (!avg && !fu_same_qparam(&a, &b)) return 0; /* a requantizing max pool: stays unfused */
   int32_t mult = 1;

@@ -150,6 +150,21 @@ static void test_data_dependent(void **state) {
   assert_string_equal(infer("input %b : f32[2,5,4]\ninput %s : f32[2,3,5]\nconst %m : i64[1] = [2]\n"
                             "%y = NonMaxSuppression@11(%b, %s, %m)\n", b, sizeof b, &dyn), "i64[12,3]");
   assert_true(dyn);
+  /* a data-dependent result read by another node (dims fixed from the
+   * capacity would be wrong), or measured by Shape: refused */
+  static const char *const reads[] = {"%y = Transpose(%n) {perm=[1,0]}\n", "%y = Shape(%n)\n"};
+  for (int i = 0; i < 2; i++) {
+    char text[256];
+    snprintf(text, sizeof text, "loom.ir 1\ninput %%x : f32[2,3]\n%%n = NonZero@13(%%x) \"nz\"\n%soutput %%y\n", reads[i]);
+    struct ir_error err = {{0}};
+    struct ir_graph *g = ir_parse(text, "t.ir", &err);
+    assert_non_null(g);
+    assert_int_equal(ir_run_default_passes(g, &err), -1);
+    if (!strstr(err.msg, "node 1 '%y' (") || !strstr(err.msg, "operand %n is the data-dependent result of node 0 'nz' "
+                                                                   "(NonZero): its size is known only at run time"))
+      fail_msg("%s", err.msg);
+    ir_graph_free(g);
+  }
 }
 
 static void test_nn(void **state) {

@@ -27,13 +27,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Whether int8 pool n averages its whole input plane (to 1x1). */
+static int global_pool(const struct ir_graph *g, const struct ir_node *n) {
+  const struct ir_tensor *x = &g->tensors[n->in[0]], *y = &g->tensors[n->out[0]];
+  const int64_t *k;
+  return ir_attr_int(n, "avg", 0) && ir_attr_ints(n, "kernel_shape", &k) == 2 && x->rank == 4 && y->rank == 4 &&
+         k[0] == x->dims[2] && k[1] == x->dims[3] && y->dims[2] == 1 && y->dims[3] == 1;
+}
+
 /* The ONNX op type a node of the compiled graph stands for. */
-static const char *op_of(const struct ir_node *n) {
+static const char *op_of(const struct ir_graph *g, const struct ir_node *n) {
   switch (n->op) {
   case IR_OP_QCONV: return "Conv";
   case IR_OP_QGEMM: return "Gemm";
   case IR_OP_QADD: return "Add";
-  case IR_OP_QPOOL: return ir_attr_int(n, "avg", 0) ? "AveragePool" : "MaxPool";
+  case IR_OP_QPOOL:
+    return global_pool(g, n) ? "GlobalAveragePool" : ir_attr_int(n, "avg", 0) ? "AveragePool" : "MaxPool";
   default: return ir_node_op(n);
   }
 }
@@ -120,7 +129,7 @@ void compile_placement_print(FILE *f, const struct compile_result *r) {
   for (int i = 0; i < g->n_nodes; i++) {
     enum part_target t = r->targets[i];
     if (g->nodes[i].dead || (t != PART_ACCEL && t != PART_HOST && t != PART_KERNEL)) continue;
-    struct row *row = row_of(rows, &n, op_of(&g->nodes[i]));
+    struct row *row = row_of(rows, &n, op_of(g, &g->nodes[i]));
     if (t == PART_ACCEL) row->accel++;
     else if (r->target == COMPILE_TARGET_CPU) row->host++, row->why = "--target cpu: every node on the host";
     else row->host++, row->why = row->why ? row->why : compile_host_reason(g, r->targets, i);

@@ -113,6 +113,9 @@ static void test_export_habits(void **state) {
       if (!strcmp(ir_node_op(n), *op)) fail_msg("a %s is left", *op);
     if (n->op == IR_OP_QCONV) assert_int_equal(ir_attr_find(n, "pads")->ints[0], 1); /* the Pad moved in */
   }
+  char *s = summary(&r); /* the mean over H, W is reported as the global pool it became */
+  expect_in(s, "GlobalAveragePool               1      0");
+  free(s);
   compile_result_free(&r);
 }
 

@@ -22,6 +22,9 @@
 
 #include <cmocka.h>
 
+#include <unistd.h>
+
+#include "driver/core/npy.h"
 #include "sw_compiler/compile.h"
 #include "testcalib.h"
 
@@ -219,12 +222,45 @@ static void test_input_shapes(void **state) {
   expect_input_error(text, &s, 1, "--input-shape ids: the model has no input 'ids' (its inputs: x)");
 }
 
+/* A model with two inputs calibrates from DIR/NAME.npy per input (sample k
+ * of each makes sample k); a missing input or unequal counts are refused. */
+static void test_two_inputs(void **state) {
+  static const char text[] = "loom.ir 1\ninput %a : f32[1,4,3,3]\ninput %b : f32[1,4,3,3]\n"
+                             "const %w : f32[4,4,1,1] = rand(1)\n%s = Add(%a, %b)\n%y = Conv(%s, %w)\noutput %y\n";
+  char dir[64] = "/tmp/loom_calib2_XXXXXX", pa[96], pb[96], msg[LOOM_MSG_MAX];
+  assert_non_null(mkdtemp(dir));
+  snprintf(pa, sizeof pa, "%s/a.npy", dir);
+  snprintf(pb, sizeof pb, "%s/b.npy", dir);
+  float v[6 * 36];
+  for (int i = 0; i < 6 * 36; i++) v[i] = (float)((i * 37) % 23) / 11.0f - 1.0f;
+  int64_t d6[4] = {6, 4, 3, 3}, d4[4] = {4, 4, 3, 3};
+  assert_int_equal(loom_npy_write(pa, LOOM_DT_F32, 4, d6, v, msg), LOOM_OK);
+  struct compile_options o = {.calib = dir};
+  struct compile_result r;
+  struct ir_error err = {{0}};
+  assert_int_equal(compile_graph(parse_ok(text), &o, &r, &err), -1);
+  compile_result_free(&r);
+  expect_in(err.msg, "a model with 2 inputs is calibrated from");
+  expect_in(err.msg, "input 'b' has neither");
+  assert_int_equal(loom_npy_write(pb, LOOM_DT_F32, 4, d4, v, msg), LOOM_OK);
+  assert_int_equal(compile_graph(parse_ok(text), &o, &r, &err), -1);
+  compile_result_free(&r);
+  expect_in(err.msg, "input 'a' has 6 calibration samples, input 'b' 4");
+  assert_int_equal(loom_npy_write(pb, LOOM_DT_F32, 4, d6, v + 7, msg), LOOM_OK);
+  if (compile_graph(parse_ok(text), &o, &r, &err)) fail_msg("%s", err.msg);
+  assert_int_equal(r.calib_samples, 6);
+  assert_int_equal(count(&r, "loom.QAdd", PART_ACCEL), 1);
+  assert_int_equal(count(&r, "loom.QConv", PART_ACCEL), 1);
+  compile_result_free(&r);
+  unlink(pa), unlink(pb), rmdir(dir);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_host_op_between_convs), cmocka_unit_test(test_export_habits),
       cmocka_unit_test(test_constant_arithmetic),   cmocka_unit_test(test_batched_matmul),
       cmocka_unit_test(test_stays_on_host),         cmocka_unit_test(test_cpu_target),
-      cmocka_unit_test(test_input_shapes),
+      cmocka_unit_test(test_input_shapes),          cmocka_unit_test(test_two_inputs),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

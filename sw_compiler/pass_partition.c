@@ -2,7 +2,7 @@
  * pass_partition.c - who runs each node (accelerator, host CPU, nobody) and
  * how each tensor lies in memory.
  *
- * After fusion the graph holds three kinds of work:
+ * After fusion the graph holds four kinds of work:
  *   - the fused int8 ops (loom.QConv, QGemm, QAdd, QPool): one accelerator
  *     job each;
  *   - host work the runtime's host ops cover (driver/core/hostops.h):
@@ -11,11 +11,14 @@
  *     Gather of one constant index along axis 0 (a copy of that slice:
  *     how a batched matmul feeds its 2-D jobs) and Reshape-like ops whose
  *     result cannot share its operand's bytes (a layout repack: copies);
+ *   - every other node (a float op without an int8 form, an integer or
+ *     shape computation, a Q/DQ per axis, a requantizing MaxPool): the ONNX
+ *     op on the portable host kernels (driver/core/kernel.h), in its own
+ *     types, as a KERNEL step (compile_kernel.c);
  *   - views: Reshape-like ops whose result is the same bytes as their
  *     operand, which cost nothing at run time.
- * Anything else (a float Conv left unquantized, a requantizing MaxPool) has
- * no executor, and the pass says so, naming
- * the node: the compiler never emits a model the runtime cannot run.
+ * A node whose result has no known shape is refused, naming it: the
+ * compiler never emits a model the runtime cannot run.
  *
  * Layouts: every tensor an accelerator op reads or writes is blocked by
  * channels, NCHWc with c = the configuration's block (a rank-2 [N, C]

@@ -9,7 +9,7 @@
  * BatchNormalization folding, dead code elimination, a last
  * shape inference for the nodes BN folding created, and verification.
  *
- * Data-dependent results (NonZero, Unique, a TopK with a runtime K: the
+ * Data-dependent results (NonZero, Unique, Compress, NonMaxSuppression: the
  * tensor's dyn flag) are declared with a capacity; the runtime learns
  * their real dims when the step runs, but the dims of everything computed
  * from them were fixed at compile time from the capacity.  So such a

@@ -15,6 +15,14 @@
  *     of equal windows down to 8x8 or less, then the global pool: windows
  *     that fit the accelerator's SRAM (an exact rewrite in float).
  *
+ *   - a ConvTranspose whose kernel equals its stride (k x k, stride k, no
+ *     padding, dilation or groups: U-Net's upsampling) with constant
+ *     weights becomes a 1x1 Conv to O*k*k channels, then DepthToSpace (CRD
+ *     order): y[n, o, h*k+i, w*k+j] = sum_c x[n,c,h,w] W[c,o,i,j] is that
+ *     conv's channel o*k*k + i*k + j moved into place, exactly.  The MACs
+ *     run on the accelerator; the rearrangement is host data movement.
+ *     Other ConvTransposes (overlapping windows) stay on the host.
+ *
  * The first two change float rounding slightly (a Div becomes a multiply by the
  * rounded reciprocal, folded weights round once more), which int8 then
  * dominates by far; that is why the CPU target keeps the ops as they are.
@@ -141,6 +149,71 @@ static int as_dwconv(struct ir_graph *g, int i, int op, int x, int k) {
   return 1;
 }
 
+/* ---- ConvTranspose with kernel = stride ---- */
+
+static int ints_all(const struct ir_node *n, const char *name, int64_t want, int count) {
+  const int64_t *v;
+  int k = ir_attr_ints(n, name, &v);
+  if (k < 0) return 1;
+  if (k != count) return 0;
+  for (int i = 0; i < k; i++)
+    if (v[i] != want) return 0;
+  return 1;
+}
+
+/* The k of a ConvTranspose of the form above, else 0. */
+static int64_t upsampling_k(const struct ir_graph *g, const struct ir_node *n) {
+  if (n->op != IR_OP_ONNX || strcmp(n->type, "ConvTranspose") || n->n_in < 2 || n->n_out != 1) return 0;
+  const struct ir_tensor *x = &g->tensors[n->in[0]], *w = &g->tensors[n->in[1]], *y = &g->tensors[n->out[0]];
+  if (x->rank != 4 || x->dtype != IR_DT_F32 || !is_const(g, n->in[1]) || w->dtype != IR_DT_F32 || w->rank != 4 ||
+      w->dims[0] != x->dims[1] || w->dims[2] != w->dims[3] || w->dims[2] < 2)
+    return 0;
+  int64_t k = w->dims[2];
+  const char *pad = ir_attr_string(n, "auto_pad", "NOTSET");
+  if (n->n_in > 2 && n->in[2] >= 0 && !is_const(g, n->in[2])) return 0;
+  if (ir_attr_int(n, "group", 1) != 1 || !ints_all(n, "strides", k, 2) || !ir_attr_find(n, "strides") ||
+      !ints_all(n, "pads", 0, 4) || !ints_all(n, "dilations", 1, 2) || !ints_all(n, "output_padding", 0, 2) ||
+      (strcmp(pad, "NOTSET") && strcmp(pad, "VALID")))
+    return 0;
+  int64_t want[4] = {x->dims[0], w->dims[1], x->dims[2] * k, x->dims[3] * k};
+  return y->rank == 4 && !memcmp(y->dims, want, sizeof want) ? k : 0;
+}
+
+static int convtranspose_as_conv(struct ir_graph *g, int i) {
+  int64_t k = upsampling_k(g, &g->nodes[i]);
+  if (!k) return 0;
+  const struct ir_node *n = &g->nodes[i];
+  const struct ir_tensor *x = &g->tensors[n->in[0]], *wt = &g->tensors[n->in[1]];
+  int64_t C = wt->dims[0], O = wt->dims[1], kk = k * k, OK = O * kk;
+  const float *w = wt->data, *b = n->n_in > 2 && n->in[2] >= 0 ? g->tensors[n->in[2]].data : NULL;
+  float *w2 = ir_xmalloc((size_t)(OK * C) * sizeof *w2 + 1), *b2 = ir_xcalloc((size_t)OK + 1, sizeof *b2);
+  for (int64_t o = 0; o < O; o++)
+    for (int64_t ij = 0; ij < kk; ij++) {
+      for (int64_t c = 0; c < C; c++) w2[(o * kk + ij) * C + c] = w[(c * O + o) * kk + ij];
+      b2[o * kk + ij] = b ? b[o] : 0.0f;
+    }
+  int64_t wd[4] = {OK, C, 1, 1}, md[4] = {x->dims[0], OK, x->dims[2], x->dims[3]};
+  int in[3] = {n->in[0], ir_const_add(g, NULL, IR_DT_F32, 4, wd, w2), ir_const_add(g, NULL, IR_DT_F32, 1, &OK, b2)};
+  free(w2), free(b2);
+  int mid = ir_tensor_add(g, NULL, IR_DT_F32, 4, md), y = g->nodes[i].out[0];
+  int d2s = ir_node_insert(g, i + 1, IR_OP_ONNX, g->nodes[i].name, 1, &mid, 1, &y);
+  g->nodes[d2s].type = ir_xstrdup("DepthToSpace");
+  g->nodes[d2s].opset = 13;
+  ir_attr_set_int(g, d2s, "blocksize", k);
+  ir_attr_set_string(g, d2s, "mode", "CRD");
+  struct ir_node *c = &g->nodes[i];
+  c->op = IR_OP_CONV;
+  free(c->type);
+  c->type = NULL;
+  c->in = ir_xrealloc(c->in, sizeof in);
+  memcpy(c->in, in, sizeof in);
+  c->n_in = 3;
+  c->out[0] = mid;
+  while (c->n_attrs) ir_attr_remove(c, c->attrs[0].name);
+  ir_attr_set_ints(g, i, "kernel_shape", 2, (int64_t[]){1, 1});
+  return 1;
+}
+
 /* ---- large global average pools ---- */
 
 /* The largest divisor of d that is at most GAP_SIDE. */
@@ -177,7 +250,7 @@ int ir_pass_const_ops_to_conv(struct ir_graph *g, struct ir_error *err) {
   for (int i = 0; i < g->n_nodes; i++) {
     int x, k, op = g->nodes[i].dead ? 0 : form(g, &g->nodes[i], &x, &k);
     if (op) changed |= fold_into_conv(g, i, op, x, k) || as_dwconv(g, i, op, x, k);
-    else if (!g->nodes[i].dead && split_gap(g, i)) changed = 1, i++;
+    else if (!g->nodes[i].dead && (split_gap(g, i) || convtranspose_as_conv(g, i))) changed = 1, i++;
   }
   if (changed) ir_graph_compact(g);
   return 0;

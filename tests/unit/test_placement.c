@@ -255,12 +255,53 @@ static void test_two_inputs(void **state) {
   unlink(pa), unlink(pb), rmdir(dir);
 }
 
+/* A ConvTranspose whose kernel equals its stride (U-Net's 2x upsampling)
+ * becomes a 1x1 Conv to O*k*k channels (the accelerator's) and a
+ * DepthToSpace in CRD order: W'[o*k*k + i*k + j][c] = W[c][o][i][j]; an
+ * overlapping one (k 3, stride 2) stays as it is. */
+static void test_convtranspose_upsampling(void **state) {
+  static const char text[] = "loom.ir 1\ninput %x : f32[1,3,4,5]\nconst %w : f32[3,2,2,2] = rand(1)\n"
+                             "const %b : f32[2] = [0.5, -1.0]\nconst %w3 : f32[3,2,3,3] = rand(2)\n"
+                             "%y = ConvTranspose@11(%x, %w, %b) {kernel_shape=[2,2], strides=[2,2]}\n"
+                             "%z = ConvTranspose@11(%x, %w3) {strides=[2,2]}\noutput %y\noutput %z\n";
+  struct ir_error err = {{0}};
+  struct ir_graph *g = parse_ok(text);
+  assert_int_equal(ir_run_default_passes(g, &err), 0);
+  const float *w = g->tensors[ir_tensor_find(g, "w")].data;
+  float want[8 * 3];
+  for (int o = 0; o < 2; o++)
+    for (int ij = 0; ij < 4; ij++)
+      for (int c = 0; c < 3; c++) want[(o * 4 + ij) * 3 + c] = w[(c * 2 + o) * 4 + ij];
+  assert_int_equal(ir_pass_const_ops_to_conv(g, &err), 0);
+  int conv = -1, d2s = -1, ct = 0;
+  for (int i = 0; i < g->n_nodes; i++) {
+    const char *op = ir_node_op(&g->nodes[i]);
+    if (!strcmp(op, "Conv")) conv = i;
+    if (!strcmp(op, "DepthToSpace")) d2s = i;
+    ct += !strcmp(op, "ConvTranspose");
+  }
+  assert_true(conv >= 0 && d2s == conv + 1);
+  assert_int_equal(ct, 1); /* the overlapping one */
+  const struct ir_node *c = &g->nodes[conv], *d = &g->nodes[d2s];
+  const struct ir_tensor *w2 = &g->tensors[c->in[1]];
+  assert_int_equal(w2->dims[0], 8);
+  assert_int_equal(w2->dims[1], 3);
+  assert_memory_equal(w2->data, want, sizeof want);
+  assert_true(((const float *)g->tensors[c->in[2]].data)[5] == -1.0f); /* bias of o = 1 for each (i, j) */
+  assert_int_equal(ir_attr_int(d, "blocksize", 0), 2);
+  assert_string_equal(ir_attr_string(d, "mode", ""), "CRD");
+  assert_int_equal(d->out[0], ir_tensor_find(g, "y"));
+  assert_int_equal(ir_pass_shape_infer(g, &err), 0);
+  ir_graph_free(g);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_host_op_between_convs), cmocka_unit_test(test_export_habits),
       cmocka_unit_test(test_constant_arithmetic),   cmocka_unit_test(test_batched_matmul),
       cmocka_unit_test(test_stays_on_host),         cmocka_unit_test(test_cpu_target),
       cmocka_unit_test(test_input_shapes),          cmocka_unit_test(test_two_inputs),
+      cmocka_unit_test(test_convtranspose_upsampling),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

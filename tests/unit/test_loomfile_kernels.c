@@ -22,6 +22,7 @@
 
 #include <cmocka.h>
 
+#include "filebytes.h"
 #include "driver/core/asm.h"
 #include "driver/core/kernel.h"
 #include "driver/core/loomfile.h"
@@ -29,22 +30,6 @@
 
 #define NB LOOM_FILE_NO_BUFFER
 
-static uint32_t rd32(const uint8_t *p) { return (uint32_t)p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24; }
-static uint64_t rd64(const uint8_t *p) { return rd32(p) | (uint64_t)rd32(p + 4) << 32; }
-static void wr32(uint8_t *p, uint32_t v) { for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> 8 * i); }
-static void wr64(uint8_t *p, uint64_t v) { for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> 8 * i); }
-
-static void fix_crc(uint8_t *p, size_t n) {
-  wr32(p + 24, (uint32_t)crc32(crc32(0, Z_NULL, 0), p + 32, (uInt)(n - 32)));
-}
-
-static size_t sec_off(const uint8_t *p, uint32_t type) {
-  size_t tbl = (size_t)rd64(p + 40);
-  for (uint32_t i = 0; i < rd32(p + 36); i++)
-    if (rd32(p + tbl + 32 * i) == type) return (size_t)rd64(p + tbl + 32 * i + 8);
-  fail_msg("no section %u", type);
-  return 0;
-}
 
 /* ---- the sample ---- */
 
@@ -196,7 +181,7 @@ static void test_asm_errors(void **state) {
 static void test_refusals(void **state) {
   size_t n;
   uint8_t *p = sample(&n);
-  size_t k = sec_off(p, LOOM_SEC_KERNELS), data = sec_off(p, LOOM_SEC_DATA);
+  size_t k = section_offset(p, LOOM_SEC_KERNELS), data = section_offset(p, LOOM_SEC_DATA);
   uint64_t io = rd64(p + k + 16), at = rd64(p + k + 24);
 #define POKE32(off, v, needle)        \
   do {                                \
@@ -237,7 +222,7 @@ static void test_refusals(void **state) {
   POKE64(a + 96 + 16, 4, "KERNELS 0: attribute 3: values at DATA offset 4 are outside DATA or not 8-byte aligned");
   POKE64(a + 192 + 16, 99, "KERNELS 0: attribute 6: tensor 99 does not exist (the file has 5)");
   /* a kernel step's index and slots */
-  size_t s = sec_off(p, LOOM_SEC_STEPS);
+  size_t s = section_offset(p, LOOM_SEC_STEPS);
   POKE32(s + 4, 2, "step 0: kernel 2 does not exist (the file has 2 KERNELS records)");
   POKE32(s + 8, 0, "step 0: a kernel step has inputs[0] = 0 (must be 0xffffffff, unused)");
   POKE64(s + 40, 8, "step 0: a kernel step has parameters (must be 0)");

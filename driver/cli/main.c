@@ -11,6 +11,7 @@
 
 #include "cli.h"
 #include "loom_isa_gen.h"
+#include "loom_version.h"
 
 const struct cli_cmd *const cli_cmds[] = {
     &cli_cmd_compile, &cli_cmd_run, &cli_cmd_eval, &cli_cmd_asm, &cli_cmd_disasm, &cli_cmd_inspect,
@@ -31,7 +32,7 @@ int main(int argc, char **argv) {
   const char *name = argv[1];
   if (cli_is_help(name)) return cli_cmd_help.run(1, argv + 1);
   if (!strcmp(name, "--version")) {
-    printf("loom (ISA version %d)\n", LOOM_ISA_VERSION);
+    printf("loom %s (ISA version %d)\n", LOOM_VERSION, LOOM_ISA_VERSION);
     return CLI_OK;
   }
   const struct cli_cmd *cmd = cli_find(name);

@@ -1,4 +1,4 @@
-# driver/cli/module.mk - the loom CLI's script tests and their helper.
+# tests/cli/module.mk - the loom CLI's script tests and their helper.
 #
 # tests/cli/gemm_ref.c writes random inputs and the expected output of the
 # example GEMM programs (tests/asm/gemm64*.s); the scripts under tests/cli

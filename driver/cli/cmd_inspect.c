@@ -136,6 +136,15 @@ static void print_steps(const struct loom_file *f) {
       printf("  %u: job %u\n", i, s->index);
       continue;
     }
+    if (s->kind == LOOM_STEP_KERNEL) {
+      const struct loom_file_kernel *k = &f->kernels[s->index];
+      const uint32_t *io = loom_file_kernel_io(f, k);
+      printf("  %u: kernel %s (opset %u)", i, loom_file_string(f, k->op), k->opset);
+      print_tensor_list(f, " in: ", io, (int)k->n_in);
+      print_tensor_list(f, " out: ", io + k->n_in, (int)k->n_out);
+      printf(" attrs: %u%s\n", k->n_attrs, k->flags & LOOM_FILE_KERNEL_DYNAMIC ? ", dynamic" : "");
+      continue;
+    }
     printf("  %u: host %s", i, loom_hostop_name(s->index));
     print_tensor_list(f, " in: ", s->inputs, 4);
     print_tensor_list(f, " out: ", s->outputs, 2);

@@ -231,9 +231,15 @@ static void *fetch(struct run_ctx *c, const struct loom_tensor_info *t, size_t *
 static void print_value(const void *data, loom_dtype dt, size_t i) {
   switch (dt) {
   case LOOM_DT_I8: printf("%d", ((const int8_t *)data)[i]); break;
-  case LOOM_DT_U8: printf("%u", ((const uint8_t *)data)[i]); break;
+  case LOOM_DT_U8: case LOOM_DT_BOOL: printf("%u", ((const uint8_t *)data)[i]); break;
+  case LOOM_DT_I16: printf("%d", ((const int16_t *)data)[i]); break;
+  case LOOM_DT_U16: case LOOM_DT_BF16: case LOOM_DT_F16: printf("0x%04x", ((const uint16_t *)data)[i]); break;
   case LOOM_DT_I32: printf("%d", ((const int32_t *)data)[i]); break;
+  case LOOM_DT_U32: printf("%u", ((const uint32_t *)data)[i]); break;
+  case LOOM_DT_I64: printf("%lld", (long long)((const int64_t *)data)[i]); break;
+  case LOOM_DT_U64: printf("%llu", (unsigned long long)((const uint64_t *)data)[i]); break;
   case LOOM_DT_F32: printf("%g", (double)((const float *)data)[i]); break;
+  case LOOM_DT_F64: printf("%g", ((const double *)data)[i]); break;
   default: printf("?"); break;
   }
 }
@@ -255,7 +261,8 @@ static int write_output(struct run_ctx *c, const struct loom_tensor_info *t, con
   size_t n;
   void *data = fetch(c, t, &n);
   if (!data) return CLI_USER;
-  loom_status st = loom_npy_write(path, t->dtype, t->rank, t->dims, data, msg);
+  /* numpy has no bfloat16: its raw bits go out as uint16 */
+  loom_status st = loom_npy_write(path, t->dtype == LOOM_DT_BF16 ? LOOM_DT_U16 : t->dtype, t->rank, t->dims, data, msg);
   free(data);
   return st == LOOM_OK ? CLI_OK : cli_error("%s", msg);
 }

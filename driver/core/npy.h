@@ -1,7 +1,9 @@
 /*
- * npy.h - NumPy .npy files: versions 1.0 and 2.0, little-endian int8, uint8,
- * int32 and float32, C order.  Anything else is refused with a message that
- * says what the file holds and what is supported.
+ * npy.h - NumPy .npy files: versions 1.0 and 2.0, little-endian bool,
+ * signed and unsigned integers of 8 to 64 bits, float16, float32 and
+ * float64, C order (every loom_dtype but bfloat16, which numpy lacks).
+ * Anything else is refused with a message that says what the file holds and
+ * what is supported.
  */
 #ifndef LOOM_NPY_H
 #define LOOM_NPY_H

@@ -9,7 +9,7 @@
  *              activation into NCHWc16, dequantize it back, repack, softmax
  *              over 1000 classes): native entry vs loom_hostop_run
  *   networks   per NET (an ONNX model in DIR, default build/models): the
- *              HOST steps of its accelerator build (compile_onnx, calibrated
+ *              HOST steps of its accelerator build (compile_model, calibrated
  *              from DIR/calib_NET or calib_imagenet), native vs portable,
  *              summed per inference; and the whole float network built with
  *              --target cpu vs the reference interpreter (ir_eval_ref)
@@ -195,12 +195,10 @@ static int bench_host_steps(const char *dir, const char *net, struct net_row *ro
   struct compile_options o = {.calib = calib, .flags = COMPILE_IM2COL}; /* as `loom compile` */
   struct compile_result r;
   struct ir_error err = {{0}};
-  struct hostgen_options ho = {0};
-  struct hostgen_summary sum;
-  uint8_t *q;
-  size_t m;
-  if (compile_onnx(onnx, &o, &r, &err) || hostgen_loom(r.bytes, r.size, onnx, &ho, &q, &m, &sum, &err))
-    return compile_result_free(&r), fprintf(stderr, "%s: %s\n", net, err.msg), -1;
+  if (compile_model(onnx, &o, &r, &err)) return compile_result_free(&r), fprintf(stderr, "%s: %s\n", net, err.msg), -1;
+  uint8_t *q = r.bytes;
+  size_t m = r.size;
+  r.bytes = NULL;
   struct mem mm;
   int rc = mem_open(&mm, q, m);
   for (uint32_t s = 0; !rc && s < mm.f.step_count; s++) {

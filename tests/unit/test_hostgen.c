@@ -37,6 +37,7 @@
 #include <cmocka.h>
 #include <zlib.h>
 
+#include "filebytes.h"
 #include "driver/lib/hostcode.h"
 #include "driver/core/hostops.h"
 #include "driver/core/hostops_nn.h"
@@ -572,11 +573,6 @@ static void test_cross_graph_refused(void **state) {
 }
 
 /* ---- load failures of code for this machine: errors, not fallbacks ---- */
-
-static void fix_crc(uint8_t *p, size_t n) {
-  uint32_t crc = (uint32_t)crc32(crc32(0, Z_NULL, 0), p + 32, (uInt)(n - 32));
-  memcpy(p + 24, &crc, 4);
-}
 
 static void expect_load_error(const uint8_t *p, size_t n, loom_status want, const char *needle) {
   loom_device *dev;

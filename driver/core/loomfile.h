@@ -241,7 +241,8 @@ loom_status loom_file_check_insns(const struct loom_file *f, const char *name,
  * added with bytes == 0 gets loom_file_tensor_bytes().  When memory runs out
  * the builder remembers it, the adders return all-ones, and finish returns
  * NULL.  loom_file_builder_write validates the bytes with loom_file_parse
- * before writing, so it never writes a file the reader would refuse. */
+ * before writing, so it never writes a file the reader would refuse, and
+ * writes atomically (outfile.h): on failure the previous file is intact. */
 
 struct loom_file_builder;
 

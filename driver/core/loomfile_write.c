@@ -20,7 +20,6 @@
  * the empty string.  Out-of-memory is remembered in `failed` rather than
  * reported by every adder, so callers check once, at finish.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +27,7 @@
 
 #include "loom/isa.h"
 #include "loomfile.h"
+#include "outfile.h"
 
 struct bytes {
   uint8_t *p;
@@ -316,22 +316,6 @@ uint8_t *loom_file_builder_finish(struct loom_file_builder *b, size_t *size) {
   return p;
 }
 
-static loom_status write_all(const char *path, const uint8_t *p, size_t size, char msg[LOOM_MSG_MAX]) {
-  FILE *fp = fopen(path, "wb");
-  if (!fp) {
-    if (msg) snprintf(msg, LOOM_MSG_MAX, "%s: cannot create: %s", path, strerror(errno));
-    return LOOM_E_IO;
-  }
-  int ok = fwrite(p, 1, size, fp) == size;
-  ok = (fclose(fp) == 0) && ok;
-  if (!ok) {
-    if (msg) snprintf(msg, LOOM_MSG_MAX, "%s: write error: %s", path, strerror(errno));
-    remove(path);
-    return LOOM_E_IO;
-  }
-  return LOOM_OK;
-}
-
 loom_status loom_file_builder_write(struct loom_file_builder *b, const char *path,
                                     char msg[LOOM_MSG_MAX]) {
   size_t size;
@@ -349,7 +333,7 @@ loom_status loom_file_builder_write(struct loom_file_builder *b, const char *pat
     return st == LOOM_E_NOMEM ? st : LOOM_E_INVALID;
   }
   loom_file_free(&f);
-  st = write_all(path, p, size, msg);
+  st = loom_outfile_write(path, p, size, msg);
   free(p);
   return st;
 }

@@ -20,6 +20,8 @@
 
 #include <stdio.h>
 
+#include "driver/core/outfile.h"
+
 enum cli_exit {
   CLI_OK = 0,
   CLI_USER = 1,
@@ -74,5 +76,18 @@ int cli_is_help(const char *arg);
 
 /* Parses a non-negative decimal integer that fits uint32_t; 0 on error. */
 int cli_parse_u32(const char *s, unsigned long *out);
+
+/* ---- cli_output.c: files the commands write (atomically, outfile.h) ---- */
+
+/* CLI_USER after printing why, when `path` is one of the NULL-terminated
+ * `inputs` (the same file); call it before the work starts. */
+int cli_check_output(const char *path, const char *const *inputs);
+/* The stream of a new output, or NULL after printing why. */
+FILE *cli_output_open(const char *path, struct loom_outfile **o);
+/* Renames the finished output into place; CLI_USER after printing why (the
+ * previous file is then intact). */
+int cli_output_commit(struct loom_outfile *o);
+/* A whole output at once. */
+int cli_output_write(const char *path, const void *bytes, size_t size);
 
 #endif

@@ -12,7 +12,6 @@
  * `--target cpu` builds a host-only model: the whole float graph as one
  * LLVM-compiled host step, the baseline the benchmarks put beside PyTorch.
  */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -79,14 +78,6 @@ static int parse_args(struct compile_args *a, int argc, char **argv) {
   return -1;
 }
 
-static int write_file(const char *path, const uint8_t *bytes, size_t size) {
-  FILE *f = fopen(path, "wb");
-  if (!f) return cli_error("%s: cannot create: %s", path, strerror(errno));
-  int ok = fwrite(bytes, 1, size, f) == size;
-  ok = fclose(f) == 0 && ok;
-  return ok ? CLI_OK : cli_error("%s: write failed: %s", path, strerror(errno));
-}
-
 static int native_wanted(const struct compile_args *a) {
   return !a->triple || strcmp(a->triple, "none");
 }
@@ -124,7 +115,7 @@ static int compile_cpu(const struct compile_args *a, const char *out) {
   if (!cfg) return cli_error("%s: unknown hardware configuration '%s'", a->model, a->config);
   if (hostgen_compile_onnx(a->model, &ho, cfg, &bytes, &size, &sum, &err))
     return cli_error("%s", err.msg);
-  int rc = write_file(out, bytes, size);
+  int rc = cli_output_write(out, bytes, size);
   if (rc == CLI_OK && !a->quiet) {
     print_host_summary(&sum);
     printf("wrote %s (%zu bytes, target cpu)\n", out, size);
@@ -138,19 +129,19 @@ static int compile(const struct compile_args *a, const char *out) {
                               .flags = a->no_im2col ? 0 : COMPILE_IM2COL};
   struct compile_result r;
   struct ir_error err = {{0}};
-  FILE *trace = NULL;
-  if (a->trace && !(trace = strcmp(a->trace, "-") ? fopen(a->trace, "w") : stderr))
-    return cli_error("%s: cannot create: %s", a->trace, strerror(errno));
-  o.trace = trace;
+  struct loom_outfile *trace = NULL;
+  if (a->trace && !(o.trace = strcmp(a->trace, "-") ? cli_output_open(a->trace, &trace) : stderr))
+    return CLI_USER;
   int rc = compile_onnx(a->model, &o, &r, &err);
-  if (trace && trace != stderr) fclose(trace);
-  if (rc) {
+  /* The trace is kept when the compile fails: it shows the stages before. */
+  int trace_rc = trace ? cli_output_commit(trace) : CLI_OK;
+  if (rc || trace_rc != CLI_OK) {
     compile_result_free(&r);
-    return cli_error("%s", err.msg);
+    return rc ? cli_error("%s", err.msg) : CLI_USER;
   }
   struct hostgen_summary sum = {0};
   rc = native_wanted(a) ? add_host_code(a, &r.bytes, &r.size, &sum) : CLI_OK;
-  if (rc == CLI_OK) rc = write_file(out, r.bytes, r.size);
+  if (rc == CLI_OK) rc = cli_output_write(out, r.bytes, r.size);
   if (rc == CLI_OK && !a->quiet) {
     compile_report_print(stdout, &r);
     if (native_wanted(a)) print_host_summary(&sum);
@@ -161,12 +152,25 @@ static int compile(const struct compile_args *a, const char *out) {
   return rc;
 }
 
+/* The output and the trace may be neither an input nor each other. */
+static int check_outputs(const struct compile_args *a, const char *out) {
+  const char *trace = a->trace && strcmp(a->trace, "-") ? a->trace : NULL, *inputs[4] = {a->model};
+  int n = 1;
+  if (a->calib) inputs[n++] = a->calib;
+  if (cli_check_output(out, inputs) != CLI_OK) return CLI_USER;
+  if (!trace) return CLI_OK;
+  if (!strcmp(trace, out)) return cli_error("%s: the IR trace and the output are the same file", out);
+  inputs[n++] = out; /* an existing file of that name is what --trace would replace */
+  return cli_check_output(trace, inputs);
+}
+
 static int run_compile(int argc, char **argv) {
   struct compile_args a = {0};
   int r = parse_args(&a, argc, argv);
   if (r >= 0) return r;
   char *dflt = a.out ? NULL : default_output(a.model);
   if (!a.out && !dflt) return cli_error("out of memory");
+  if (check_outputs(&a, a.out ? a.out : dflt) != CLI_OK) return free(dflt), CLI_USER;
   if (a.target && !strcmp(a.target, "cpu")) r = compile_cpu(&a, a.out ? a.out : dflt);
   else r = compile(&a, a.out ? a.out : dflt);
   free(dflt);

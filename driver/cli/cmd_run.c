@@ -321,10 +321,30 @@ static int run_model(struct run_ctx *c) {
   return st == LOOM_E_JOB || st == LOOM_E_TIMEOUT ? CLI_JOB : CLI_USER;
 }
 
+/* Every output file: no input, and no other output (checked before anything runs). */
+static int check_files(const struct run_args *a) {
+  const char **inputs = calloc((size_t)a->n_in + 2, sizeof *inputs);
+  const char **outs = calloc((size_t)a->n_out + 2, sizeof *outs);
+  int r = inputs && outs ? CLI_OK : cli_error("out of memory"), n = 0;
+  for (int i = 0; r == CLI_OK && i <= a->n_in; i++) inputs[i] = i ? a->in[i - 1].path : a->model;
+  for (int i = 0; r == CLI_OK && i < a->n_out; i++) outs[n++] = a->out[i].path;
+  if (r == CLI_OK && a->profile_json) outs[n++] = a->profile_json;
+  if (r == CLI_OK && a->trace_path) outs[n++] = a->trace_path;
+  for (int i = 0; r == CLI_OK && i < n; i++) {
+    r = cli_check_output(outs[i], inputs);
+    for (int j = 0; r == CLI_OK && j < i; j++)
+      if (!strcmp(outs[i], outs[j])) r = cli_error("%s: named as two outputs", outs[i]);
+  }
+  free(inputs);
+  free(outs);
+  return r;
+}
+
 static int run_run(int argc, char **argv) {
   struct run_ctx c;
   memset(&c, 0, sizeof c);
   int r = parse_args(&c.a, argc, argv);
+  if (r < 0) r = check_files(&c.a) == CLI_OK ? -1 : CLI_USER;
   if (r < 0) r = open_and_load(&c);
   if (r == CLI_OK && c.m) r = check_outputs(&c);
   if (r == CLI_OK && c.m) r = set_inputs(&c);

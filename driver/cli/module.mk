@@ -2,7 +2,8 @@
 #
 # tests/cli/gemm_ref.c writes random inputs and the expected output of the
 # example GEMM programs (tests/asm/gemm64*.s); the scripts under tests/cli
-# drive the built `loom` binary.
+# drive the built `loom` binary (test_outputs.sh compiles one of the small
+# nets of tests/models).
 
 GEMM_REF := $(BUILD)/tests/cli/gemm_ref
 
@@ -10,5 +11,6 @@ $(GEMM_REF): tests/cli/gemm_ref.c $(LIBLOOM) $(GEN_HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIBLOOM) $(LDLIBS)
 
-TEST_DEPS += $(GEMM_REF)
-SCRIPT_TESTS += tests/cli/test_cli.sh tests/cli/test_gemm64.sh
+TEST_DEPS += $(GEMM_REF) $(MODELS_DIR)/small/manifest.json
+SCRIPT_TESTS += tests/cli/test_cli.sh tests/cli/test_gemm64.sh tests/cli/test_outputs.sh
+

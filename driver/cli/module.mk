@@ -14,3 +14,12 @@ $(GEMM_REF): tests/cli/gemm_ref.c $(LIBLOOM) $(GEN_HEADERS)
 TEST_DEPS += $(GEMM_REF) $(MODELS_DIR)/small/manifest.json
 SCRIPT_TESTS += tests/cli/test_cli.sh tests/cli/test_gemm64.sh tests/cli/test_outputs.sh
 
+# `loom --version`: the release and the git commit, regenerated on every make
+# (the script rewrites the header only when its text changes, so main.c
+# alone recompiles, and only after a commit).  Cross builds share it.
+LOOM_VERSION_H := $(GEN)/loom_version.h
+.PHONY: loom-version-force
+$(LOOM_VERSION_H): loom-version-force
+	@scripts/gen-version.sh $@
+$(call obj,driver/cli/main.c) build-aarch64/obj/driver/cli/main.o build-armv7/obj/driver/cli/main.o: \
+  $(LOOM_VERSION_H)

@@ -72,6 +72,21 @@ for cmd in run asm disasm inspect devices; do
 done
 expect 1 err "'nope' is not a loom command" "$LOOM" help nope
 
+# ---- --version: the release and the commit baked in at build time ----
+expect 0 out "loom $(head -n 1 VERSION) (git " "$LOOM" --version
+if commit=$(git rev-parse --short=12 HEAD 2>/dev/null) && [ "$(git rev-parse --show-toplevel)" = "$(pwd -P)" ]; then
+  expect 0 out "(git $commit" "$LOOM" --version
+fi
+"$LOOM" --version | grep -qE '^loom [0-9]+\.[0-9]+\.[0-9]+ \(git ([0-9a-f]{12}(-dirty)?|unknown)\), ISA version [0-9]+, \.loom format [0-9]+\.[0-9]+$' ||
+  fail "loom --version: $("$LOOM" --version)"
+# Outside a git checkout of this tree the commit is "unknown".
+mkdir -p "$tmp/nogit/scripts"
+cp scripts/gen-version.sh "$tmp/nogit/scripts/"
+cp VERSION "$tmp/nogit/"
+(cd "$tmp/nogit" && GIT_CEILING_DIRECTORIES="$tmp" sh scripts/gen-version.sh v.h)
+checks=$((checks + 1))
+grep -q 'LOOM_GIT_COMMIT "unknown"' "$tmp/nogit/v.h" || fail "gen-version.sh outside git: $(cat "$tmp/nogit/v.h")"
+
 # ---- asm / disasm round trip on every example ----
 for src in tests/asm/*.s; do
   base=$tmp/$(basename "$src" .s)

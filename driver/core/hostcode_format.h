@@ -36,11 +36,18 @@ void loom_hostcode_machine_text(const struct loom_hostcode_machine *m, char *buf
 /* Reads the ELF header of `img`: 0, or -1 with a reason in `why`. */
 int loom_hostcode_elf_machine(const uint8_t *img, uint64_t size, struct loom_hostcode_machine *m,
                               char why[128]);
-/* Checks an image for this machine before it is loaded: a shared object
- * (ET_DYN) with its program headers and dynamic section inside the image,
- * no interpreter, no DT_NEEDED (it may not pull in libraries), nothing that
- * runs at load or unload (DT_INIT*, DT_PREINIT_ARRAY, DT_FINI*), no text
- * relocations, and a non-executable stack (PT_GNU_STACK without PF_X). */
+/* Checks an image for this machine before it is loaded, so that dlopen
+ * and dlsym run none of its code: a shared object (ET_DYN) whose
+ * segments, dynamic section, symbols and relocations lie inside the image
+ * (read at their virtual addresses, as the loader reads them); no
+ * interpreter, no TLS, no segment both writable and executable, a
+ * non-executable stack (PT_GNU_STACK without PF_X); only the dynamic tags
+ * Loom's linkers emit (no DT_NEEDED, DT_FILTER, DT_AUXILIARY, DT_AUDIT,
+ * DT_INIT*, DT_FINI*, DT_PREINIT_ARRAY, text relocations, search paths,
+ * version needs); every symbol a hash table or a relocation reaches
+ * defined and not an IFUNC; only RELATIVE, GLOB_DAT, JUMP_SLOT and
+ * word-sized absolute relocations (no IRELATIVE), each writing inside a
+ * writable segment.  0, or -1 with the reason in `why`. */
 int loom_hostcode_elf_check(const uint8_t *img, uint64_t size, char why[128]);
 
 #endif

@@ -34,7 +34,7 @@ OPT ?= -O2
 CPPFLAGS += -Iinclude -I$(BUILD)/gen -I. -D_GNU_SOURCE
 CFLAGS += -std=c11 $(OPT) -g -Wall -Wextra -Werror -Wno-unused-parameter $(SANFLAGS)
 LDFLAGS += $(SANFLAGS)
-LDLIBS += -lz -lm
+LDLIBS += -lcrypto -lz -lm
 
 GEN := $(BUILD)/gen
 GEN_HEADERS := $(GEN)/loom_isa_gen.h $(GEN)/loom_isa.vh

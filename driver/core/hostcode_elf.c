@@ -86,6 +86,12 @@ void loom_hostcode_machine_text(const struct loom_hostcode_machine *m, char *buf
   }
 }
 
+int loom_hostcode_machine_is_self(const struct loom_hostcode_machine *m) {
+  struct loom_hostcode_machine s = loom_hostcode_self();
+  return m->machine == s.machine && m->elf_class == s.elf_class && m->big_endian == s.big_endian &&
+         m->hard_float == s.hard_float;
+}
+
 static uint16_t u16(const uint8_t *p) { uint16_t v; memcpy(&v, p, 2); return v; }
 static uint32_t u32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
 static uint64_t u64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }

@@ -10,7 +10,9 @@
  * type order, then records that refer to other records (tensor -> buffer,
  * job -> INSNS and buffers, step -> jobs, tensors and DATA), then name
  * uniqueness, then HOSTCODE (format 1.1: native host code, whose entries
- * refer to steps), then JOBMETA (format 1.2: one record per job).  Each check only relies on fields checked before it, so
+ * refer to steps), then JOBMETA (format 1.2: one record per job), then
+ * SIGNATURE (format 1.3: its fields; the mac is the runtime's business,
+ * hostcode_trust.c).  Each check only relies on fields checked before it, so
  * the arithmetic never sees an unchecked value; all of it is
  * overflow-checked and 64-bit.
  *
@@ -153,7 +155,8 @@ static loom_status check_table(struct reader *r, uint32_t *count) {
  * it was written on purpose). */
 static loom_status check_entry_type(struct reader *r, uint32_t i, uint64_t e, uint32_t type) {
   uint64_t tbl = rd64(r->p + LOOM_FILE_OFF_SECTION_TABLE);
-  uint32_t need = type == LOOM_SEC_HOSTCODE ? 1 : type == LOOM_SEC_JOBMETA ? 2 : 0;
+  /* HOSTCODE came in 1.1, JOBMETA in 1.2, SIGNATURE in 1.3 */
+  uint32_t need = type > LOOM_SEC_STEPS && type < LOOM_SEC_COUNT ? type - LOOM_SEC_STEPS : 0;
   if (type == 0 || (type > LOOM_SEC_STEPS && r->minor == 0 && !need))
     return bad(r, e, "section %u: type %u is not defined", i, type);
   if (r->minor < need)
@@ -523,6 +526,23 @@ static loom_status check_jobmeta(struct reader *r) {
   return LOOM_OK;
 }
 
+/* ---- SIGNATURE (1.3): one record; the mac is checked by hostcode_trust.c ---- */
+
+static loom_status check_signature(struct reader *r) {
+  const struct section *s = &r->sec[LOOM_SEC_SIGNATURE];
+  if (!s->present || s->size == 0) return LOOM_OK; /* empty is the same as absent */
+  const struct loom_file_signature *g = (const void *)(r->p + s->off);
+  static const uint8_t zero[sizeof g->reserved];
+  if (s->size != sizeof *g)
+    return bad(r, s->off, "SIGNATURE: %" PRIu64 " records (one, or the section empty)", s->size / sizeof *g);
+  if (g->algorithm != LOOM_SIGNATURE_HMAC_SHA256)
+    return bad(r, s->off, "SIGNATURE: algorithm %u is not supported (1: HMAC-SHA256)", g->algorithm);
+  if (g->flags) return bad(r, s->off + 4, "SIGNATURE: flags are not 0");
+  if (memcmp(g->reserved, zero, sizeof zero)) return bad(r, s->off + 48, "SIGNATURE: reserved bytes are not 0");
+  r->f->signature = g;
+  return LOOM_OK;
+}
+
 static loom_status check_records(struct reader *r) {
   loom_status st;
   map_sections(r);
@@ -533,7 +553,8 @@ static loom_status check_records(struct reader *r) {
   if ((st = check_unique(r, LOOM_SEC_BUFFERS, r->f->buffer_count, "buffer"))) return st;
   if ((st = check_unique(r, LOOM_SEC_TENSORS, r->f->tensor_count, "tensor"))) return st;
   if ((st = check_hostcode(r))) return st;
-  return check_jobmeta(r);
+  if ((st = check_jobmeta(r))) return st;
+  return check_signature(r);
 }
 
 static loom_status parse_fail(char msg[LOOM_MSG_MAX], loom_status st, const char *name,

@@ -12,7 +12,9 @@
  * the same bytes, which is what lets the assembler round-trip exactly.
  * A file with native host code gets an eighth entry, HOSTCODE, after STEPS
  * and says version 1.1; one with job metadata gets a ninth, JOBMETA (and an
- * eighth, HOSTCODE, empty if need be) and says 1.2; without either the file
+ * eighth, HOSTCODE, empty if need be) and says 1.2; a signed one a tenth,
+ * SIGNATURE (the ones before it present, empty if need be) and says 1.3;
+ * without any of them the file
  * stays 1.0, byte for byte what it was before 1.1 existed.
  *
  * Strings are interned through a small open-addressing table of STRTAB
@@ -39,6 +41,7 @@ struct loom_file_builder {
   struct bytes strtab, insns, data, buffers, tensors, jobs, steps;
   struct bytes hostcode;  /* the whole HOSTCODE section; empty: none */
   struct bytes jobmeta;   /* JOBMETA records; empty: none */
+  struct bytes signature; /* the SIGNATURE record; empty: none */
   uint32_t *slots; /* STRTAB offset + 1 per slot, 0 = empty */
   size_t slot_cap, slot_used;
   int failed;
@@ -101,7 +104,7 @@ struct loom_file_builder *loom_file_builder_new(uint32_t config_hash) {
 void loom_file_builder_free(struct loom_file_builder *b) {
   if (!b) return;
   struct bytes *all[] = {&b->strtab, &b->insns, &b->data,     &b->buffers, &b->tensors,
-                         &b->jobs,   &b->steps, &b->hostcode, &b->jobmeta};
+                         &b->jobs,   &b->steps, &b->hostcode, &b->jobmeta, &b->signature};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) free(all[i]->p);
   free(b->slots);
   free(b);
@@ -195,6 +198,11 @@ uint32_t loom_fb_step(struct loom_file_builder *b, const struct loom_file_step *
   return add_record(b, &b->steps, s, sizeof *s);
 }
 
+void loom_fb_signature(struct loom_file_builder *b, const struct loom_file_signature *s) {
+  b->signature.len = 0;
+  if (!b->failed && bytes_put(&b->signature, s, sizeof *s)) b->failed = 1;
+}
+
 uint32_t loom_fb_jobmeta(struct loom_file_builder *b, const struct loom_file_jobmeta *m) {
   return add_record(b, &b->jobmeta, m, sizeof *m);
 }
@@ -277,7 +285,7 @@ static void wr64(uint8_t *p, uint64_t v) { wr32(p, (uint32_t)v); wr32(p + 4, (ui
 static void write_header(uint8_t *p, uint64_t size, uint32_t config_hash, int nsec) {
   memcpy(p, LOOM_FILE_MAGIC, 8);
   wr16(p + LOOM_FILE_OFF_MAJOR, LOOM_FILE_VERSION_MAJOR);
-  /* the last section decides: HOSTCODE came in 1.1, JOBMETA in 1.2 */
+  /* the last section decides: HOSTCODE came in 1.1, JOBMETA in 1.2, SIGNATURE in 1.3 */
   wr16(p + LOOM_FILE_OFF_MINOR, (uint16_t)(nsec > LOOM_SEC_STEPS ? nsec - LOOM_SEC_STEPS : 0));
   wr32(p + LOOM_FILE_OFF_HEADER_SIZE, LOOM_FILE_HEADER_SIZE);
   wr64(p + LOOM_FILE_OFF_FILE_SIZE, size);
@@ -289,8 +297,9 @@ static void write_header(uint8_t *p, uint64_t size, uint32_t config_hash, int ns
 
 uint8_t *loom_file_builder_finish(struct loom_file_builder *b, size_t *size) {
   const struct bytes *sec[NSEC] = {&b->strtab, &b->insns, &b->data,     &b->buffers, &b->tensors,
-                                   &b->jobs,   &b->steps, &b->hostcode, &b->jobmeta};
-  int nsec = b->jobmeta.len ? LOOM_SEC_JOBMETA : b->hostcode.len ? LOOM_SEC_HOSTCODE : LOOM_SEC_STEPS;
+                                   &b->jobs,   &b->steps, &b->hostcode, &b->jobmeta, &b->signature};
+  int nsec = b->signature.len ? LOOM_SEC_SIGNATURE : b->jobmeta.len ? LOOM_SEC_JOBMETA
+           : b->hostcode.len ? LOOM_SEC_HOSTCODE : LOOM_SEC_STEPS;
   uint64_t off[NSEC], end = LOOM_FILE_HEADER_SIZE + (uint64_t)nsec * LOOM_FILE_SECTION_ENTRY_SIZE;
   if (b->failed) return NULL;
   for (int i = 0; i < nsec; i++) {

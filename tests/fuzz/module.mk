@@ -64,7 +64,7 @@ $(FUZZ_BUILD)/obj/tests/fuzz/%.o: tests/fuzz/%.c tests/fuzz/fuzz.h $(GEN_HEADERS
 	$(FUZZ_CC) $(FUZZ_CPPFLAGS) $(FUZZ_CFLAGS) -Werror -MMD -MP -c -o $@ $<
 
 $(FUZZ_BUILD)/fuzz_%: $(FUZZ_BUILD)/obj/tests/fuzz/fuzz_%.o $(FUZZ_LIB)
-	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $< $(FUZZ_LIB) -lprotobuf-c -ldl -lz -lm
+	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $< $(FUZZ_LIB) -lprotobuf-c -ldl -lcrypto -lz -lm
 
 FUZZ_LONG_RUNS ?= 10000000
 FUZZ_LONG_SECONDS ?= 14400

@@ -21,6 +21,7 @@
 #include <stdio.h>
 
 #include "driver/core/outfile.h"
+#include "loom/loom.h"
 
 enum cli_exit {
   CLI_OK = 0,
@@ -59,6 +60,10 @@ int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * CLI_USER. */
 int cli_usage_error(const struct cli_cmd *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/* The one line on stderr when a model's native code is not run for want of
+ * consent: not signed with the user's key, and no --trust-native. */
+void cli_native_notice(const loom_model *m, const char *model);
 
 /* Prints the subcommand's help text to `out`. */
 void cli_print_help(const struct cli_cmd *cmd, FILE *out);

@@ -34,6 +34,11 @@ int cli_usage_error(const struct cli_cmd *cmd, const char *fmt, ...) {
   return CLI_USER;
 }
 
+void cli_native_notice(const loom_model *m, const char *model) {
+  const char *text;
+  if (loom_model_native(m, &text) == LOOM_NATIVE_UNTRUSTED) fprintf(stderr, "loom: %s: %s\n", model, text);
+}
+
 void cli_print_help(const struct cli_cmd *cmd, FILE *out) { fputs(cmd->help, out); }
 
 int cli_is_help(const char *arg) { return !strcmp(arg, "--help") || !strcmp(arg, "-h"); }

@@ -8,7 +8,11 @@
  * "file: where: what is wrong"; this file parses options, writes the file
  * and prints the report.  Host steps get native code from LLVM
  * (sw_compiler/llvm/hostgen.h) for --host-triple, this machine by default;
- * `--host-triple none` leaves them to the runtime's portable C ops.
+ * `--host-triple none` leaves them to the runtime's portable C ops.  A
+ * file with native code is signed with the user's key (made on first use,
+ * driver/core/hostcode_trust.c), which is the user's consent for `loom run`
+ * to run that code; a key that cannot be made or read leaves the file
+ * unsigned, with a warning (docs/hostcode.md).
  * `--target cpu` builds a host-only model: the whole float graph as one
  * LLVM-compiled host step, the baseline the benchmarks put beside PyTorch.
  */
@@ -16,6 +20,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "driver/core/hostcode_format.h"
 #include "sw_compiler/compile.h"
 #include "sw_compiler/llvm/hostgen.h"
 
@@ -97,6 +102,32 @@ static int add_host_code(const struct compile_args *a, uint8_t **bytes, size_t *
   return CLI_OK;
 }
 
+/* Signs *bytes when it carries native code; sets *signed_by to the key's
+ * path (empty when unsigned).  Only an out-of-memory is an error: without
+ * a key the file stays unsigned, and `loom run` says so when it loads it. */
+static int sign(const char *out, uint8_t **bytes, size_t *size, char *signed_by, size_t n) {
+  struct loom_key k;
+  struct loom_file f;
+  char msg[LOOM_MSG_MAX];
+  uint8_t *p;
+  size_t m;
+  signed_by[0] = 0;
+  if (loom_file_parse(*bytes, *size, out, &f, msg) != LOOM_OK) return cli_error("%s", msg);
+  int native = f.hostcode != NULL;
+  loom_file_free(&f);
+  if (!native) return CLI_OK;
+  if (loom_key_load(1, &k, msg) != LOOM_OK) {
+    fprintf(stderr, "loom: warning: %s; %s is not signed, so 'loom run' uses its native code only "
+            "with --trust-native\n", msg, out);
+    return CLI_OK;
+  }
+  if (loom_file_sign(*bytes, *size, out, &k, &p, &m, msg) != LOOM_OK) return cli_error("%s", msg);
+  free(*bytes);
+  *bytes = p, *size = m;
+  snprintf(signed_by, n, "%s", k.path);
+  return CLI_OK;
+}
+
 static void print_host_summary(const struct hostgen_summary *sum) {
   printf("host code: %u native step%s for %s, %u portable, %llu bytes of native code\n",
          sum->native_steps, sum->native_steps == 1 ? "" : "s", sum->triple, sum->portable_steps,
@@ -115,9 +146,12 @@ static int compile_cpu(const struct compile_args *a, const char *out) {
   if (!cfg) return cli_error("%s: unknown hardware configuration '%s'", a->model, a->config);
   if (hostgen_compile_onnx(a->model, &ho, cfg, &bytes, &size, &sum, &err))
     return cli_error("%s", err.msg);
-  int rc = cli_output_write(out, bytes, size);
+  char key[4096];
+  int rc = sign(out, &bytes, &size, key, sizeof key);
+  if (rc == CLI_OK) rc = cli_output_write(out, bytes, size);
   if (rc == CLI_OK && !a->quiet) {
     print_host_summary(&sum);
+    if (key[0]) printf("host code: signed with your key (%s)\n", key);
     printf("wrote %s (%zu bytes, target cpu)\n", out, size);
   }
   free(bytes);
@@ -140,11 +174,14 @@ static int compile(const struct compile_args *a, const char *out) {
     return rc ? cli_error("%s", err.msg) : CLI_USER;
   }
   struct hostgen_summary sum = {0};
+  char key[4096] = "";
   rc = native_wanted(a) ? add_host_code(a, &r.bytes, &r.size, &sum) : CLI_OK;
+  if (rc == CLI_OK) rc = sign(out, &r.bytes, &r.size, key, sizeof key);
   if (rc == CLI_OK) rc = cli_output_write(out, r.bytes, r.size);
   if (rc == CLI_OK && !a->quiet) {
     compile_report_print(stdout, &r);
     if (native_wanted(a)) print_host_summary(&sum);
+    if (key[0]) printf("host code: signed with your key (%s)\n", key);
     printf("wrote %s (%zu bytes, config %s%s)\n", out, r.size, r.cfg->name,
            r.calib_samples ? ", calibrated" : "");
   }
@@ -205,6 +242,9 @@ const struct cli_cmd cli_cmd_compile = {
             "                      aarch64-linux-gnu, armv7-linux-gnueabihf; none: no\n"
             "                      native code, the runtime's portable C ops run)\n"
             "  --host-cpu CPU      LLVM CPU name for the host code (default: baseline)\n"
+            "                      Native code is signed with your key ($LOOM_KEY_FILE,\n"
+            "                      else ~/.config/loom/key, made on first use), so that\n"
+            "                      'loom run' runs it for you (docs/hostcode.md)\n"
             "  --trace FILE        print the IR after each stage to FILE ('-': stderr)\n"
             "  -q, --quiet         do not print the per-layer table\n"
             "  -h, --help          show this help\n"

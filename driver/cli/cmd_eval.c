@@ -24,7 +24,7 @@
 struct eval_args {
   const char *model, *backend, *config, *options, *data, *labels;
   unsigned long limit, timeout_ms;
-  int quiet;
+  int quiet, trust_native;
 };
 
 struct eval_totals {
@@ -51,6 +51,7 @@ static int parse_option(struct eval_args *a, int argc, char **argv, int *i) {
     return r;
   }
   if (!strcmp(argv[*i], "--quiet") || !strcmp(argv[*i], "-q")) return a->quiet = 1;
+  if (!strcmp(argv[*i], "--trust-native")) return a->trust_native = 1;
   return 0;
 }
 
@@ -190,8 +191,9 @@ static int eval_loaded(const struct eval_args *a, loom_device *dev) {
   loom_model *m = NULL;
   struct loom_npy x = {0}, y = {0};
   int r = CLI_USER;
-  if (loom_model_load(dev, a->model, &m, msg) != LOOM_OK) cli_error("%s", msg);
-  else if (loom_npy_read(a->data, &x, msg) != LOOM_OK) cli_error("%s", msg);
+  if (loom_model_load(dev, a->model, &m, msg) != LOOM_OK) return cli_error("%s", msg);
+  cli_native_notice(m, a->model);
+  if (loom_npy_read(a->data, &x, msg) != LOOM_OK) cli_error("%s", msg);
   else if (loom_npy_read(a->labels, &y, msg) != LOOM_OK) cli_error("%s", msg);
   else r = evaluate(a, dev, m, &x, &y);
   loom_npy_free(&x);
@@ -218,8 +220,8 @@ static int run_eval(int argc, char **argv) {
   int r = parse_args(&a, argc, argv);
   if (r >= 0) return r;
   if ((r = model_config(&a)) != CLI_OK) return r;
-  snprintf(options, sizeof options, "config=%s%s%s", a.config, a.options ? "," : "",
-           a.options ? a.options : "");
+  snprintf(options, sizeof options, "config=%s%s%s%s", a.config, a.trust_native ? ",trust_native=1" : "",
+           a.options ? "," : "", a.options ? a.options : "");
   loom_device *dev = NULL;
   if (loom_device_open(a.backend, options, &dev, msg) != LOOM_OK) return cli_error("%s", msg);
   r = eval_loaded(&a, dev);
@@ -243,6 +245,7 @@ const struct cli_cmd cli_cmd_eval = {
     "      --options K=V,...  extra backend options\n"
     "  -n, --limit N          evaluate only the first N samples\n"
     "      --timeout MS       per-job timeout\n"
+    "      --trust-native     run native host code not signed with your key\n"
     "  -q, --quiet            no progress lines\n",
     run_eval,
 };

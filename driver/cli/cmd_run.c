@@ -37,6 +37,7 @@ struct run_args {
   int counters;
   int timing; /* --timing: fsim's timing model estimates the cycle counters */
   int profile;                              /* --profile */
+  int trust_native;                         /* --trust-native */
   const char *profile_json, *trace_path;    /* --profile-json, --trace */
 };
 
@@ -89,6 +90,7 @@ static int parse_option(struct run_args *a, int argc, char **argv, int *i) {
   }
   if (!strcmp(argv[*i], "--counters")) return a->counters = 1;
   if (!strcmp(argv[*i], "--timing")) return a->timing = 1;
+  if (!strcmp(argv[*i], "--trust-native")) return a->trust_native = 1;
   return parse_profile_option(a, argc, argv, i);
 }
 
@@ -136,12 +138,13 @@ static int open_and_load(struct run_ctx *c) {
   char msg[LOOM_MSG_MAX], options[512];
   int r = pick_config(c, &config);
   if (r != CLI_OK) return r;
-  snprintf(options, sizeof options, "config=%s%s%s%s", config, c->a.timing ? ",timing=1" : "",
-           c->a.options ? "," : "", c->a.options ? c->a.options : "");
+  snprintf(options, sizeof options, "config=%s%s%s%s%s", config, c->a.timing ? ",timing=1" : "",
+           c->a.trust_native ? ",trust_native=1" : "", c->a.options ? "," : "", c->a.options ? c->a.options : "");
   if (loom_device_open(c->a.backend, options, &c->dev, msg) != LOOM_OK)
     return cli_error("%s", msg);
   if (loom_model_load_memory(c->dev, c->bytes, c->size, c->a.model, &c->m, msg) != LOOM_OK)
     return cli_error("%s", msg);
+  cli_native_notice(c->m, c->a.model);
   return CLI_OK;
 }
 
@@ -376,6 +379,8 @@ const struct cli_cmd cli_cmd_run = {
         "                          any, every output is summarized on stdout\n"
         "      --timeout MS        per-job timeout in milliseconds (0: backend default)\n"
         "      --counters          print the performance counters of every job\n"
+        "      --trust-native      run the model's native host code even when it is not\n"
+        "                          signed with your key (docs/hostcode.md)\n"
         "      --timing            fsim only: estimate the cycle counters with fsim's\n"
         "                          timing model (option timing=1; see docs/fsim-timing.md)\n"
         "      --profile           print a table per layer: cycles, MACs, utilization,\n"

@@ -3,7 +3,7 @@
 # tests/cli/gemm_ref.c writes random inputs and the expected output of the
 # example GEMM programs (tests/asm/gemm64*.s); the scripts under tests/cli
 # drive the built `loom` binary (test_outputs.sh compiles one of the small
-# nets of tests/models).
+# nets of tests/models, test_native_consent.sh the digits CNN).
 
 GEMM_REF := $(BUILD)/tests/cli/gemm_ref
 
@@ -11,8 +11,9 @@ $(GEMM_REF): tests/cli/gemm_ref.c $(LIBLOOM) $(GEN_HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIBLOOM) $(LDLIBS)
 
-TEST_DEPS += $(GEMM_REF) $(MODELS_DIR)/small/manifest.json
-SCRIPT_TESTS += tests/cli/test_cli.sh tests/cli/test_gemm64.sh tests/cli/test_outputs.sh
+TEST_DEPS += $(GEMM_REF) $(MODELS_DIR)/small/manifest.json $(MODELS_DIR)/digits_manifest.json
+SCRIPT_TESTS += tests/cli/test_cli.sh tests/cli/test_gemm64.sh tests/cli/test_outputs.sh \
+  tests/cli/test_native_consent.sh
 
 # `loom --version`: the release and the git commit, regenerated on every make
 # (the script rewrites the header only when its text changes, so main.c

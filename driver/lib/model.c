@@ -16,7 +16,8 @@
  * A run executes the STEPS in order: a JOB step runs a job whose segment
  * table maps the model's buffers; a HOST step runs a host op (hostops.c) on
  * tensors in mapped buffers, or the native code the file carries for it
- * (HOSTCODE, hostcode.c) when that code is for this machine.  Host writes are synced to the device right
+ * (HOSTCODE, hostcode.c) when that code is for this machine and the user
+ * consented to it (a signature with their key, or the device's trust_native).  Host writes are synced to the device right
  * after they happen and job outputs synced back right after each job, so
  * every step sees the previous one's results on any backend.  Per-job
  * results (error, counters) of the last run are kept; a job that several
@@ -281,7 +282,7 @@ static loom_status model_new(loom_device *dev, struct loom_file *f, const char *
   snprintf(m->name, sizeof m->name, "%s", name);
   loom_status st = check_config(m, msg);
   if (st == LOOM_OK) st = check_model(m, msg);
-  if (st == LOOM_OK) st = loom_hostcode_open(&m->file, m->name, &m->hostcode, msg);
+  if (st == LOOM_OK) st = loom_hostcode_open(&m->file, m->name, dev->trust_native, &m->hostcode, msg);
   if (st == LOOM_OK) st = alloc_tables(m, msg);
   if (st == LOOM_OK) st = load_buffers(m, msg);
   if (st == LOOM_OK) st = load_jobs(m, msg);
@@ -334,6 +335,11 @@ void loom_model_free(loom_model *m) {
   loom_hostcode_close(m->hostcode); /* before the file its image came from */
   loom_file_free(&m->file);
   free(m);
+}
+
+loom_native_state loom_model_native(const loom_model *m, const char **text) {
+  if (text) *text = m && m->hostcode ? loom_hostcode_describe(m->hostcode) : "no native code";
+  return m ? loom_hostcode_state(m->hostcode) : LOOM_NATIVE_NONE;
 }
 
 /* ---- tensors ---- */

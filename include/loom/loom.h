@@ -75,7 +75,10 @@ typedef struct loom_model loom_model;
 
 /* Opens `backend` ("fsim", "tsim", ...).  `options` is a backend-specific
  * "key=value,key=value" string or NULL (e.g. "config=tiny" for fsim/tsim,
- * "dev=/dev/loom0" for linux).  On failure *out is NULL and `msg` says why. */
+ * "dev=/dev/loom0" for linux).  One option is every backend's:
+ * trust_native=1 runs the native host code of every model loaded on the
+ * device, signed with the user's key or not (docs/hostcode.md; the CLI's
+ * --trust-native).  On failure *out is NULL and `msg` says why. */
 loom_status loom_device_open(const char *backend, const char *options, loom_device **out,
                              char msg[LOOM_MSG_MAX]);
 void loom_device_close(loom_device *dev);
@@ -173,6 +176,21 @@ loom_status loom_model_load(loom_device *dev, const char *path, loom_model **out
 loom_status loom_model_load_memory(loom_device *dev, const void *bytes, size_t size,
                                    const char *name, loom_model **out, char msg[LOOM_MSG_MAX]);
 void loom_model_free(loom_model *m);
+
+/* What a loaded model does with the native host code its file carries
+ * (section HOSTCODE, docs/hostcode.md). */
+typedef enum loom_native_state {
+  LOOM_NATIVE_NONE = 0,      /* the file has none */
+  LOOM_NATIVE_RUNS,          /* it runs: signed with the user's key, or trusted (trust_native=1) */
+  LOOM_NATIVE_OTHER_MACHINE, /* built for another machine: the portable host ops run */
+  LOOM_NATIVE_UNTRUSTED,     /* for this machine, but not consented to: the portable host ops run */
+  LOOM_NATIVE_STATE_COUNT
+} loom_native_state;
+
+/* The state and, when `text` is not NULL, one line saying it ("its native
+ * code for x86_64-unknown-linux-gnu is not signed: the portable host ops
+ * run (--trust-native runs it)"); the library prints nothing itself. */
+loom_native_state loom_model_native(const loom_model *m, const char **text);
 
 int loom_model_input_count(const loom_model *m);
 int loom_model_output_count(const loom_model *m);

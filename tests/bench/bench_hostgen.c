@@ -60,7 +60,7 @@ static void fill(const struct loom_file_tensor *t, uint8_t *p) {
 
 static int mem_open(struct mem *m, const uint8_t *bytes, size_t n) {
   char msg[LOOM_MSG_MAX];
-  if (loom_file_parse(bytes, n, "bench", &m->f, msg) || loom_hostcode_open(&m->f, "bench", &m->hc, msg))
+  if (loom_file_parse(bytes, n, "bench", &m->f, msg) || loom_hostcode_open(&m->f, "bench", 1, &m->hc, msg))
     return fprintf(stderr, "%s\n", msg), -1;
   m->buf = calloc(m->f.buffer_count + 1, sizeof *m->buf);
   for (uint32_t i = 0; i < m->f.buffer_count; i++) m->buf[i] = aligned_alloc(64, (m->f.buffers[i].size + 63) & ~63ull);

@@ -129,6 +129,10 @@ const struct loom_hw_config *loom_device_config(const loom_device *dev) {
 
 const char *loom_device_backend(const loom_device *dev) { return dev ? dev->ops->name : NULL; }
 
+void loom_device_set_progress(loom_device *dev, void (*fn)(void *ctx, uint64_t done), void *ctx) {
+  if (dev && dev->ops->set_progress) dev->ops->set_progress(dev->state, fn, ctx);
+}
+
 loom_status loom_device_set_trace(loom_device *dev, int on) {
   if (!dev) return LOOM_E_INVALID;
   if (!dev->ops->set_trace)

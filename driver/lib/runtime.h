@@ -25,6 +25,10 @@ struct loom_device {
   char msg[LOOM_MSG_MAX];             /* message of the last failure */
 };
 
+/* Passes a job-progress callback to the backend (a no-op on backends
+ * without set_progress). */
+void loom_device_set_progress(loom_device *dev, void (*fn)(void *ctx, uint64_t done), void *ctx);
+
 /* Options every backend accepts (device.c reads them; loom_option_check
  * lets them through). */
 extern const char *const loom_device_option_keys[];

@@ -205,6 +205,21 @@ loom_status loom_model_set_input(loom_model *m, const char *name, loom_dtype dty
 /* Runs every step (accelerator jobs and host ops) of the model. */
 loom_status loom_model_run(loom_model *m, uint32_t timeout_ms);
 
+/* Progress of loom_model_run, for a display (the library prints nothing). */
+struct loom_run_progress {
+  int step, steps;   /* the step running (0-based), of how many */
+  const char *name;  /* its layer (the job's JOBMETA name) or host op */
+  double fraction;   /* of the whole run, 0..1: steps weighed by the compiler's
+                        cycle estimates (JOBMETA; equal weights without), and
+                        within a job by the backend's progress (fsim, tsim) */
+};
+typedef void (*loom_run_progress_fn)(void *ctx, const struct loom_run_progress *p);
+
+/* Calls fn(ctx, ...) as each step of loom_model_run starts and, on the
+ * backends that report it (fsim, tsim), every few milliseconds of a long
+ * job.  fn NULL stops. */
+void loom_model_set_progress(loom_model *m, loom_run_progress_fn fn, void *ctx);
+
 /* Copies an output in its declared type into `data` (`bytes` long). */
 loom_status loom_model_get_output(loom_model *m, const char *name, void *data, size_t bytes);
 

@@ -44,7 +44,7 @@ static int quantize(struct ir_graph *g, const struct compile_options *o, struct 
   if (ir_pass_fuse_matmul_bias(g, err)) return -1;
   int n = g->n_tensors;
   struct calib_range *ranges = ir_xcalloc((size_t)n + 1, sizeof *ranges);
-  int rc = calib_collect(g, o->calib, ranges, &r->calib_samples, err);
+  int rc = calib_collect(g, o->calib, ranges, &r->calib_samples, &o->progress, err);
   if (!rc && (o->flags & COMPILE_CLIP_MSE)) calib_choose_clip(ranges, n);
   rc = rc ||
            ir_pass_quantize(g, ranges, n, o->flags & COMPILE_CLIP_MSE ? QUANT_CLIP_MSE : 0, err);
@@ -76,7 +76,7 @@ static int run_pipeline(struct ir_graph *g, const struct compile_options *o, str
   trace(o, g, "fused");
   enum part_target *targets = ir_xcalloc((size_t)g->n_nodes + 1, sizeof *targets);
   int rc = ir_pass_partition(g, r->cfg->block_in, targets, err) ||
-           compile_loom(g, targets, out_names, r->cfg, o->flags, r, err);
+           compile_loom(g, targets, out_names, r->cfg, o->flags, &o->progress, r, err);
   free(targets);
   return rc ? -1 : 0;
 }

@@ -38,6 +38,7 @@ struct compile_options {
   const char *calib;   /* .npy file or directory of them: required for float models */
   unsigned flags;      /* COMPILE_* */
   FILE *trace;         /* when set, the IR after each stage is printed here */
+  struct ir_progress progress; /* optional: calibration and tiling report how far they are */
 };
 
 /* One row of the report: an accelerator job or a host step. */
@@ -90,7 +91,7 @@ int compile_have_im2col(void);
  * may have replaced the tensor). */
 int compile_loom(const struct ir_graph *g, const enum part_target *targets,
                  char *const *out_names, const struct loom_hw_config *cfg, unsigned flags,
-                 struct compile_result *r, struct ir_error *err);
+                 const struct ir_progress *prog, struct compile_result *r, struct ir_error *err);
 
 /*
  * report.c

@@ -65,6 +65,10 @@ int cli_usage_error(const struct cli_cmd *cmd, const char *fmt, ...)
  * consent: not signed with the user's key, and no --trust-native. */
 void cli_native_notice(const loom_model *m, const char *model);
 
+/* A loom_run_progress_fn drawing on the progress display `ctx`
+ * (driver/core/progress.h): "step 7/21 LAYER". */
+void cli_show_run_progress(void *ctx, const struct loom_run_progress *p);
+
 /* Prints the subcommand's help text to `out`. */
 void cli_print_help(const struct cli_cmd *cmd, FILE *out);
 

@@ -21,6 +21,7 @@
 
 #include "cli.h"
 #include "driver/core/hostcode_format.h"
+#include "driver/core/progress.h"
 #include "sw_compiler/compile.h"
 #include "sw_compiler/llvm/hostgen.h"
 
@@ -87,15 +88,30 @@ static int native_wanted(const struct compile_args *a) {
   return !a->triple || strcmp(a->triple, "none");
 }
 
+/* The compiler's progress (calibration, tiling) on the display. */
+static void show_stage(void *ctx, const char *stage, int done, int total) {
+  char label[64];
+  if (total > 0) snprintf(label, sizeof label, "%s %d/%d", stage, done, total);
+  else snprintf(label, sizeof label, "%s", stage);
+  loom_progress_update(ctx, total > 0 ? (double)done / total : -1, label);
+}
+
+/* Ends the progress display, before anything is printed (a bar would run into it). */
+static void progress_done(struct loom_progress **prog) {
+  loom_progress_finish(*prog);
+  *prog = NULL;
+}
+
 /* Replaces *bytes with a copy carrying native code for its host steps. */
 static int add_host_code(const struct compile_args *a, uint8_t **bytes, size_t *size,
-                         struct hostgen_summary *sum) {
+                         struct hostgen_summary *sum, struct loom_progress **prog) {
   struct hostgen_options ho = {.triple = a->triple, .cpu = a->cpu};
   struct ir_error err = {{0}};
   uint8_t *out = NULL;
   size_t out_size = 0;
+  loom_progress_update(*prog, -1, "host code (LLVM)");
   if (hostgen_loom(*bytes, *size, a->model, &ho, &out, &out_size, sum, &err))
-    return cli_error("%s", err.msg);
+    return progress_done(prog), cli_error("%s", err.msg);
   free(*bytes);
   *bytes = out;
   *size = out_size;
@@ -136,7 +152,7 @@ static void print_host_summary(const struct hostgen_summary *sum) {
 }
 
 /* --target cpu: the float graph as one native host step. */
-static int compile_cpu(const struct compile_args *a, const char *out) {
+static int compile_cpu(const struct compile_args *a, const char *out, struct loom_progress **prog) {
   struct hostgen_options ho = {.triple = native_wanted(a) ? a->triple : NULL, .cpu = a->cpu};
   struct hostgen_summary sum = {0};
   struct ir_error err = {{0}};
@@ -144,8 +160,10 @@ static int compile_cpu(const struct compile_args *a, const char *out) {
   uint8_t *bytes = NULL;
   size_t size = 0;
   if (!cfg) return cli_error("%s: unknown hardware configuration '%s'", a->model, a->config);
+  loom_progress_update(*prog, -1, "the whole graph as host code (LLVM)");
   if (hostgen_compile_onnx(a->model, &ho, cfg, &bytes, &size, &sum, &err))
-    return cli_error("%s", err.msg);
+    return progress_done(prog), cli_error("%s", err.msg);
+  progress_done(prog);
   char key[4096];
   int rc = sign(out, &bytes, &size, key, sizeof key);
   if (rc == CLI_OK) rc = cli_output_write(out, bytes, size);
@@ -158,15 +176,16 @@ static int compile_cpu(const struct compile_args *a, const char *out) {
   return rc;
 }
 
-static int compile(const struct compile_args *a, const char *out) {
+static int compile(const struct compile_args *a, const char *out, struct loom_progress **prog) {
   struct compile_options o = {.config = a->config, .calib = a->calib,
-                              .flags = a->no_im2col ? 0 : COMPILE_IM2COL};
+                              .flags = a->no_im2col ? 0 : COMPILE_IM2COL, .progress = {show_stage, *prog}};
   struct compile_result r;
   struct ir_error err = {{0}};
   struct loom_outfile *trace = NULL;
   if (a->trace && !(o.trace = strcmp(a->trace, "-") ? cli_output_open(a->trace, &trace) : stderr))
     return CLI_USER;
   int rc = compile_onnx(a->model, &o, &r, &err);
+  if (rc || trace) progress_done(prog);
   /* The trace is kept when the compile fails: it shows the stages before. */
   int trace_rc = trace ? cli_output_commit(trace) : CLI_OK;
   if (rc || trace_rc != CLI_OK) {
@@ -175,7 +194,8 @@ static int compile(const struct compile_args *a, const char *out) {
   }
   struct hostgen_summary sum = {0};
   char key[4096] = "";
-  rc = native_wanted(a) ? add_host_code(a, &r.bytes, &r.size, &sum) : CLI_OK;
+  rc = native_wanted(a) ? add_host_code(a, &r.bytes, &r.size, &sum, prog) : CLI_OK;
+  progress_done(prog); /* signing may warn, the report follows */
   if (rc == CLI_OK) rc = sign(out, &r.bytes, &r.size, key, sizeof key);
   if (rc == CLI_OK) rc = cli_output_write(out, r.bytes, r.size);
   if (rc == CLI_OK && !a->quiet) {
@@ -208,8 +228,10 @@ static int run_compile(int argc, char **argv) {
   char *dflt = a.out ? NULL : default_output(a.model);
   if (!a.out && !dflt) return cli_error("out of memory");
   if (check_outputs(&a, a.out ? a.out : dflt) != CLI_OK) return free(dflt), CLI_USER;
-  if (a.target && !strcmp(a.target, "cpu")) r = compile_cpu(&a, a.out ? a.out : dflt);
-  else r = compile(&a, a.out ? a.out : dflt);
+  struct loom_progress *prog = loom_progress_start(stderr, "loom compile", a.quiet);
+  if (a.target && !strcmp(a.target, "cpu")) r = compile_cpu(&a, a.out ? a.out : dflt, &prog);
+  else r = compile(&a, a.out ? a.out : dflt, &prog);
+  loom_progress_finish(prog); /* when an error came first */
   free(dflt);
   return r;
 }

@@ -19,6 +19,7 @@
 #include "cli.h"
 #include "driver/core/loomfile.h"
 #include "driver/core/npy.h"
+#include "driver/core/progress.h"
 #include "loom/loom.h"
 
 struct eval_args {
@@ -123,19 +124,32 @@ static void add_counters(loom_model *m, struct eval_totals *t) {
   }
 }
 
-/* Runs sample i; returns the predicted class or -1 after an error. */
-static int run_sample(loom_model *m, loom_device *dev, const struct eval_args *a,
-                      const struct loom_npy *x, size_t elems, uint64_t i, float *out,
-                      size_t out_elems) {
+/* The display: samples done, and how far the current one is. */
+struct eval_progress {
+  struct loom_progress *display;
+  uint64_t sample, samples;
+};
+
+static void show_sample(void *ctx, const struct loom_run_progress *p) {
+  struct eval_progress *e = ctx;
+  char label[128];
+  snprintf(label, sizeof label, "sample %llu/%llu, step %d/%d %.50s", (unsigned long long)e->sample + 1,
+           (unsigned long long)e->samples, p->step < p->steps ? p->step + 1 : p->steps, p->steps,
+           p->step < p->steps ? p->name : "");
+  loom_progress_update(e->display, ((double)e->sample + p->fraction) / (double)e->samples, label);
+}
+
+/* Runs sample i; returns the predicted class, or -1 with the device's
+ * message (printed by the caller, once the display is gone). */
+static int run_sample(loom_model *m, const struct eval_args *a, const struct loom_npy *x, size_t elems,
+                      uint64_t i, float *out, size_t out_elems) {
   const struct loom_tensor_info *in = loom_model_input(m, 0);
   const uint8_t *base = (const uint8_t *)x->data + i * elems * loom_dtype_size(x->dtype);
   if (loom_model_set_input(m, in->name, x->dtype, in->rank, in->dims, base) != LOOM_OK ||
       loom_model_run(m, (uint32_t)a->timeout_ms) != LOOM_OK ||
       loom_model_get_output(m, loom_model_output(m, 0)->name, out, out_elems * sizeof *out) !=
-          LOOM_OK) {
-    cli_error("%s: sample %" PRIu64 ": %s", a->model, i, loom_device_error(dev));
+          LOOM_OK)
     return -1;
-  }
   return argmax(out, out_elems);
 }
 
@@ -173,15 +187,20 @@ static int evaluate(const struct eval_args *a, loom_device *dev, loom_model *m,
   if (a->limit && a->limit < n) n = a->limit;
   float *out = malloc(info_elems(o) * sizeof *out);
   if (!out) return cli_error("out of memory");
-  for (uint64_t i = 0; i < n; i++) {
-    int pred = run_sample(m, dev, a, x, elems, i, out, info_elems(o));
-    if (pred < 0) return free(out), CLI_JOB;
-    t.correct += pred == label_at(y, i);
+  struct eval_progress ep = {loom_progress_start(stderr, "loom eval", a->quiet), 0, n};
+  if (ep.display) loom_model_set_progress(m, show_sample, &ep);
+  int pred = 0;
+  for (ep.sample = 0; ep.sample < n; ep.sample++) {
+    if ((pred = run_sample(m, a, x, elems, ep.sample, out, info_elems(o))) < 0) break;
+    t.correct += pred == label_at(y, ep.sample);
     t.samples++;
     add_counters(m, &t);
-    if (!a->quiet && (i + 1) % 50 == 0) fprintf(stderr, "loom eval: %" PRIu64 "/%" PRIu64 "\n", i + 1, n);
   }
+  loom_model_set_progress(m, NULL, NULL);
+  loom_progress_finish(ep.display);
   free(out);
+  if (pred < 0)
+    return cli_error("%s: sample %" PRIu64 ": %s", a->model, ep.sample, loom_device_error(dev)), CLI_JOB;
   print_report(a, loom_device_config(dev), &t);
   return CLI_OK;
 }
@@ -246,6 +265,7 @@ const struct cli_cmd cli_cmd_eval = {
     "  -n, --limit N          evaluate only the first N samples\n"
     "      --timeout MS       per-job timeout\n"
     "      --trust-native     run native host code not signed with your key\n"
-    "  -q, --quiet            no progress lines\n",
+    "  -q, --quiet            no progress display (shown on stderr for runs\n"
+    "                         longer than 2 s)\n",
     run_eval,
 };

@@ -18,6 +18,7 @@
 #include "driver/cli/profile.h"
 #include "driver/core/loomfile.h"
 #include "driver/core/npy.h"
+#include "driver/core/progress.h"
 #include "driver/core/readfile.h"
 #include "loom/isa.h"
 #include "loom/loom.h"
@@ -38,6 +39,7 @@ struct run_args {
   int timing; /* --timing: fsim's timing model estimates the cycle counters */
   int profile;                              /* --profile */
   int trust_native;                         /* --trust-native */
+  int quiet;                                /* -q: no progress display */
   const char *profile_json, *trace_path;    /* --profile-json, --trace */
 };
 
@@ -91,6 +93,7 @@ static int parse_option(struct run_args *a, int argc, char **argv, int *i) {
   if (!strcmp(argv[*i], "--counters")) return a->counters = 1;
   if (!strcmp(argv[*i], "--timing")) return a->timing = 1;
   if (!strcmp(argv[*i], "--trust-native")) return a->trust_native = 1;
+  if (!strcmp(argv[*i], "--quiet") || !strcmp(argv[*i], "-q")) return a->quiet = 1;
   return parse_profile_option(a, argc, argv, i);
 }
 
@@ -316,7 +319,11 @@ static int reports(struct run_ctx *c) {
 
 static int run_model(struct run_ctx *c) {
   if (start_trace(c) != CLI_OK) return CLI_USER;
+  struct loom_progress *prog = loom_progress_start(stderr, "loom run", c->a.quiet);
+  if (prog) loom_model_set_progress(c->m, cli_show_run_progress, prog);
   loom_status st = loom_model_run(c->m, (uint32_t)c->a.timeout_ms);
+  loom_model_set_progress(c->m, NULL, NULL);
+  loom_progress_finish(prog);
   if (c->a.counters) counters(c);
   if (st == LOOM_OK && reports(c) != CLI_OK) return CLI_USER;
   if (st == LOOM_OK) return outputs(c);
@@ -379,6 +386,8 @@ const struct cli_cmd cli_cmd_run = {
         "                          any, every output is summarized on stdout\n"
         "      --timeout MS        per-job timeout in milliseconds (0: backend default)\n"
         "      --counters          print the performance counters of every job\n"
+        "  -q, --quiet             no progress display (shown on stderr for runs\n"
+        "                          longer than 2 s)\n"
         "      --trust-native      run the model's native host code even when it is not\n"
         "                          signed with your key (docs/hostcode.md)\n"
         "      --timing            fsim only: estimate the cycle counters with fsim's\n"

@@ -13,7 +13,7 @@ $(GEMM_REF): tests/cli/gemm_ref.c $(LIBLOOM) $(GEN_HEADERS)
 
 TEST_DEPS += $(GEMM_REF) $(MODELS_DIR)/small/manifest.json $(MODELS_DIR)/digits_manifest.json
 SCRIPT_TESTS += tests/cli/test_cli.sh tests/cli/test_gemm64.sh tests/cli/test_outputs.sh \
-  tests/cli/test_native_consent.sh
+  tests/cli/test_native_consent.sh tests/cli/test_progress.sh
 
 # `loom --version`: the release and the git commit, regenerated on every make
 # (the script rewrites the header only when its text changes, so main.c

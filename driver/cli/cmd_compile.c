@@ -274,6 +274,6 @@ const struct cli_cmd cli_cmd_compile = {
             "example:\n"
             "  loom compile build/models/digits_cnn.onnx --calib build/models/calib_digits_cnn \\\n"
             "      -o digits_cnn.loom\n"
-            "  loom run digits_cnn.loom -i digits_cnn_in0.npy -o out.npy\n",
+            "  loom run digits_cnn.loom -i build/models/digits_cnn_in0.npy -o out.npy\n",
     .run = run_compile,
 };

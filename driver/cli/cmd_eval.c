@@ -266,6 +266,12 @@ const struct cli_cmd cli_cmd_eval = {
     "      --timeout MS       per-job timeout\n"
     "      --trust-native     run native host code not signed with your key\n"
     "  -q, --quiet            no progress display (shown on stderr for runs\n"
-    "                         longer than 2 s)\n",
+    "                         longer than 2 s)\n"
+    "\n"
+    "exit status: 0 ok, 1 usage or input error, 2 a job failed or timed out\n"
+    "\n"
+    "example:\n"
+    "  loom eval digits_cnn.loom --backend tsim --data build/models/digits_test_x.npy \\\n"
+    "      --labels build/models/digits_test_y.npy\n",
     run_eval,
 };

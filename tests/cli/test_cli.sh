@@ -61,13 +61,13 @@ expect 0 out "usage: loom COMMAND" "$LOOM" --help
 expect 0 out "usage: loom COMMAND" "$LOOM" help
 expect 1 err "usage: loom COMMAND" "$LOOM"
 expect 1 err "'frobnicate' is not a loom command" "$LOOM" frobnicate
-for cmd in run asm disasm inspect devices help; do
+for cmd in compile run eval asm disasm inspect devices help; do
   expect 0 out "usage: loom $cmd" "$LOOM" "$cmd" --help
   expect 0 out "usage: loom $cmd" "$LOOM" help "$cmd"
   expect 0 out "usage: loom $cmd" "$LOOM" "$cmd" -h
   expect 0 out "  $cmd " "$LOOM" --help
 done
-for cmd in run asm disasm inspect devices; do
+for cmd in compile run eval asm disasm inspect devices; do
   expect 1 err "unknown option '--bogus'" "$LOOM" "$cmd" --bogus
 done
 expect 1 err "'nope' is not a loom command" "$LOOM" help nope

@@ -39,12 +39,7 @@ if [ "$(uname -m)" != x86_64 ] || ! command -v ld.lld-15 >/dev/null || ! command
 fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-failed=0
-checks=0
-fail() {
-  echo "FAIL: $*"
-  failed=$((failed + 1))
-}
+. tests/cli/common.sh # fail, expect, summary
 ONNX=$MODELS/digits_cnn.onnx
 CALIB=$MODELS/calib_digits_cnn
 X=$MODELS/digits_cnn_in0.npy
@@ -108,23 +103,6 @@ exec ld.lld-15 "\$@" "$tmp/evil.o" \$extra
 EOF
 chmod +x "$tmp/ld.sh"
 
-# expect CODE PATTERN CMD...: CMD exits CODE and stderr has PATTERN.
-expect() {
-  want=$1 pattern=$2
-  shift 2
-  checks=$((checks + 1))
-  set +e
-  "$@" >"$tmp/out" 2>"$tmp/err"
-  code=$?
-  set -e
-  if [ "$code" -ne "$want" ]; then
-    fail "$* exited $code, expected $want"
-    sed 's/^/  | /' "$tmp/err"
-  elif [ -n "$pattern" ] && ! grep -qF -- "$pattern" "$tmp/err"; then
-    fail "$*: stderr lacks '$pattern':"
-    sed 's/^/  | /' "$tmp/err"
-  fi
-}
 no_marker() {
   checks=$((checks + 1))
   if [ -e "$MARK" ]; then fail "$1: hostile code ran (the marker exists)"; rm -f "$MARK"; fi
@@ -133,7 +111,7 @@ as_victim() { LOOM_KEY_FILE=$VICTIM "$@"; }
 
 # The victim's key and reference output (a clean compile of their own).
 LOOM_KEY_FILE=$VICTIM "$LOOM" compile "$ONNX" --calib "$CALIB" -q -o "$tmp/own.loom"
-expect 0 "" as_victim "$LOOM" run "$tmp/own.loom" -i "$X" -o "$tmp/ref.npy"
+expect 0 err "" as_victim "$LOOM" run "$tmp/own.loom" -i "$X" -o "$tmp/ref.npy"
 checks=$((checks + 1))
 [ ! -s "$tmp/err" ] || fail "own model: a notice on stderr: $(cat "$tmp/err")"
 as_victim "$LOOM" inspect "$tmp/own.loom" | grep -q "here: runs (x86-64)" || fail "inspect of the victim's own model"
@@ -144,18 +122,18 @@ for mode in extra import ifunc irelative ctor auxiliary filter; do
     -o "$tmp/$mode.loom" || { fail "$mode: the hostile compile failed"; continue; }
   no_marker "$mode: compile"
   # Without consent: the portable ops, one line on stderr, the same outputs.
-  expect 0 "is signed with key" as_victim "$LOOM" run "$tmp/$mode.loom" -i "$X" -o "$tmp/out.npy"
+  expect 0 err "is signed with key" as_victim "$LOOM" run "$tmp/$mode.loom" -i "$X" -o "$tmp/out.npy"
   checks=$((checks + 1))
   [ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "$mode: the notice is not one line"
   cmp -s "$tmp/out.npy" "$tmp/ref.npy" || fail "$mode: outputs differ from the victim's own model"
   no_marker "$mode: run without consent"
-  expect 0 "the portable host ops run" as_victim "$LOOM" eval "$tmp/$mode.loom" \
+  expect 0 err "the portable host ops run" as_victim "$LOOM" eval "$tmp/$mode.loom" \
     --data "$MODELS/digits_test_x.npy" --labels "$MODELS/digits_test_y.npy" -n 2 -q
   no_marker "$mode: eval without consent"
 done
 
 # With consent the extra code runs (what the test would see if it ran above)...
-expect 0 "" as_victim "$LOOM" run "$tmp/extra.loom" -i "$X" -o "$tmp/out.npy" --trust-native
+expect 0 err "" as_victim "$LOOM" run "$tmp/extra.loom" -i "$X" -o "$tmp/out.npy" --trust-native
 checks=$((checks + 1))
 [ -e "$MARK" ] || fail "extra --trust-native: the hostile code did not run (the test cannot see it)"
 cmp -s "$tmp/out.npy" "$tmp/ref.npy" || fail "extra --trust-native: outputs differ"
@@ -167,11 +145,11 @@ as_victim "$LOOM" inspect "$tmp/extra.loom" | grep -q "here: runs only with --tr
 for pair in "import:imports symbol 'system'" "ifunc:is an IFUNC" "irelative:IRELATIVE relocation" \
             "ctor:constructors or destructors" "auxiliary:DT_AUXILIARY" "filter:DT_FILTER"; do
   mode=${pair%%:*} why=${pair#*:}
-  expect 1 "$why" as_victim "$LOOM" run "$tmp/$mode.loom" -i "$X" --trust-native
+  expect 1 err "$why" as_victim "$LOOM" run "$tmp/$mode.loom" -i "$X" --trust-native
   no_marker "$mode: run with --trust-native"
-  expect 1 "$why" as_victim "$LOOM" run "$tmp/$mode.loom" -i "$MODELS/digits_test_y.npy" --trust-native
+  expect 1 err "$why" as_victim "$LOOM" run "$tmp/$mode.loom" -i "$MODELS/digits_test_y.npy" --trust-native
   no_marker "$mode: run with a bad input"
-  expect 1 "native code would be refused at load" as_victim "$LOOM" inspect "$tmp/$mode.loom"
+  expect 1 err "native code would be refused at load" as_victim "$LOOM" inspect "$tmp/$mode.loom"
   checks=$((checks + 1))
   grep -qF "$why" "$tmp/out" || fail "inspect $mode.loom: stdout lacks '$why'"
 done
@@ -190,17 +168,17 @@ for i in range(n):
 struct.pack_into('<I', b, 24, zlib.crc32(bytes(b[32:])) & 0xffffffff)
 open(p, 'wb').write(b)
 EOF
-expect 0 "was changed after it was signed with your key" as_victim "$LOOM" run "$tmp/changed.loom" -i "$X"
+expect 0 err "was changed after it was signed with your key" as_victim "$LOOM" run "$tmp/changed.loom" -i "$X"
 as_victim "$LOOM" inspect "$tmp/changed.loom" | grep -q "signature: changed after it was signed" ||
   fail "inspect changed.loom"
 
 # --target cpu: one NATIVE step, nothing portable: refused without consent.
 LOOM_KEY_FILE=$ATTACKER "$LOOM" compile --target cpu "$ONNX" -q -o "$tmp/cpu.loom"
-expect 1 "exists only as native code" as_victim "$LOOM" run "$tmp/cpu.loom" -i "$X"
+expect 1 err "exists only as native code" as_victim "$LOOM" run "$tmp/cpu.loom" -i "$X"
 checks=$((checks + 1))
 grep -qF -- "--trust-native" "$tmp/err" || fail "cpu.loom: the refusal does not name --trust-native"
-expect 0 "" as_victim "$LOOM" run "$tmp/cpu.loom" -i "$X" --trust-native
-expect 0 "" env LOOM_KEY_FILE="$ATTACKER" "$LOOM" run "$tmp/cpu.loom" -i "$X"
+expect 0 err "" as_victim "$LOOM" run "$tmp/cpu.loom" -i "$X" --trust-native
+expect 0 err "" env LOOM_KEY_FILE="$ATTACKER" "$LOOM" run "$tmp/cpu.loom" -i "$X"
 
 # The key: made 0600 in a 0700 directory; refused when others may read it.
 xdg=$tmp/xdg
@@ -210,11 +188,10 @@ checks=$((checks + 1))
   fail "the key or its directory has the wrong mode: $(stat -c '%a %n' "$xdg/loom" "$xdg/loom/key")"
 grep -qE '^[0-9a-f]{64}$' "$xdg/loom/key" || fail "the key is not 64 hex digits"
 chmod 644 "$xdg/loom/key"
-expect 0 "chmod 600 it" env -u LOOM_KEY_FILE XDG_CONFIG_HOME="$xdg" "$LOOM" run "$tmp/xdg.loom" -i "$X"
-expect 0 "chmod 600 it" env -u LOOM_KEY_FILE XDG_CONFIG_HOME="$xdg" "$LOOM" compile "$ONNX" --calib "$CALIB" -q \
+expect 0 err "chmod 600 it" env -u LOOM_KEY_FILE XDG_CONFIG_HOME="$xdg" "$LOOM" run "$tmp/xdg.loom" -i "$X"
+expect 0 err "chmod 600 it" env -u LOOM_KEY_FILE XDG_CONFIG_HOME="$xdg" "$LOOM" compile "$ONNX" --calib "$CALIB" -q \
   -o "$tmp/xdg2.loom"
 checks=$((checks + 1))
 grep -q "is not signed" "$tmp/err" || fail "compile with an open key: no 'is not signed' warning"
 
-echo "test_native_consent: $checks checks, $failed failed"
-[ "$failed" -eq 0 ]
+summary test_native_consent

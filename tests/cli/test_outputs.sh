@@ -24,13 +24,7 @@ set -eu
 LOOM=${LOOM:-build/bin/loom}
 BUILD=${BUILD:-build}
 case $LOOM in /*) ;; *) LOOM=$PWD/$LOOM ;; esac
-failed=0
-checks=0
-
-fail() {
-  echo "FAIL: $*"
-  failed=$((failed + 1))
-}
+. tests/cli/common.sh # fail, expect, summary
 
 # The models and inputs the writers use.  Most outputs are larger than a
 # page, so that on the full tmpfs even a writer that truncates the previous
@@ -56,24 +50,6 @@ w_profile() { "$LOOM" run "$G" -i A="$A" -i B="$B" --timing --profile-json "$1";
 w_rtrace() { "$LOOM" run "$G" -i A="$A" -i B="$B" --timing --trace "$1"; }
 WRITERS="compile trace asm disasm run profile rtrace"
 
-# expect_fail NAME PATTERN CMD...: CMD exits 1 and stderr has PATTERN.
-expect_fail() {
-  name=$1 pattern=$2
-  shift 2
-  checks=$((checks + 1))
-  set +e
-  "$@" >"$tmp/out" 2>"$tmp/err"
-  code=$?
-  set -e
-  if [ "$code" -ne 1 ]; then
-    fail "$name: exited $code, expected 1"
-    sed 's/^/  | /' "$tmp/err"
-  elif ! grep -qF -- "$pattern" "$tmp/err"; then
-    fail "$name: stderr lacks '$pattern':"
-    sed 's/^/  | /' "$tmp/err"
-  fi
-}
-
 # ---- a full file system (run inside `unshare -m`) ----
 full_fs() {
   tmp=$1
@@ -90,7 +66,7 @@ full_fs() {
   dd if=/dev/zero of="$fs/fill2" bs=1 2>/dev/null || true
   ls -A "$fs" | sort >"$tmp/before"
   for w in $WRITERS; do
-    expect_fail "$w on a full disk" "$fs/old.$w: write failed: No space left on device" "w_$w" "$fs/old.$w"
+    expect 1 err "$fs/old.$w: write failed: No space left on device" "w_$w" "$fs/old.$w"
     checks=$((checks + 1))
     cmp -s "$fs/old.$w" "$tmp/ref/old.$w" || fail "$w on a full disk: the previous file changed or is gone"
   done
@@ -98,8 +74,7 @@ full_fs() {
   checks=$((checks + 1))
   cmp -s "$tmp/before" "$tmp/after" || { fail "files left on the full disk:"; diff "$tmp/before" "$tmp/after" || true; }
   umount "$fs"
-  echo "full-fs: $checks checks, $failed failed"
-  [ "$failed" -eq 0 ]
+  summary full-fs
 }
 
 if [ "${1:-}" = --full-fs ]; then
@@ -114,7 +89,7 @@ setup "$tmp"
 # ---- a private /dev/full: written in place, never unlinked ----
 if mknod "$tmp/full" c 1 7 2>/dev/null && [ -c "$tmp/full" ]; then
   for w in $WRITERS; do
-    expect_fail "$w to /dev/full" "$tmp/full: write failed: No space left on device" "w_$w" "$tmp/full"
+    expect 1 err "$tmp/full: write failed: No space left on device" "w_$w" "$tmp/full"
     checks=$((checks + 1))
     [ -c "$tmp/full" ] || { fail "$w to /dev/full: the device node is gone"; mknod "$tmp/full" c 1 7; }
   done
@@ -141,19 +116,19 @@ ln "$G" "$tmp/hardlink.loom"
 ln -s "$A" "$tmp/symlink.npy"
 for f in m.onnx s.s gemm64.loom a.npy; do cp "$tmp/$f" "$tmp/$f.ref"; done
 same="the output is the input"
-expect_fail "compile -o MODEL" "$same" "$LOOM" compile "$tmp/m.onnx" --host-triple none -o "$tmp/m.onnx"
-expect_fail "compile --trace MODEL" "$same" "$LOOM" compile "$tmp/m.onnx" --host-triple none -o "$tmp/x.loom" --trace "$tmp/m.onnx"
-expect_fail "compile --trace = -o" "the IR trace and the output are the same file" \
+expect 1 err "$same" "$LOOM" compile "$tmp/m.onnx" --host-triple none -o "$tmp/m.onnx"
+expect 1 err "$same" "$LOOM" compile "$tmp/m.onnx" --host-triple none -o "$tmp/x.loom" --trace "$tmp/m.onnx"
+expect 1 err "the IR trace and the output are the same file" \
   "$LOOM" compile "$tmp/m.onnx" --host-triple none -o "$tmp/x.loom" --trace "$tmp/x.loom"
-expect_fail "asm -o SOURCE" "$same" "$LOOM" asm "$tmp/s.s" -o "$tmp/s.s"
-expect_fail "disasm -o MODEL" "$same" "$LOOM" disasm "$G" -o "$G"
-expect_fail "disasm -o hard link of MODEL" "$same" "$LOOM" disasm "$G" -o "$tmp/hardlink.loom"
-expect_fail "run -o C=MODEL" "$same" "$LOOM" run "$G" -i A="$A" -i B="$B" -o C="$G"
-expect_fail "run -o C=INPUT" "$same" "$LOOM" run "$G" -i A="$A" -i B="$B" -o C="$B"
-expect_fail "run -o C=symlink to INPUT" "$same" "$LOOM" run "$G" -i A="$A" -i B="$B" -o C="$tmp/symlink.npy"
-expect_fail "run --profile-json INPUT" "$same" "$LOOM" run "$G" -i A="$A" -i B="$B" --timing --profile-json "$A"
-expect_fail "run --trace MODEL" "$same" "$LOOM" run "$G" -i A="$A" -i B="$B" --timing --trace "$G"
-expect_fail "run: two outputs, one file" "named as two outputs" \
+expect 1 err "$same" "$LOOM" asm "$tmp/s.s" -o "$tmp/s.s"
+expect 1 err "$same" "$LOOM" disasm "$G" -o "$G"
+expect 1 err "$same" "$LOOM" disasm "$G" -o "$tmp/hardlink.loom"
+expect 1 err "$same" "$LOOM" run "$G" -i A="$A" -i B="$B" -o C="$G"
+expect 1 err "$same" "$LOOM" run "$G" -i A="$A" -i B="$B" -o C="$B"
+expect 1 err "$same" "$LOOM" run "$G" -i A="$A" -i B="$B" -o C="$tmp/symlink.npy"
+expect 1 err "$same" "$LOOM" run "$G" -i A="$A" -i B="$B" --timing --profile-json "$A"
+expect 1 err "$same" "$LOOM" run "$G" -i A="$A" -i B="$B" --timing --trace "$G"
+expect 1 err "named as two outputs" \
   "$LOOM" run "$G" -i A="$A" -i B="$B" --timing -o C="$tmp/c.npy" --trace "$tmp/c.npy"
 for f in m.onnx s.s gemm64.loom a.npy; do
   checks=$((checks + 1))
@@ -197,10 +172,9 @@ chmod 640 "$tmp/mode.s"
 "$LOOM" disasm "$G" -o "$tmp/mode.s"
 [ "$(stat -c %a "$tmp/mode.s")" = 640 ] || fail "a replaced file lost its mode (now $(stat -c %a "$tmp/mode.s"))"
 checks=$((checks + 1))
-expect_fail "-o into a missing directory" "$tmp/nodir/x.loom: cannot create a temporary file beside it: No such file or directory" \
+expect 1 err "$tmp/nodir/x.loom: cannot create a temporary file beside it: No such file or directory" \
   "$LOOM" asm tests/asm/gemm64.s -o "$tmp/nodir/x.loom"
 left=$(ls -A "$tmp" | grep '\.tmp$' || true)
 [ -z "$left" ] || fail "temporary files left: $left"
 
-echo "test_outputs: $checks checks, $failed failed"
-[ "$failed" -eq 0 ]
+summary test_outputs

@@ -16,12 +16,7 @@ LOOM=${LOOM:-build/bin/loom}
 MODELS=${MODELS:-build/models}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-failed=0
-checks=0
-fail() {
-  echo "FAIL: $*"
-  failed=$((failed + 1))
-}
+. tests/cli/common.sh # fail, summary
 # has FILE PATTERN WHAT
 has() {
   checks=$((checks + 1))
@@ -81,5 +76,4 @@ else
   echo "SKIP: no script(1) for the terminal check"
 fi
 
-echo "test_progress: $checks checks, $failed failed"
-[ "$failed" -eq 0 ]
+summary test_progress

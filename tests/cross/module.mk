@@ -54,7 +54,8 @@ cross_obj = $(patsubst %.c,build-$(1)/obj/%.o,$(2))
 define CROSS_template
 CROSS_SYSROOT_$(1) := build-$(1)/sysroot
 CROSS_FLAGS_$(1) := -std=c11 -O2 -g -Wall -Wextra -Werror -Wno-unused-parameter -D_GNU_SOURCE $(CROSS_WFLAGS_$(1)) \
-  -Iinclude -I$(GEN) -I. -isystem build-$(1)/sysroot/usr/include
+  -Iinclude -I$(GEN) -I. -isystem build-$(1)/sysroot/usr/include \
+  -isystem build-$(1)/sysroot/usr/include/$(CROSS_TRIPLET_$(1))
 CROSS_LIBS_$(1) := -Lbuild-$(1)/sysroot/usr/lib/$(CROSS_TRIPLET_$(1)) \
   -Wl,-rpath-link,build-$(1)/sysroot/usr/lib/$(CROSS_TRIPLET_$(1)) -lcrypto -lz -lm -ldl
 

@@ -9,7 +9,9 @@
  * target.  Readers see the old file or the new one, never a truncated mix,
  * and a full disk, a quota or an I/O error leaves the old file untouched.
  * A symbolic link to a regular file is followed: the file it points to is
- * replaced and the link stays a link.
+ * replaced and the link stays a link.  A file the user may not write is
+ * refused, as a plain open would refuse it, although the rename could
+ * replace it.
  *
  * A target that is not a regular file is written in place and nothing is
  * ever renamed over it or unlinked: /dev/null, /dev/full, a FIFO, a
@@ -127,6 +129,8 @@ static loom_status open_fd(struct loom_outfile *o, const char *path, char msg[LO
     o->fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY | (dangling ? O_CREAT : O_TRUNC), 0666);
     return o->fd < 0 ? out_fail(msg, path, "cannot open for writing", errno) : LOOM_OK;
   }
+  /* a file the user may not write stays refused, as open(O_TRUNC) refused it */
+  if (exists && access(path, W_OK)) return out_fail(msg, path, "cannot write", errno);
   int fd = exists ? std_stream_of(&st) : -1;
   if (fd >= 0) {
     o->fd = dup(fd);

@@ -182,7 +182,7 @@ static int finish(struct fsim *sim) {
 int fsim_charge(struct fsim *sim, const struct fsim_slot *s, uint64_t work) {
   struct fsim_run_state *st = &sim->st;
   st->work += work;
-  if (st->work >= st->next_progress && st->job->progress) {
+  if (st->job->progress && st->work >= st->next_progress) {
     st->next_progress = st->work + FSIM_PROGRESS_WORK;
     st->job->progress(st->job->progress_ctx, st->work);
   }

@@ -78,8 +78,9 @@ EOF
 
 # ---- the sandbox: the files the docs name ----
 setup() {
-  for d in build tests scripts docs hw bitstreams include driver sim sw_compiler VERSION Makefile; do
-    ln -s "$top/$d" "$box/$d"
+  for d in build tests scripts docs hw bitstreams include driver sim sw_compiler VERSION Makefile \
+           build-aarch64 build-armv7; do
+    [ -e "$top/$d" ] && ln -s "$top/$d" "$box/$d"
   done
   ln -s "$LOOM" "$box/loom"
   (

@@ -11,6 +11,8 @@
  * only: tsim and boards), the GEMM core's occupancy (GEMM_OPS / CYCLES) and
  * the latency the cycle count gives at the configuration's clock.  Host
  * steps run on this CPU and are not in the cycle count; the report says so.
+ * The progress display counts samples and follows the current one's steps
+ * (loom_model_set_progress); errors are printed after it is cleared.
  */
 #include <inttypes.h>
 #include <stdlib.h>

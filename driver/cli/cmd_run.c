@@ -9,7 +9,12 @@
  * about the inputs (names, types, shapes) is checked by libloom; this file
  * only adds the file names to its messages.  Exit status: 1 for anything
  * the user can fix, 2 when the device stopped a job (error or timeout).
- * The profile and trace reports are profile.c's.
+ * The profile and trace reports are profile.c's.  Output files are checked
+ * against the inputs before anything runs and written atomically
+ * (cli_output.c); a long run shows progress on stderr (driver/core/
+ * progress.c, fed by loom_model_set_progress); native host code runs only
+ * when signed with the user's key or with --trust-native (docs/hostcode.md),
+ * and cli_native_notice says so in one line otherwise.
  */
 #include <stdlib.h>
 #include <string.h>

@@ -496,7 +496,7 @@ static loom_status tsim_wait(void *state, uint32_t timeout_ms, struct loom_job_r
   }
   s->job_running = 0;
   if (!loom_hw_poll_done(&s->io, 1, 0))
-    return loom_fail(msg, LOOM_E_IO, "tsim: interrupt_o is high but CTRL.DONE reads 0");
+    return loom_fail(msg, LOOM_E_IO, "tsim: interrupt_o is high but ISR.DONE reads 0");
   return finish_job(s, res, msg);
 }
 

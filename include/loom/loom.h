@@ -38,6 +38,14 @@ typedef enum loom_status {
 
 const char *loom_status_name(loom_status s);
 
+/* The library's version, "MAJOR.MINOR.PATCH" (the top-level VERSION file;
+ * the shared library's soname is libloom.so.MAJOR). */
+const char *loom_version(void);
+
+/* Entries of loom_job_result.counters (LOOM_CNT_COUNT of the library): for
+ * bindings that read results without this header. */
+uint32_t loom_counter_count(void);
+
 typedef enum loom_dtype {
   LOOM_DT_INVALID = 0,
   LOOM_DT_I8,

@@ -52,11 +52,10 @@ fi
   fail "loom --version: $("$LOOM" --version)"
 # Outside a git checkout of this tree the commit is "unknown".
 mkdir -p "$tmp/nogit/scripts"
-cp scripts/gen-version.sh "$tmp/nogit/scripts/"
-cp VERSION "$tmp/nogit/"
-(cd "$tmp/nogit" && GIT_CEILING_DIRECTORIES="$tmp" sh scripts/gen-version.sh v.h)
+cp scripts/gen-commit.sh "$tmp/nogit/scripts/"
+(cd "$tmp/nogit" && GIT_CEILING_DIRECTORIES="$tmp" sh scripts/gen-commit.sh v.h)
 checks=$((checks + 1))
-grep -q 'LOOM_GIT_COMMIT "unknown"' "$tmp/nogit/v.h" || fail "gen-version.sh outside git: $(cat "$tmp/nogit/v.h")"
+grep -q 'LOOM_GIT_COMMIT "unknown"' "$tmp/nogit/v.h" || fail "gen-commit.sh outside git: $(cat "$tmp/nogit/v.h")"
 
 # ---- asm / disasm round trip on every example ----
 for src in tests/asm/*.s; do

@@ -39,7 +39,7 @@ $(FAULTS): $(FAULTS_OBJS) $(LIBLOOM)
 	$(CC) $(LDFLAGS) -o $@ $(FAULTS_OBJS) $(LIBLOOM) $(LOOM_EXTRA_LIBS) -lcmocka $(LDLIBS)
 
 SCRIPT_TESTS += $(FAULTS)
-TEST_DEPS += $(FAULTS) $(BUILD)/tsim/tiny/libloom_tsim.so
+TEST_DEPS += $(BUILD)/tsim/tiny/libloom_tsim.so
 
 # ---- make test-san ----
 #

@@ -1,4 +1,4 @@
-# driver/cli/module.mk - the loom CLI's script tests and their helper.
+# tests/cli/module.mk - the loom CLI's script tests and their helper.
 #
 # tests/cli/gemm_ref.c writes random inputs and the expected output of the
 # example GEMM programs (tests/asm/gemm64*.s); the scripts under tests/cli
@@ -15,12 +15,13 @@ TEST_DEPS += $(GEMM_REF) $(MODELS_DIR)/small/manifest.json $(MODELS_DIR)/digits_
 SCRIPT_TESTS += tests/cli/test_cli.sh tests/cli/test_gemm64.sh tests/cli/test_outputs.sh \
   tests/cli/test_native_consent.sh tests/cli/test_progress.sh
 
-# `loom --version`: the release and the git commit, regenerated on every make
-# (the script rewrites the header only when its text changes, so main.c
-# alone recompiles, and only after a commit).  Cross builds share it.
-LOOM_VERSION_H := $(GEN)/loom_version.h
-.PHONY: loom-version-force
-$(LOOM_VERSION_H): loom-version-force
-	@scripts/gen-version.sh $@
+# `loom --version`: the release (VERSION, $(GEN)/loom_version.h) and the git
+# commit, whose header is looked at on every make (the script rewrites it
+# only when its text changes, so main.c alone recompiles, and only after a
+# commit).  Cross builds share it.
+LOOM_COMMIT_H := $(GEN)/loom_commit.h
+.PHONY: loom-commit-force
+$(LOOM_COMMIT_H): loom-commit-force
+	@scripts/gen-commit.sh $@
 $(call obj,driver/cli/main.c) build-aarch64/obj/driver/cli/main.o build-armv7/obj/driver/cli/main.o: \
-  $(LOOM_VERSION_H)
+  $(LOOM_COMMIT_H)

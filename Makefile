@@ -39,7 +39,7 @@ OPT ?= -O2
 CPPFLAGS += -Iinclude -I$(BUILD)/gen -I. -D_GNU_SOURCE
 CFLAGS += -std=c11 $(OPT) -g -Wall -Wextra -Werror -Wno-unused-parameter $(SANFLAGS)
 LDFLAGS += $(SANFLAGS)
-LDLIBS += -lz -lm
+LDLIBS += -lcrypto -lz -lm
 
 # The version, written once: VERSION.  libloom.so's soname is
 # libloom.so.MAJOR; loom --version, loom_version() and loom.pc say it too.
@@ -129,7 +129,7 @@ $(LIBLOOM): $(call obj,$(LIBLOOM_SRCS)) $(LIBLOOM_CORE_OBJS)
 # define (scripts/libloom-symbols.sh); everything else stays inside.
 picobj = $(patsubst %.c,$(BUILD)/pic/%.o,$(1))
 LIBLOOM_PIC_OBJS = $(call picobj,$(LIBLOOM_SRCS) $(LIBLOOM_CORE_SRCS)) $(BUILD)/pic/gen/loom_isa_gen.o
-LIBLOOM_SO_LIBS := -lz -lm -ldl
+LIBLOOM_SO_LIBS := -lcrypto -lz -lm -ldl
 PUBLIC_HEADERS := $(wildcard include/loom/*.h) $(GEN)/loom_isa_gen.h
 
 $(BUILD)/pic/%.o: %.c $(GEN_HEADERS)

@@ -6,7 +6,7 @@
 #   scripts/install-deps.sh --check  exit 1 if something is missing, install nothing
 set -eu
 
-PACKAGES="build-essential pkg-config zlib1g-dev libcmocka-dev
+PACKAGES="build-essential pkg-config zlib1g-dev libssl-dev libcmocka-dev
 verilator yosys iverilog tcl
 protobuf-c-compiler libprotobuf-c-dev
 python3 python3-numpy python3-onnx python3-torch python3-torchvision python3-sklearn

@@ -404,7 +404,8 @@ static int thread_count(void) {
 /* A single-input model: the samples of all files in order, `width` at a
  * time; the files a batch reads stay loaded until it is done. */
 static int run_files(const struct ir_graph *g, char **files, int n_files, const int *last,
-                     struct calib_range *ranges, int *samples, struct ir_error *err) {
+                     struct calib_range *ranges, int *samples, const struct ir_progress *prog,
+                     struct ir_error *err) {
   int width = thread_count(), rc = 0, next = 0, held = 0;
   struct sample_file sf[CALIB_MAX_THREADS + 1];
   int64_t s = 0; /* next sample of sf[held - 1] */
@@ -422,6 +423,9 @@ static int run_files(const struct ir_graph *g, char **files, int n_files, const 
       in[n++] = (const uint8_t *)sf[held - 1].npy.data + s++ * sf[held - 1].sample_bytes;
     }
     if (!rc && n) rc = run_batch(g, in, n, last, ranges, samples, err);
+    /* the total, guessed from the files still to read holding as many as this one */
+    if (!rc && n) ir_progress_report(prog, "calibration", *samples,
+                                     *samples + (int)(sf[held - 1].count - s) + (n_files - next) * (int)sf[held - 1].count);
     /* keep only the file still being read */
     for (int k = 0; k + 1 < held; k++) loom_npy_free(&sf[k].npy);
     if (held > 1) sf[0] = sf[held - 1], held = 1;
@@ -502,7 +506,7 @@ static int run_inputs(const struct ir_graph *g, const char *path, const int *las
 }
 
 int calib_collect(const struct ir_graph *g, const char *path, struct calib_range *ranges,
-                  int *samples, struct ir_error *err) {
+                  int *samples, const struct ir_progress *prog, struct ir_error *err) {
   *samples = 0;
   memset(ranges, 0, (size_t)g->n_tensors * sizeof *ranges);
   for (int i = 0; i < g->n_inputs; i++)
@@ -516,7 +520,7 @@ int calib_collect(const struct ir_graph *g, const char *path, struct calib_range
   } else {
     int n;
     char **files = list_files(path, &n, err);
-    rc = files ? run_files(g, files, n, last, ranges, samples, err) : -1;
+    rc = files ? run_files(g, files, n, last, ranges, samples, prog, err) : -1;
     if (files) free_files(files, n);
   }
   free(last);

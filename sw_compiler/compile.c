@@ -44,7 +44,7 @@ static int quantize(struct ir_graph *g, const struct compile_options *o, struct 
   if (ir_pass_const_ops_to_conv(g, err) || ir_pass_fuse_matmul_bias(g, err)) return -1;
   int n = g->n_tensors;
   struct calib_range *ranges = ir_xcalloc((size_t)n + 1, sizeof *ranges);
-  int rc = calib_collect(g, o->calib, ranges, &r->calib_samples, err);
+  int rc = calib_collect(g, o->calib, ranges, &r->calib_samples, &o->progress, err);
   if (!rc && (o->flags & COMPILE_CLIP_MSE)) calib_choose_clip(ranges, n);
   rc = rc ||
            ir_pass_quantize(g, ranges, n, o->flags & COMPILE_CLIP_MSE ? QUANT_CLIP_MSE : 0, err);
@@ -68,7 +68,7 @@ static void free_names(char **names, int n) {
 static int host_pipeline(struct ir_graph *g, const struct compile_options *o, struct compile_result *r,
                          char **out_names, struct ir_error *err) {
   r->targets = ir_xcalloc((size_t)g->n_nodes + 1, sizeof *r->targets);
-  return ir_pass_partition_host(g, r->targets, err) || compile_loom(g, r->targets, out_names, r->cfg, o->flags, r, err)
+  return ir_pass_partition_host(g, r->targets, err) || compile_loom(g, r->targets, out_names, r->cfg, o->flags, &o->progress, r, err)
              ? -1
              : 0;
 }
@@ -86,7 +86,7 @@ static int run_pipeline(struct ir_graph *g, const struct compile_options *o, str
   trace(o, g, "fused");
   r->targets = ir_xcalloc((size_t)g->n_nodes + 1, sizeof *r->targets);
   return ir_pass_partition(g, r->cfg->block_in, r->targets, err) ||
-                 compile_loom(g, r->targets, out_names, r->cfg, o->flags, r, err)
+                 compile_loom(g, r->targets, out_names, r->cfg, o->flags, &o->progress, r, err)
              ? -1
              : 0;
 }
@@ -128,8 +128,9 @@ static int whole_graph_native(struct ir_graph *g, const struct compile_options *
   r->cfg = pick_config(o->config, err);
   r->native = 1;
   r->targets = ir_xcalloc((size_t)g->n_nodes + 1, sizeof *r->targets);
-  if (!r->cfg || ir_pass_partition_host(g, r->targets, err) ||
-      hostgen_compile_graph(g, &ho, r->cfg, &r->bytes, &r->size, &r->host, err))
+  if (!r->cfg || ir_pass_partition_host(g, r->targets, err)) return -1;
+  ir_progress_report(&o->progress, "the whole graph as host code (LLVM)", 0, 0);
+  if (hostgen_compile_graph(g, &ho, r->cfg, &r->bytes, &r->size, &r->host, err))
     return -1;
   return 1;
 }
@@ -140,6 +141,7 @@ static int add_host_code(const char *path, const struct compile_options *o, stru
   struct hostgen_options ho = {.triple = o->host_triple, .cpu = o->host_cpu};
   uint8_t *out = NULL;
   size_t size = 0;
+  ir_progress_report(&o->progress, "host code (LLVM)", 0, 0);
   if (hostgen_loom(r->bytes, r->size, path, &ho, &out, &size, &r->host, err)) return -1;
   free(r->bytes);
   r->bytes = out, r->size = size, r->native = 1;

@@ -59,6 +59,7 @@ struct compile_options {
    * this machine; "none": none, the runtime's portable code runs), tuned
    * for host_cpu (NULL: the target's baseline) */
   const char *host_triple, *host_cpu;
+  struct ir_progress progress; /* optional: calibration and tiling report how far they are */
 };
 
 /* One row of the report: an accelerator job or a host step. */
@@ -132,7 +133,7 @@ int compile_have_im2col(void);
  * may have replaced the tensor). */
 int compile_loom(const struct ir_graph *g, const enum part_target *targets,
                  char *const *out_names, const struct loom_hw_config *cfg, unsigned flags,
-                 struct compile_result *r, struct ir_error *err);
+                 const struct ir_progress *prog, struct compile_result *r, struct ir_error *err);
 
 /*
  * report.c

@@ -35,6 +35,7 @@ struct lctx {
   unsigned flags;
   struct compile_result *r;
   struct ir_error *err;
+  const struct ir_progress *prog;
   struct loom_file_builder *b;
   struct cbuf *bufs;
   int n_bufs, cap_bufs;

@@ -504,6 +504,7 @@ static int job_node(struct lctx *c, int node) {
 static int emit_nodes(struct lctx *c) {
   for (int i = 0; i < c->g->n_nodes; i++) {
     int rc = 0;
+    ir_progress_report(c->prog, "tiling", i, c->g->n_nodes);
     switch (c->targets[i]) {
     case PART_ACCEL: rc = job_node(c, i); break;
     case PART_HOST: rc = host_node(c, i); break;
@@ -554,9 +555,9 @@ static void lctx_free(struct lctx *c) {
 }
 
 int compile_loom(const struct ir_graph *g, const enum part_target *targets, char *const *out_names,
-                 const struct loom_hw_config *cfg, unsigned flags, struct compile_result *r,
-                 struct ir_error *err) {
-  struct lctx c = {.g = g, .targets = targets, .cfg = cfg, .flags = flags, .r = r, .err = err};
+                 const struct loom_hw_config *cfg, unsigned flags, const struct ir_progress *prog,
+                 struct compile_result *r, struct ir_error *err) {
+  struct lctx c = {.g = g, .targets = targets, .cfg = cfg, .flags = flags, .r = r, .err = err, .prog = prog};
   c.b = loom_file_builder_new(cfg->hash);
   c.desc = ir_xmalloc(((size_t)g->n_tensors + 1) * sizeof *c.desc);
   c.iface = ir_xcalloc((size_t)g->n_tensors + 1, sizeof *c.iface);

@@ -201,9 +201,10 @@ struct calib_range {
  * files, or one .npy file; an array with a leading dimension that is a
  * multiple of the input's is split into samples) and records, in ranges[t]
  * for every tensor t (g->n_tensors entries), the min and max of its float
- * values.  *samples gets the number of samples run. */
+ * values.  *samples gets the number of samples run.  `prog` (may be NULL)
+ * hears of every batch of samples. */
 int calib_collect(const struct ir_graph *g, const char *path, struct calib_range *ranges,
-                  int *samples, struct ir_error *err);
+                  int *samples, const struct ir_progress *prog, struct ir_error *err);
 /* Fills clip_lo / clip_hi of n ranges (the MSE search: costly, so only
  * when asked for). */
 void calib_choose_clip(struct calib_range *ranges, int n);

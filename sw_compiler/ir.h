@@ -47,6 +47,17 @@ struct ir_error {
 void ir_errorf(struct ir_error *err, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* Progress of a long compile (compile_options.progress): the stage
+ * ("calibration", "tiling", ...) has done `done` of `total` items (total
+ * 0: unknown).  The compiler prints nothing itself. */
+struct ir_progress {
+  void (*fn)(void *ctx, const char *stage, int done, int total);
+  void *ctx;
+};
+static inline void ir_progress_report(const struct ir_progress *p, const char *stage, int done, int total) {
+  if (p && p->fn) p->fn(p->ctx, stage, done, total);
+}
+
 struct ir_graph;
 /* The compiler's one error helper: "source: where: what" into err, where
  * `where` names node `node` of g (ir_node_where), or "graph" when node < 0.

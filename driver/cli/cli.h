@@ -20,6 +20,9 @@
 
 #include <stdio.h>
 
+#include "driver/core/outfile.h"
+#include "loom/loom.h"
+
 enum cli_exit {
   CLI_OK = 0,
   CLI_USER = 1,
@@ -58,6 +61,14 @@ int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int cli_usage_error(const struct cli_cmd *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* The one line on stderr when a model's native code is not run for want of
+ * consent: not signed with the user's key, and no --trust-native. */
+void cli_native_notice(const loom_model *m, const char *model);
+
+/* A loom_run_progress_fn drawing on the progress display `ctx`
+ * (driver/core/progress.h): "step 7/21 LAYER". */
+void cli_show_run_progress(void *ctx, const struct loom_run_progress *p);
+
 /* Prints the subcommand's help text to `out`. */
 void cli_print_help(const struct cli_cmd *cmd, FILE *out);
 
@@ -74,5 +85,18 @@ int cli_is_help(const char *arg);
 
 /* Parses a non-negative decimal integer that fits uint32_t; 0 on error. */
 int cli_parse_u32(const char *s, unsigned long *out);
+
+/* ---- cli_output.c: files the commands write (atomically, outfile.h) ---- */
+
+/* CLI_USER after printing why, when `path` is one of the NULL-terminated
+ * `inputs` (the same file); call it before the work starts. */
+int cli_check_output(const char *path, const char *const *inputs);
+/* The stream of a new output, or NULL after printing why. */
+FILE *cli_output_open(const char *path, struct loom_outfile **o);
+/* Renames the finished output into place; CLI_USER after printing why (the
+ * previous file is then intact). */
+int cli_output_commit(struct loom_outfile *o);
+/* A whole output at once. */
+int cli_output_write(const char *path, const void *bytes, size_t size);
 
 #endif

@@ -12,12 +12,18 @@
  * `--target cpu` builds a host-only model: a float graph the LLVM graph
  * compiler takes whole as one native step (the baseline the benchmarks put
  * beside PyTorch), any other graph as one portable kernel step per node.
+ * A file with native code is signed with the user's key (made on first
+ * use, driver/core/hostcode_trust.c), which is the user's consent for
+ * `loom run` to run that code; a key that cannot be made or read leaves
+ * the file unsigned, with a warning (docs/hostcode.md).
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "driver/core/hostcode_format.h"
+#include "driver/core/progress.h"
 #include "sw_compiler/compile.h"
 
 /* Belongs in cli.h with the other subcommands (a repeated extern is
@@ -112,12 +118,44 @@ static int parse_args(struct compile_args *a, int argc, char **argv) {
   return -1;
 }
 
-static int write_file(const char *path, const uint8_t *bytes, size_t size) {
-  FILE *f = fopen(path, "wb");
-  if (!f) return cli_error("%s: cannot create: %s", path, strerror(errno));
-  int ok = fwrite(bytes, 1, size, f) == size;
-  ok = fclose(f) == 0 && ok;
-  return ok ? CLI_OK : cli_error("%s: write failed: %s", path, strerror(errno));
+/* The compiler's progress (calibration, tiling, host code) on the display. */
+static void show_stage(void *ctx, const char *stage, int done, int total) {
+  char label[64];
+  if (total > 0) snprintf(label, sizeof label, "%s %d/%d", stage, done, total);
+  else snprintf(label, sizeof label, "%s", stage);
+  loom_progress_update(ctx, total > 0 ? (double)done / total : -1, label);
+}
+
+/* Ends the progress display, before anything is printed (a bar would run into it). */
+static void progress_done(struct loom_progress **prog) {
+  loom_progress_finish(*prog);
+  *prog = NULL;
+}
+
+/* Signs *bytes when it carries native code; sets *signed_by to the key's
+ * path (empty when unsigned).  Only an out-of-memory is an error: without
+ * a key the file stays unsigned, and `loom run` says so when it loads it. */
+static int sign(const char *out, uint8_t **bytes, size_t *size, char *signed_by, size_t n) {
+  struct loom_key k;
+  struct loom_file f;
+  char msg[LOOM_MSG_MAX];
+  uint8_t *p;
+  size_t m;
+  signed_by[0] = 0;
+  if (loom_file_parse(*bytes, *size, out, &f, msg) != LOOM_OK) return cli_error("%s", msg);
+  int native = f.hostcode != NULL;
+  loom_file_free(&f);
+  if (!native) return CLI_OK;
+  if (loom_key_load(1, &k, msg) != LOOM_OK) {
+    fprintf(stderr, "loom: warning: %s; %s is not signed, so 'loom run' uses its native code only "
+            "with --trust-native\n", msg, out);
+    return CLI_OK;
+  }
+  if (loom_file_sign(*bytes, *size, out, &k, &p, &m, msg) != LOOM_OK) return cli_error("%s", msg);
+  free(*bytes);
+  *bytes = p, *size = m;
+  snprintf(signed_by, n, "%s", k.path);
+  return CLI_OK;
 }
 
 static void print_host_summary(const struct hostgen_summary *sum) {
@@ -127,28 +165,32 @@ static void print_host_summary(const struct hostgen_summary *sum) {
   if (sum->portable_steps) printf("host code: portable %s%s\n", sum->first_portable, sum->portable_steps > 1 ? ", ..." : "");
 }
 
-static int compile(const struct compile_args *a, const char *out) {
+static int compile(const struct compile_args *a, const char *out, struct loom_progress **prog) {
   struct compile_options o = {.config = a->config, .calib = a->calib,
                               .flags = a->no_im2col ? 0 : COMPILE_IM2COL,
                               .target = a->target && !strcmp(a->target, "cpu") ? COMPILE_TARGET_CPU : COMPILE_TARGET_ACCEL,
                               .input_shapes = a->shapes, .n_input_shapes = a->n_shapes,
-                              .host_triple = a->triple, .host_cpu = a->cpu};
+                              .host_triple = a->triple, .host_cpu = a->cpu, .progress = {show_stage, *prog}};
   struct compile_result r;
   struct ir_error err = {{0}};
-  FILE *trace = NULL;
-  if (a->trace && !(trace = strcmp(a->trace, "-") ? fopen(a->trace, "w") : stderr))
-    return cli_error("%s: cannot create: %s", a->trace, strerror(errno));
-  o.trace = trace;
+  struct loom_outfile *trace = NULL;
+  if (a->trace && !(o.trace = strcmp(a->trace, "-") ? cli_output_open(a->trace, &trace) : stderr))
+    return CLI_USER;
   int rc = compile_model(a->model, &o, &r, &err);
-  if (trace && trace != stderr) fclose(trace);
-  if (rc) {
+  progress_done(prog); /* signing may warn, the report follows */
+  /* The trace is kept when the compile fails: it shows the stages before. */
+  int trace_rc = trace ? cli_output_commit(trace) : CLI_OK;
+  if (rc || trace_rc != CLI_OK) {
     compile_result_free(&r);
-    return cli_error("%s", err.msg);
+    return rc ? cli_error("%s", err.msg) : CLI_USER;
   }
-  rc = write_file(out, r.bytes, r.size);
+  char key[4096] = "";
+  rc = sign(out, &r.bytes, &r.size, key, sizeof key);
+  if (rc == CLI_OK) rc = cli_output_write(out, r.bytes, r.size);
   if (rc == CLI_OK && !a->quiet) {
     if (r.layers) compile_report_print(stdout, &r);
     if (r.native) print_host_summary(&r.host);
+    if (key[0]) printf("host code: signed with your key (%s)\n", key);
     if (r.targets) compile_placement_print(stdout, &r);
     if (o.target == COMPILE_TARGET_CPU)
       printf("wrote %s (%zu bytes, target cpu%s)\n", out, r.size, r.layers ? ", host kernels" : "");
@@ -159,13 +201,28 @@ static int compile(const struct compile_args *a, const char *out) {
   return rc;
 }
 
+/* The output and the trace may be neither an input nor each other. */
+static int check_outputs(const struct compile_args *a, const char *out) {
+  const char *trace = a->trace && strcmp(a->trace, "-") ? a->trace : NULL, *inputs[4] = {a->model};
+  int n = 1;
+  if (a->calib) inputs[n++] = a->calib;
+  if (cli_check_output(out, inputs) != CLI_OK) return CLI_USER;
+  if (!trace) return CLI_OK;
+  if (!strcmp(trace, out)) return cli_error("%s: the IR trace and the output are the same file", out);
+  inputs[n++] = out; /* an existing file of that name is what --trace would replace */
+  return cli_check_output(trace, inputs);
+}
+
 static int run_compile(int argc, char **argv) {
   struct compile_args a = {0};
   int r = parse_args(&a, argc, argv);
   if (r >= 0) return r;
   char *dflt = a.out ? NULL : default_output(a.model);
   if (!a.out && !dflt) return cli_error("out of memory");
-  r = compile(&a, a.out ? a.out : dflt);
+  if (check_outputs(&a, a.out ? a.out : dflt) != CLI_OK) return free(dflt), CLI_USER;
+  struct loom_progress *prog = loom_progress_start(stderr, "loom compile", a.quiet);
+  r = compile(&a, a.out ? a.out : dflt, &prog);
+  loom_progress_finish(prog); /* when an error came first */
   free(dflt);
   return r;
 }
@@ -202,6 +259,9 @@ const struct cli_cmd cli_cmd_compile = {
             "                      aarch64-linux-gnu, armv7-linux-gnueabihf; none: no\n"
             "                      native code, the runtime's portable C ops run)\n"
             "  --host-cpu CPU      LLVM CPU name for the host code (default: baseline)\n"
+            "                      Native code is signed with your key ($LOOM_KEY_FILE,\n"
+            "                      else ~/.config/loom/key, made on first use), so that\n"
+            "                      'loom run' runs it for you (docs/hostcode.md)\n"
             "  --trace FILE        print the IR after each stage to FILE ('-': stderr)\n"
             "  -q, --quiet         do not print the per-layer table\n"
             "  -h, --help          show this help\n"
@@ -209,6 +269,6 @@ const struct cli_cmd cli_cmd_compile = {
             "example:\n"
             "  loom compile build/models/digits_cnn.onnx --calib build/models/calib_digits_cnn \\\n"
             "      -o digits_cnn.loom\n"
-            "  loom run digits_cnn.loom -i digits_cnn_in0.npy -o out.npy\n",
+            "  loom run digits_cnn.loom -i build/models/digits_cnn_in0.npy -o out.npy\n",
     .run = run_compile,
 };

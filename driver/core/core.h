@@ -9,6 +9,8 @@
  *   loomfile*.c          the .loom reader and writer         (loomfile.h)
  *   npy.c                NumPy .npy files                    (npy.h)
  *   readfile.c           a whole file with a size cap        (readfile.h)
+ *   outfile.c            every file Loom writes, atomically  (outfile.h)
+ *   progress.c           the progress display of long runs   (progress.h)
  *   hostops*.c           the semantics of host steps         (hostops.h)
  *   hostcode_sig.c,
  *   hostcode_elf.c       native code: signature, ELF checks  (hostcode_format.h)

@@ -11,8 +11,9 @@
  * job -> INSNS and buffers, step -> jobs, tensors and DATA), then name
  * uniqueness, then HOSTCODE (format 1.1: native host code, whose entries
  * refer to steps), then JOBMETA (format 1.2: one record per job), then
- * KERNELS (format 1.3: host kernel steps, loomfile_kernels.c).  Each check
- * only relies on fields checked before it, so
+ * KERNELS (format 1.3: host kernel steps, loomfile_kernels.c), then
+ * SIGNATURE (format 1.4: its fields; the mac is the runtime's business,
+ * hostcode_trust.c).  Each check only relies on fields checked before it, so
  * the arithmetic never sees an unchecked value; all of it is
  * overflow-checked and 64-bit.
  *
@@ -137,7 +138,8 @@ static loom_status check_table(struct reader *r, uint32_t *count) {
  * it was written on purpose). */
 static loom_status check_entry_type(struct reader *r, uint32_t i, uint64_t e, uint32_t type) {
   uint64_t tbl = rd64(r->p + LOOM_FILE_OFF_SECTION_TABLE);
-  uint32_t need = type == LOOM_SEC_HOSTCODE ? 1 : type == LOOM_SEC_JOBMETA ? 2 : type == LOOM_SEC_KERNELS ? 3 : 0;
+  /* HOSTCODE came in 1.1, JOBMETA in 1.2, KERNELS in 1.3, SIGNATURE in 1.4 */
+  uint32_t need = type > LOOM_SEC_STEPS && type < LOOM_SEC_COUNT ? type - LOOM_SEC_STEPS : 0;
   if (type == 0 || (type > LOOM_SEC_STEPS && r->minor == 0 && !need))
     return lf_bad(r, e, "section %u: type %u is not defined", i, type);
   if (r->minor < need)
@@ -518,6 +520,23 @@ static loom_status check_jobmeta(struct reader *r) {
   return LOOM_OK;
 }
 
+/* ---- SIGNATURE (1.4): one record; the mac is checked by hostcode_trust.c ---- */
+
+static loom_status check_signature(struct reader *r) {
+  const struct section *s = &r->sec[LOOM_SEC_SIGNATURE];
+  if (!s->present || s->size == 0) return LOOM_OK; /* empty is the same as absent */
+  const struct loom_file_signature *g = (const void *)(r->p + s->off);
+  static const uint8_t zero[sizeof g->reserved];
+  if (s->size != sizeof *g)
+    return lf_bad(r, s->off, "SIGNATURE: %" PRIu64 " records (one, or the section empty)", s->size / sizeof *g);
+  if (g->algorithm != LOOM_SIGNATURE_HMAC_SHA256)
+    return lf_bad(r, s->off, "SIGNATURE: algorithm %u is not supported (1: HMAC-SHA256)", g->algorithm);
+  if (g->flags) return lf_bad(r, s->off + 4, "SIGNATURE: flags are not 0");
+  if (memcmp(g->reserved, zero, sizeof zero)) return lf_bad(r, s->off + 48, "SIGNATURE: reserved bytes are not 0");
+  r->f->signature = g;
+  return LOOM_OK;
+}
+
 static loom_status check_records(struct reader *r) {
   loom_status st;
   map_sections(r);
@@ -529,7 +548,8 @@ static loom_status check_records(struct reader *r) {
   if ((st = check_unique(r, LOOM_SEC_TENSORS, r->f->tensor_count, "tensor"))) return st;
   if ((st = check_hostcode(r))) return st;
   if ((st = check_jobmeta(r))) return st;
-  return lf_check_kernels(r);
+  if ((st = lf_check_kernels(r))) return st;
+  return check_signature(r);
 }
 
 static loom_status parse_fail(char msg[LOOM_MSG_MAX], loom_status st, const char *name,

@@ -20,8 +20,8 @@
 
 #define LOOM_FILE_MAGIC "\x89LOOM\r\n\x1a"
 #define LOOM_FILE_VERSION_MAJOR 1
-#define LOOM_FILE_VERSION_MINOR 3  /* 1.1 added HOSTCODE, 1.2 JOBMETA, 1.3 KERNELS and the host-side
-                                    * dtypes; the writer emits 1.0 without them */
+#define LOOM_FILE_VERSION_MINOR 4  /* 1.1 added HOSTCODE, 1.2 JOBMETA, 1.3 KERNELS and the host-side
+                                    * dtypes, 1.4 SIGNATURE; the writer emits 1.0 without them */
 #define LOOM_FILE_HEADER_SIZE 64
 #define LOOM_FILE_SECTION_ENTRY_SIZE 32
 #define LOOM_FILE_MAX_SIZE (UINT64_C(1) << 32)  /* 4 GiB cap on a model */
@@ -41,6 +41,7 @@ enum loom_section_type {
   LOOM_SEC_HOSTCODE,    /* (1.1) native code of HOST steps: struct loom_file_hostcode */
   LOOM_SEC_JOBMETA,     /* (1.2) struct loom_file_jobmeta[], one per job: what the compiler knows */
   LOOM_SEC_KERNELS,     /* (1.3) struct loom_file_kernel[]: ONNX ops run on the host kernels */
+  LOOM_SEC_SIGNATURE,   /* (1.4) one struct loom_file_signature: consent to run HOSTCODE */
   LOOM_SEC_COUNT
 };
 
@@ -194,6 +195,21 @@ struct loom_file_hostcode_entry { /* 24 bytes */
   uint32_t reserved;          /* 0 */
 };
 
+/* SIGNATURE (format 1.4, docs/hostcode.md): the consent that lets the
+ * runtime run the file's native code.  `loom compile` adds it with the
+ * user's key (hostcode_trust.c); the runtime runs HOSTCODE only when it
+ * verifies with the key of the user running it, or when that user passes
+ * --trust-native.  One record; absent or empty means unsigned. */
+#define LOOM_SIGNATURE_HMAC_SHA256 1 /* the only algorithm */
+
+struct loom_file_signature { /* 64 bytes */
+  uint32_t algorithm;        /* LOOM_SIGNATURE_HMAC_SHA256 */
+  uint32_t flags;            /* 0 */
+  uint8_t key_id[8];         /* names the key: HMAC-SHA256(key, "loom key id")[0..8) */
+  uint8_t mac[32];           /* HMAC-SHA256(key, "loom signature 1\0" || the file, crc32 and mac zeroed) */
+  uint8_t reserved[16];      /* 0 */
+};
+
 struct loom_file {
   uint32_t version_major, version_minor;
   uint32_t config_hash;
@@ -213,6 +229,8 @@ struct loom_file {
   const struct loom_file_jobmeta *jobmeta;
   /* KERNELS (1.3; NULL / 0 when absent) */
   const struct loom_file_kernel *kernels; uint32_t kernel_count;
+  /* SIGNATURE (NULL when absent), checked by loom_file_signed_by() */
+  const struct loom_file_signature *signature;
   void *storage;            /* owned, aligned copy of the file */
   uint64_t file_size;
 };
@@ -286,14 +304,17 @@ loom_status loom_file_check_insns(const struct loom_file *f, const char *name,
  * section table, then STRTAB, INSNS, DATA, BUFFERS, TENSORS, JOBS, STEPS,
  * HOSTCODE when one was added (the file is then version 1.1, else 1.0),
  * JOBMETA after it when job records were added (version 1.2; HOSTCODE is
- * then written too, empty when there is none), and KERNELS after that when
+ * then written too, empty when there is none), KERNELS after that when
  * kernel records were added or a tensor has a type beyond float32 (version
- * 1.3; the two before it are written, empty if need be).
+ * 1.3; the two before it are written, empty if need be), and SIGNATURE last
+ * when one was added (version 1.4, the sections before it written, empty if
+ * need be).
  * Strings are interned (the same string gets the same offset).  A tensor
  * added with bytes == 0 gets loom_file_tensor_bytes().  When memory runs out
  * the builder remembers it, the adders return all-ones, and finish returns
  * NULL.  loom_file_builder_write validates the bytes with loom_file_parse
- * before writing, so it never writes a file the reader would refuse. */
+ * before writing, so it never writes a file the reader would refuse, and
+ * writes atomically (outfile.h): on failure the previous file is intact. */
 
 struct loom_file_builder;
 
@@ -314,6 +335,9 @@ uint32_t loom_fb_step(struct loom_file_builder *b, const struct loom_file_step *
 int loom_fb_hostcode(struct loom_file_builder *b, uint32_t triple, uint32_t cpu,
                      const struct loom_file_hostcode_entry *entries, uint32_t entry_count,
                      const void *image, uint64_t image_size);
+/* Adds the SIGNATURE record (replacing an earlier one).  The writer places
+ * it last; loom_file_sign() (hostcode_trust.c) fills in its mac. */
+void loom_fb_signature(struct loom_file_builder *b, const struct loom_file_signature *s);
 /* Appends the JOBMETA record of the next job (records go in job order; a
  * file has none or one per job, which loom_file_builder_write checks). */
 uint32_t loom_fb_jobmeta(struct loom_file_builder *b, const struct loom_file_jobmeta *m);
@@ -322,7 +346,7 @@ uint32_t loom_fb_jobmeta(struct loom_file_builder *b, const struct loom_file_job
 uint32_t loom_fb_kernel(struct loom_file_builder *b, const struct loom_file_kernel *k);
 /* A builder holding every record of a parsed file (STRTAB copied as it is,
  * so name offsets stay valid), to add to it; with its JOBMETA, without its
- * HOSTCODE.  NULL when out of memory. */
+ * HOSTCODE and SIGNATURE.  NULL when out of memory. */
 struct loom_file_builder *loom_file_builder_from(const struct loom_file *f);
 /* Serializes (with crc32) into a malloc'd buffer; NULL when out of memory. */
 uint8_t *loom_file_builder_finish(struct loom_file_builder *b, size_t *size);

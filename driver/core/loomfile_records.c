@@ -31,6 +31,7 @@ _Static_assert(sizeof(struct loom_file_hostcode_entry) == 24, "HOSTCODE entry is
 _Static_assert(sizeof(struct loom_file_jobmeta) == 48, "JOBMETA record is 48 bytes");
 _Static_assert(sizeof(struct loom_file_kernel) == 48, "KERNELS record is 48 bytes");
 _Static_assert(sizeof(struct loom_file_kattr) == 32, "kernel attribute record is 32 bytes");
+_Static_assert(sizeof(struct loom_file_signature) == 64, "SIGNATURE record is 64 bytes");
 
 static const char *const section_names[LOOM_SEC_COUNT] = {
     [0] = "?",
@@ -44,6 +45,7 @@ static const char *const section_names[LOOM_SEC_COUNT] = {
     [LOOM_SEC_HOSTCODE] = "HOSTCODE",
     [LOOM_SEC_JOBMETA] = "JOBMETA",
     [LOOM_SEC_KERNELS] = "KERNELS",
+    [LOOM_SEC_SIGNATURE] = "SIGNATURE",
 };
 _Static_assert(sizeof section_names / sizeof section_names[0] == LOOM_SEC_COUNT,
                "every section type needs a name");
@@ -60,6 +62,7 @@ static const uint32_t section_entry_sizes[LOOM_SEC_COUNT] = {
     [LOOM_SEC_HOSTCODE] = 1,
     [LOOM_SEC_JOBMETA] = sizeof(struct loom_file_jobmeta),
     [LOOM_SEC_KERNELS] = sizeof(struct loom_file_kernel),
+    [LOOM_SEC_SIGNATURE] = sizeof(struct loom_file_signature),
 };
 
 const char *loom_section_name(uint32_t type) {

@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "outfile.h"
 #include "readfile.h"
 
 #define NPY_MAGIC "\x93NUMPY"
@@ -467,17 +468,7 @@ loom_status loom_npy_write(const char *path, loom_dtype dtype, int rank, const i
   uint64_t bytes;
   loom_status st = check_write_args(path, dtype, rank, dims, &bytes, msg);
   if (st || (st = loom_npy_encode(dtype, rank, dims, data, &p, &size, msg))) return st;
-  FILE *fp = fopen(path, "wb");
-  if (!fp) {
-    free(p);
-    return npy_fail(msg, LOOM_E_IO, path, "cannot create the file");
-  }
-  int ok = fwrite(p, 1, size, fp) == size;
-  ok = (fclose(fp) == 0) && ok;
+  st = loom_outfile_write(path, p, size, msg);
   free(p);
-  if (!ok) {
-    remove(path);
-    return npy_fail(msg, LOOM_E_IO, path, "write error");
-  }
-  return LOOM_OK;
+  return st;
 }

@@ -27,7 +27,8 @@ struct loom_npy {
 loom_status loom_npy_parse(const void *bytes, size_t size, const char *name, struct loom_npy *out,
                            char msg[LOOM_MSG_MAX]);
 loom_status loom_npy_read(const char *path, struct loom_npy *out, char msg[LOOM_MSG_MAX]);
-/* Writes version 1.0 (2.0 if the header needs it). */
+/* Writes version 1.0 (2.0 if the header needs it), atomically (outfile.h):
+ * on failure the previous file at `path` is intact. */
 loom_status loom_npy_write(const char *path, loom_dtype dtype, int rank, const int64_t *dims,
                            const void *data, char msg[LOOM_MSG_MAX]);
 void loom_npy_free(struct loom_npy *n);

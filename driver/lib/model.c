@@ -16,13 +16,15 @@
  * A run executes the STEPS in order: a JOB step runs a job whose segment
  * table maps the model's buffers; a HOST step runs a host op (hostops.c) on
  * tensors in mapped buffers, or the native code the file carries for it
- * (HOSTCODE, hostcode.c) when that code is for this machine; a KERNEL step
- * (format 1.3) runs an ONNX op through the portable host kernels
- * (driver/core/kernel.h) on plain tensors, with the attributes the file
- * lists.  A kernel with data-dependent results (NonZero, Unique, ...) gets
- * its results' dims as a capacity and reports the real ones: the model
- * keeps every tensor's current dims, which later steps and the caller
- * (loom_model_output) see.  Host writes are synced to the device right
+ * (HOSTCODE, hostcode.c) when that code is for this machine and the user
+ * consented to it (a signature with their key, or the device's
+ * trust_native); a KERNEL step (format 1.3) runs an ONNX op through the
+ * portable host kernels (driver/core/kernel.h) on plain tensors, with the
+ * attributes the file lists.  A kernel with data-dependent results
+ * (NonZero, Unique, ...) gets its results' dims as a capacity and reports
+ * the real ones: the model keeps every tensor's current dims, which later
+ * steps and the caller (loom_model_output) see.  Host writes are synced to
+ * the device right
  * after they happen and job outputs synced back right after each job, so
  * every step sees the previous one's results on any backend.  Per-job
  * results (error, counters) of the last run are kept; a job that several
@@ -30,7 +32,10 @@
  *
  * For profiles (docs/profiling.md) the model also keeps each step's wall
  * time, the file's JOBMETA as loom_job_info, and, while tracing, a copy of
- * each job's timeline taken from the device right after the job.
+ * each job's timeline taken from the device right after the job.  For
+ * progress displays it reports each step as it starts and, through the
+ * backend's job-progress hook, how far a long job has got, as a fraction
+ * of the whole run weighed by the compiler's cycle estimates.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -263,7 +268,7 @@ static loom_status model_new(loom_device *dev, struct loom_file *f, const char *
   snprintf(m->name, sizeof m->name, "%s", name);
   loom_status st = check_config(m, msg);
   if (st == LOOM_OK) st = check_model(m, msg);
-  if (st == LOOM_OK) st = loom_hostcode_open(&m->file, m->name, &m->hostcode, msg);
+  if (st == LOOM_OK) st = loom_hostcode_open(&m->file, m->name, dev->trust_native, &m->hostcode, msg);
   if (st == LOOM_OK) st = alloc_tables(m, msg);
   if (st == LOOM_OK) st = load_buffers(m, msg);
   if (st == LOOM_OK) st = load_jobs(m, msg);
@@ -314,9 +319,15 @@ void loom_model_free(loom_model *m) {
   free(m->job_names);
   free(m->steps);
   free(m->dims);
+  free(m->weight_before);
   loom_hostcode_close(m->hostcode); /* before the file its image came from */
   loom_file_free(&m->file);
   free(m);
+}
+
+loom_native_state loom_model_native(const loom_model *m, const char **text) {
+  if (text) *text = m && m->hostcode ? loom_hostcode_describe(m->hostcode) : "no native code";
+  return m ? loom_hostcode_state(m->hostcode) : LOOM_NATIVE_NONE;
 }
 
 /* ---- tensors ---- */
@@ -502,8 +513,48 @@ static loom_status run_host(loom_model *m, uint32_t i, const struct loom_file_st
   return LOOM_OK;
 }
 
-loom_status loom_model_run(loom_model *m, uint32_t timeout_ms) {
-  if (!m) return LOOM_E_INVALID;
+/* ---- progress ---- */
+
+/* A job weighs what the compiler expects it to take (JOBMETA est_cycles),
+ * a host step 1; without JOBMETA every step weighs 1. */
+static double step_weight(const loom_model *m, uint32_t i) {
+  const struct loom_file_step *s = &m->file.steps[i];
+  if (s->kind != LOOM_STEP_JOB || !m->file.jobmeta) return 1;
+  uint64_t c = m->file.jobmeta[s->index].est_cycles;
+  return c ? (double)c : 1;
+}
+
+void loom_model_set_progress(loom_model *m, loom_run_progress_fn fn, void *ctx) {
+  if (!m) return;
+  uint32_t n = m->file.step_count;
+  if (fn && !m->weight_before && !(m->weight_before = calloc((size_t)n + 1, sizeof *m->weight_before))) fn = NULL;
+  for (uint32_t i = 0; fn && i < n; i++) m->weight_before[i + 1] = m->weight_before[i] + step_weight(m, i);
+  m->progress = fn, m->progress_ctx = ctx;
+}
+
+static void report(loom_model *m, double within) {
+  double total = m->weight_before[m->file.step_count], before = m->weight_before[m->now.step];
+  double w = m->now.step < (int)m->file.step_count ? m->weight_before[m->now.step + 1] - before : 0;
+  m->now.fraction = total > 0 ? (before + w * within) / total : 1;
+  m->progress(m->progress_ctx, &m->now);
+}
+
+/* The backend's hook: `done` units of the running job. */
+static void job_progress(void *ctx, uint64_t done) {
+  loom_model *m = ctx;
+  double within = m->step_units > 0 ? (double)done / m->step_units : 0;
+  report(m, within < 0.99 ? within : 0.99);
+}
+
+static void step_starts(loom_model *m, uint32_t i) {
+  const struct loom_file_step *s = &m->file.steps[i];
+  if (!m->progress) return;
+  m->now = (struct loom_run_progress){(int)i, (int)m->file.step_count, m->steps[i].name, 0};
+  m->step_units = s->kind == LOOM_STEP_JOB && m->file.jobmeta ? (double)m->file.jobmeta[s->index].est_cycles : 0;
+  report(m, 0);
+}
+
+static loom_status model_run(loom_model *m, uint32_t timeout_ms) {
   for (int i = 0; i < m->n_in; i++)
     if (!m->in[i].set)
       return loom_fail(m->dev->msg, LOOM_E_INVALID, "input '%s' was not set", m->in[i].info.name);
@@ -513,6 +564,7 @@ loom_status loom_model_run(loom_model *m, uint32_t timeout_ms) {
   for (uint32_t i = 0; i < m->file.step_count; i++) {
     const struct loom_file_step *s = &m->file.steps[i];
     struct timespec t0, t1;
+    step_starts(m, i);
     clock_gettime(CLOCK_MONOTONIC, &t0);
     loom_status st = s->kind == LOOM_STEP_JOB      ? run_job(m, i, s->index, timeout_ms)
                      : s->kind == LOOM_STEP_KERNEL ? model_run_kernel(m, i, s)
@@ -522,6 +574,17 @@ loom_status loom_model_run(loom_model *m, uint32_t timeout_ms) {
     if (st != LOOM_OK) return st;
   }
   return LOOM_OK;
+}
+
+loom_status loom_model_run(loom_model *m, uint32_t timeout_ms) {
+  if (!m) return LOOM_E_INVALID;
+  if (m->progress) loom_device_set_progress(m->dev, job_progress, m);
+  loom_status st = model_run(m, timeout_ms);
+  if (!m->progress) return st;
+  loom_device_set_progress(m->dev, NULL, NULL);
+  m->now.step = (int)m->file.step_count, m->now.name = "";
+  if (st == LOOM_OK) report(m, 0); /* 100% */
+  return st;
 }
 
 int loom_model_job_count(const loom_model *m) { return m ? (int)m->file.job_count : 0; }

@@ -30,6 +30,11 @@ struct loom_model {
   int64_t (*dims)[LOOM_MAX_RANK]; /* per tensor: its current dims (data-dependent results change) */
   int tracing;
   struct model_trace *traces;   /* per job, last run */
+  loom_run_progress_fn progress; /* loom_model_set_progress, NULL: none */
+  void *progress_ctx;
+  double *weight_before;        /* per step: weight of the steps before it; [step_count]: all */
+  struct loom_run_progress now; /* the step running */
+  double step_units;            /* the backend units its job is expected to take, 0: unknown */
 };
 
 struct model_trace {

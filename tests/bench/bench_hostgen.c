@@ -22,6 +22,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "driver/core/outfile.h"
 #include "driver/lib/hostcode.h"
 #include "driver/core/hostops.h"
 #include "driver/core/hostops_nn.h"
@@ -59,7 +60,7 @@ static void fill(const struct loom_file_tensor *t, uint8_t *p) {
 
 static int mem_open(struct mem *m, const uint8_t *bytes, size_t n) {
   char msg[LOOM_MSG_MAX];
-  if (loom_file_parse(bytes, n, "bench", &m->f, msg) || loom_hostcode_open(&m->f, "bench", &m->hc, msg))
+  if (loom_file_parse(bytes, n, "bench", &m->f, msg) || loom_hostcode_open(&m->f, "bench", 1, &m->hc, msg))
     return fprintf(stderr, "%s\n", msg), -1;
   m->buf = calloc(m->f.buffer_count + 1, sizeof *m->buf);
   for (uint32_t i = 0; i < m->f.buffer_count; i++) m->buf[i] = aligned_alloc(64, (m->f.buffers[i].size + 63) & ~63ull);
@@ -274,13 +275,16 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--models")) dir = argv[i + 1];
   }
   if (i < argc) nets = argv + i, n = argc - i;
-  FILE *json = json_path ? fopen(json_path, "w") : fopen("/dev/null", "w");
-  if (!json) return fprintf(stderr, "%s: cannot create\n", json_path), 1;
+  char msg[LOOM_MSG_MAX];
+  struct loom_outfile *o;
+  if (loom_outfile_open(json_path ? json_path : "/dev/null", &o, msg) != LOOM_OK)
+    return fprintf(stderr, "bench_hostgen: %s\n", msg), 1;
+  FILE *json = loom_outfile_stream(o);
   fprintf(json, "{\n");
   int rc = bench_ops(json);
   bench_nets(json, dir, nets, n);
   fprintf(json, "}\n");
-  fclose(json);
+  if (loom_outfile_commit(o, msg) != LOOM_OK) return fprintf(stderr, "bench_hostgen: %s\n", msg), 1;
   if (json_path) printf("\nwrote %s\n", json_path);
   return rc ? 1 : 0;
 }

@@ -15,7 +15,13 @@ status=0
 for cfg in $configs; do
   out=$BUILD/rtl_tb/top_$cfg
   [ -n "${TRACE:-}" ] && out=${out}_trace
+  # The objects below are rebuilt when their .c is newer; a changed header
+  # (fsim.h's struct layout, ...) would not be seen, so a digest of the
+  # headers they include starts the build over when it changes.
+  stamp=$(cat sim/fsim/*.h driver/core/*.h include/loom/*.h "$GEN"/*.h tests/rtl/loom_top_tb.cpp 2>/dev/null | cksum)
+  [ "$(cat "$out/headers.stamp" 2>/dev/null)" = "$stamp" ] || rm -rf "$out"
   mkdir -p "$out/fsim" "$GEN/cfg_$cfg"
+  echo "$stamp" > "$out/headers.stamp"
   cmp -s "$GEN/loom_cfg_$cfg.vh" "$GEN/cfg_$cfg/loom_cfg.vh" || cp "$GEN/loom_cfg_$cfg.vh" "$GEN/cfg_$cfg/loom_cfg.vh"
   objs=""
   for f in sim/fsim/fsim*.c driver/core/isa.c driver/core/hwconfig.c driver/core/status.c "$GEN/loom_isa_gen.c"; do

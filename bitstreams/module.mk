@@ -8,11 +8,13 @@
 #   make dtbo                      compile every board's overlay with dtc -@
 #   make board-files               the generated board files in build/gen/boards
 #   make board-files-fix           rewrite bitstreams/*/loom.dtso from boards.def
-#   make board-estimates           Yosys (hw/synth/loom_synth.tcl) once per
+#   make board-estimates           Yosys (hw/synth/estimate.sh) once per
 #                                  distinct (family, config, uram) of the
 #                                  boards, checked against each board's part;
 #                                  writes build/boards/estimates.md.  Minutes
-#                                  per run, so not part of `make test`
+#                                  per run, so not part of `make test`.
+#                                  CONFIG=FILE [PART=part]: a configuration
+#                                  file instead, against its part
 #
 # The board -> configuration table is bitstreams/boards.def; loomgen reads
 # it (so it is a prerequisite of loomgen) and generates everything else.
@@ -95,8 +97,10 @@ bitstream-run: $(BOARD_GEN)/stamp
 
 # ---------------------------------------------------------------- Yosys estimates
 
-board-estimates: $(BOARD_GEN)/stamp
-	@BUILD=$(BUILD) GEN=$(GEN) bitstreams/common/yosys-estimate.sh $(BOARD_RTL)
+# CONFIG=FILE [PART=part]: that configuration file alone, against PART (default its own).
+board-estimates: $(BOARD_GEN)/stamp $(if $(CONFIG),$(LOOM))
+	@BUILD=$(BUILD) GEN=$(GEN) LOOM=$(LOOM) LOOMGEN=$(LOOMGEN) CONFIG=$(CONFIG) PART=$(PART) \
+	  bitstreams/common/yosys-estimate.sh $(BOARD_RTL)
 
 # ---------------------------------------------------------------- tests
 

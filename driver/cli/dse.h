@@ -54,7 +54,8 @@ struct dse_axis {
 
 struct dse_net {
   char path[DSE_PATH_MAX];
-  char name[64]; /* file name without directory and .onnx */
+  char name[64];             /* file name without directory and .onnx */
+  char calib[DSE_PATH_MAX];  /* calibration inputs of a float network ("" none) */
 };
 
 struct dse_spec {
@@ -65,11 +66,11 @@ struct dse_spec {
   const struct loom_hw_part *part;
   struct dse_net nets[DSE_MAX_NETS];
   int n_nets;
-  char calib[DSE_PATH_MAX];   /* calibration inputs of float networks ("" none) */
   int dram_bw;                /* DRAM bytes per cycle; 0: bus_bits / 8 */
   int synth;                  /* 1: Yosys resources; 0: estimates only */
   struct dse_axis axes[DSE_KEY_COUNT];
   int n_axes;
+  int tie[DSE_KEY_COUNT];     /* key that follows another (block_out = "block_in"), else -1 */
   uint32_t digest;            /* of everything a point's result depends on */
 };
 

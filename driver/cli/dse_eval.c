@@ -128,7 +128,7 @@ static int run_on(const struct dse_spec *s, const uint8_t *bytes, size_t size, i
 int dse_run_net(const struct dse_spec *s, const struct loom_hw_config *c, int net, const char *backend,
                 const char *extra, struct dse_net_result *out, char *msg, size_t n) {
   char cfg[DSE_PATH_MAX + 64], options[2 * DSE_PATH_MAX];
-  struct compile_options o = {.hw = c, .calib = s->calib[0] ? s->calib : NULL, .flags = COMPILE_IM2COL};
+  struct compile_options o = {.hw = c, .calib = s->nets[net].calib[0] ? s->nets[net].calib : NULL, .flags = COMPILE_IM2COL};
   struct compile_result r;
   struct ir_error err = {{0}};
   if (dse_config_file(s, c, cfg, sizeof cfg))

@@ -4,7 +4,7 @@
  *   # kv260.toml
  *   part = "xck26-sfvc784-2LV-c"
  *   networks = ["build/models/resnet18.onnx", "build/models/mobilenetv2.onnx"]
- *   calib = "build/models/calib_imagenet"
+ *   calib = "build/models/calib_imagenet"  # or one per network, in order
  *   base = "large"                  # configuration the sweep starts from
  *
  *   [sweep]
@@ -20,8 +20,11 @@
  *   part, networks, calib, base, out, dram_bytes_per_cycle, synth
  *   and any configuration key but `name` (batch ... max_outstanding_reads)
  *
- * A configuration key takes an integer, a list of them, or a range "a..b"
- * (a, 2a, 4a ... up to b) or "a..b+s" (a, a+s, ... up to b).  Paths are
+ * A configuration key takes an integer, a list of them, a range "a..b"
+ * (a, 2a, 4a ... up to b) or "a..b+s" (a, a+s, ... up to b), or the name
+ * of another configuration key, whose value it then takes in every point
+ * (block_out = "block_in": square arrays only, which is all the compiler
+ * lowers today).  Paths are
  * taken relative to the directory loom runs in and stored absolute, so the
  * tasks of a Slurm array, which may start elsewhere, read the same files.
  *
@@ -83,6 +86,8 @@ struct reader {
   char part[LOOM_HW_PART_MAX];
   char out[DSE_PATH_MAX];
   char (*items)[DSE_PATH_MAX]; /* the values of the key being read */
+  char calib[DSE_MAX_NETS][DSE_PATH_MAX];
+  int n_calib;
   char *value;                 /* a value, joined over lines */
 };
 
@@ -155,10 +160,31 @@ static int add_range(struct reader *r, int key, const char *t, struct dse_axis *
   return 0;
 }
 
+static int find_key(const char *name) {
+  for (int k = 0; k < DSE_KEY_COUNT; k++)
+    if (!strcmp(name, dse_key_names[k])) return k;
+  return -1;
+}
+
+/* key = "other": key takes other's value in every point. */
+static int tie_key(struct reader *r, int key, int other) {
+  struct dse_spec *s = r->s;
+  if (other == key) return bad(r, "key '%s' cannot follow itself", dse_key_names[key]);
+  if (s->tie[other] >= 0)
+    return bad(r, "key '%s' follows '%s', which itself follows '%s'", dse_key_names[key], dse_key_names[other],
+               dse_key_names[s->tie[other]]);
+  for (int k = 0; k < DSE_KEY_COUNT; k++)
+    if (s->tie[k] == key) return bad(r, "key '%s' is followed by '%s' and cannot follow another", dse_key_names[key], dse_key_names[k]);
+  s->tie[key] = other;
+  return 0;
+}
+
 static int config_key(struct reader *r, int key, char items[][DSE_PATH_MAX], int n) {
   struct dse_axis *a = NULL;
+  if (r->s->tie[key] >= 0) return bad(r, "key '%s' repeats", dse_key_names[key]);
   for (int i = 0; i < r->s->n_axes; i++)
     if (r->s->axes[i].key == key) return bad(r, "key '%s' repeats line %d", dse_key_names[key], r->s->axes[i].line);
+  if (n == 1 && find_key(items[0]) >= 0) return tie_key(r, key, find_key(items[0]));
   a = &r->s->axes[r->s->n_axes++];
   *a = (struct dse_axis){.key = key, .line = r->line};
   if (n == 0) return bad(r, "key '%s': the list is empty (the sweep would have no point)", dse_key_names[key]);
@@ -211,12 +237,19 @@ static int setting(struct reader *r, const char *key, char items[][DSE_PATH_MAX]
     s->n_nets = n;
     return 0;
   }
+  if (!strcmp(key, "calib")) {
+    if (r->n_calib) return bad(r, "key 'calib' repeats");
+    if (n < 1 || n > DSE_MAX_NETS) return bad(r, "key 'calib' takes one directory, or one per network");
+    for (int i = 0; i < n; i++)
+      if (abs_path(r, key, items[i], r->calib[i], sizeof r->calib[i])) return -1;
+    return r->n_calib = n, 0;
+  }
   if (one_item(r, key, n)) return -1;
   if (!strcmp(key, "part")) {
     if (strlen(items[0]) >= sizeof r->part) return bad(r, "key 'part': '%s' is too long", items[0]);
     return snprintf(r->part, sizeof r->part, "%s", items[0]), 0;
   }
-  if (!strcmp(key, "calib")) return abs_path(r, key, items[0], s->calib, sizeof s->calib);
+
   if (!strcmp(key, "out")) return snprintf(r->out, sizeof r->out, "%s", items[0]), 0;
   if (!strcmp(key, "base")) return snprintf(s->base, sizeof s->base, "%s", items[0]), 0;
   if (!strcmp(key, "synth")) {
@@ -238,9 +271,8 @@ static int assign(struct reader *r, const char *key, char *value) {
   int n = 0;
   if (!strcmp(key, "name")) return bad(r, "key 'name': points are named for their keys; it cannot be set");
   if (split_items(r, key, value, r->items, DSE_MAX_VALUES, &n)) return -1;
-  for (int k = 0; k < DSE_KEY_COUNT; k++)
-    if (!strcmp(key, dse_key_names[k])) return config_key(r, k, r->items, n);
-  return setting(r, key, r->items, n);
+  int k = find_key(key);
+  return k >= 0 ? config_key(r, k, r->items, n) : setting(r, key, r->items, n);
 }
 
 /* ---- lines ---- */
@@ -320,7 +352,12 @@ static int finish(struct reader *r) {
   for (int i = 0; i < s->n_nets; i++)
     if (access(s->nets[i].path, R_OK) != 0)
       return bad(r, "key 'networks': %s: %s", s->nets[i].path, strerror(errno));
-  if (s->calib[0] && access(s->calib, R_OK) != 0) return bad(r, "key 'calib': %s: %s", s->calib, strerror(errno));
+  if (r->n_calib > 1 && r->n_calib != s->n_nets)
+    return bad(r, "key 'calib': %d directories for %d networks (give one, or one per network)", r->n_calib, s->n_nets);
+  for (int i = 0; i < r->n_calib; i++)
+    if (access(r->calib[i], R_OK) != 0) return bad(r, "key 'calib': %s: %s", r->calib[i], strerror(errno));
+  for (int i = 0; i < s->n_nets && r->n_calib; i++)
+    snprintf(s->nets[i].calib, sizeof s->nets[i].calib, "%s", r->calib[r->n_calib > 1 ? i : 0]);
   if (loom_hw_config_resolve(s->base, &s->base_cfg, msg, sizeof msg)) return bad(r, "key 'base': %s", msg);
   if (!r->part[0]) snprintf(r->part, sizeof r->part, "%s", s->base_cfg.part);
   if (!(s->part = loom_hw_part_by_name(r->part)))
@@ -344,11 +381,12 @@ static uint32_t crc_file(const char *path) {
 /* What every result depends on besides its configuration: the loom that
  * computes it, the networks, the calibration inputs and the settings. */
 static void digest(struct dse_spec *s) {
-  char text[DSE_PATH_MAX * (DSE_MAX_NETS + 2) + 256];
-  size_t n = (size_t)snprintf(text, sizeof text, "loom=%08X;part=%s;dram=%d;synth=%d;calib=%s;",
-                              crc_file("/proc/self/exe"), s->part->name, s->dram_bw, s->synth, s->calib);
+  char text[DSE_PATH_MAX * (2 * DSE_MAX_NETS + 1) + 256];
+  size_t n = (size_t)snprintf(text, sizeof text, "loom=%08X;part=%s;dram=%d;synth=%d;",
+                              crc_file("/proc/self/exe"), s->part->name, s->dram_bw, s->synth);
   for (int i = 0; i < s->n_nets && n < sizeof text; i++)
-    n += (size_t)snprintf(text + n, sizeof text - n, "net=%s:%08X;", s->nets[i].path, crc_file(s->nets[i].path));
+    n += (size_t)snprintf(text + n, sizeof text - n, "net=%s:%08X:%s;", s->nets[i].path, crc_file(s->nets[i].path),
+                          s->nets[i].calib);
   s->digest = (uint32_t)crc32(0L, (const Bytef *)text, (uInt)strlen(text));
 }
 
@@ -368,6 +406,7 @@ int dse_spec_read(const char *path, const char *out_override, struct dse_spec *s
   snprintf(s->path, sizeof s->path, "%s", path);
   snprintf(s->base, sizeof s->base, "default");
   s->synth = 1;
+  for (int k = 0; k < DSE_KEY_COUNT; k++) s->tie[k] = -1;
   default_out(path, s->out, sizeof s->out);
   if (loom_read_file(path, SPEC_MAX_BYTES, &text, &size, msg) != LOOM_OK) return cli_error("%s", msg), -1;
   r.items = malloc(DSE_MAX_VALUES * sizeof *r.items);
@@ -412,6 +451,8 @@ static void make_point(const struct dse_spec *s, const int *idx, struct dse_poin
   p->cfg = s->base_cfg;
   p->cfg.comment = NULL;
   for (int a = 0; a < s->n_axes; a++) *dse_key_field(&p->cfg, s->axes[a].key) = s->axes[a].v[idx[a]];
+  for (int k = 0; k < DSE_KEY_COUNT; k++)
+    if (s->tie[k] >= 0) *dse_key_field(&p->cfg, k) = *dse_key_field(&p->cfg, s->tie[k]);
   dse_point_name(&p->cfg, p->cfg.name);
   p->valid = loom_hw_check(&p->cfg, v, 1) == 0;
   if (p->valid) loom_hw_derive(&p->cfg);

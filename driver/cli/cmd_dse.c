@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "driver/lib/srctree.h"
 #include "dse.h"
 
 struct dse_args {
@@ -110,7 +111,7 @@ static int run(const struct dse_args *a) {
   int n = 0, rc = CLI_USER;
   if (!s) return cli_error("out of memory");
   if (dse_spec_read(a->spec, a->out, s) || dse_points(s, &pts, &n)) goto done;
-  if (dse_mkdirs(s->out)) {
+  if (loom_mkdirs(s->out)) {
     cli_error("%s: cannot create the output directory", s->out);
     goto done;
   }

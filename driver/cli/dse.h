@@ -205,8 +205,6 @@ int dse_validate(const struct dse_spec *s, const struct dse_result *r, int n, in
 
 /* Writes `text` to `path` through a temporary file and rename. */
 int dse_write_file(const char *path, const char *text, size_t len);
-/* mkdir -p */
-int dse_mkdirs(const char *path);
 /* "NAME-200MHz": a point's id, its result file's name. */
 void dse_point_id(const struct loom_hw_config *c, char *out, size_t n);
 /* OUT/configs/ID.cfg, the point as a configuration file (written once). */

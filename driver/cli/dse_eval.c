@@ -27,6 +27,7 @@
 
 #include "cli.h"
 #include "driver/core/readfile.h"
+#include "driver/lib/srctree.h"
 #include "dse.h"
 #include "loom/loom.h"
 #include "sw_compiler/compile.h"
@@ -34,18 +35,6 @@
 const char *const dse_status_names[DSE_STATUS_COUNT] = {"done", "invalid", "unsupported", "failed"};
 
 /* ---- files ---- */
-
-int dse_mkdirs(const char *path) {
-  char p[DSE_PATH_MAX];
-  snprintf(p, sizeof p, "%s", path);
-  for (char *s = p + 1; *s; s++) {
-    if (*s != '/') continue;
-    *s = '\0';
-    if (mkdir(p, 0777) != 0 && errno != EEXIST) return -1;
-    *s = '/';
-  }
-  return mkdir(p, 0777) == 0 || errno == EEXIST ? 0 : -1;
-}
 
 int dse_write_file(const char *path, const char *text, size_t len) {
   char tmp[DSE_PATH_MAX + 32];
@@ -76,7 +65,7 @@ int dse_config_file(const struct dse_spec *s, const struct loom_hw_config *c, ch
   fprintf(f, "# a point of the sweep %s (loom dse); hash 0x%08X\n", s->path, c->hash);
   loom_hw_write_keys(f, c);
   fclose(f);
-  int rc = dse_mkdirs(dir) || dse_write_file(path, text, len) ? -1 : 0;
+  int rc = loom_mkdirs(dir) || dse_write_file(path, text, len) ? -1 : 0;
   free(text);
   return rc;
 }
@@ -219,7 +208,7 @@ int dse_result_write(const struct dse_spec *s, const struct dse_result *r) {
   if (!f) return -1;
   result_text(s, r, f);
   fclose(f);
-  int rc = dse_mkdirs(dir) || dse_write_file(path, text, len) ? -1 : 0;
+  int rc = loom_mkdirs(dir) || dse_write_file(path, text, len) ? -1 : 0;
   free(text);
   return rc;
 }

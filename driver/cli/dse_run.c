@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "driver/lib/srctree.h"
 #include "dse.h"
 #include "loom/loom.h"
 
@@ -182,7 +183,7 @@ static int write_job(const struct dse_spec *s, const char *spec, int tasks, int 
   size_t len = 0;
   snprintf(dir, sizeof dir, "%s/slurm", s->out);
   snprintf(job, jn, "%s/job.sh", dir);
-  if (self_path(loom, sizeof loom) || !getcwd(cwd, sizeof cwd) || dse_mkdirs(dir)) return -1;
+  if (self_path(loom, sizeof loom) || !getcwd(cwd, sizeof cwd) || loom_mkdirs(dir)) return -1;
   FILE *f = open_memstream(&text, &len);
   if (!f) return -1;
   fprintf(f, "#!/bin/sh\n# loom dse %s as a Slurm job array (written by loom dse --slurm; docs/dse.md)\n", spec);

@@ -26,6 +26,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -94,6 +95,7 @@ static int synthesize(const struct loom_srctree *t, const char *cache, const cha
   char tmp[DSE_PATH_MAX + 32], vh[DSE_PATH_MAX + 48];
   snprintf(tmp, sizeof tmp, "%s/.synth-XXXXXX", cache);
   if (!mkdtemp(tmp)) return snprintf(msg, n, "cannot create %s: %s", tmp, strerror(errno)), -1;
+  chmod(tmp, 0755); /* mkdtemp's 0700 would hide the result from other users of a shared cache */
   snprintf(vh, sizeof vh, "%s/config.vh", tmp);
   if (dse_write_file(vh, header, strlen(header)))
     return loom_remove_tree(tmp), snprintf(msg, n, "cannot write %s", vh), -1;

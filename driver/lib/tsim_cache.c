@@ -150,6 +150,7 @@ static loom_status build_model(const struct loom_srctree *t, const char *cache, 
   char tmp[DIR_MAX], inc[FILE_MAX];
   snprintf(tmp, sizeof tmp, "%s/.build-XXXXXX", cache);
   if (!mkdtemp(tmp)) return loom_fail(msg, LOOM_E_IO, "tsim: cannot create %s: %s", tmp, strerror(errno));
+  chmod(tmp, 0755); /* mkdtemp's 0700 would hide the model from other users of a shared cache */
   snprintf(inc, sizeof inc, "%s/inc", tmp);
   if (mkdir(inc, 0777) != 0 || write_text(inc, "loom_cfg.vh", vh) || write_keys(tmp, c)) {
     loom_remove_tree(tmp);

@@ -14,33 +14,7 @@ trap 'rm -rf "$tmp"' EXIT
 failed=0
 checks=0
 
-fail() {
-  echo "FAIL: $*"
-  failed=$((failed + 1))
-}
-
-# expect CODE STREAM PATTERN CMD...: CMD exits with CODE and its stdout
-# (STREAM=out) or stderr (STREAM=err) contains the fixed string PATTERN.
-# A sanitizer report (make SAN=1) fails the check whatever the exit code.
-expect() {
-  want=$1 stream=$2 pattern=$3
-  shift 3
-  checks=$((checks + 1))
-  set +e
-  "$@" >"$tmp/out" 2>"$tmp/err"
-  code=$?
-  set -e
-  if grep -qE 'Sanitizer|runtime error:' "$tmp/err"; then
-    fail "$*: sanitizer report:"
-    sed 's/^/  | /' "$tmp/err"
-  elif [ "$code" -ne "$want" ]; then
-    fail "$* exited $code, expected $want"
-    sed 's/^/  | /' "$tmp/err"
-  elif [ -n "$pattern" ] && ! grep -qF -- "$pattern" "$tmp/$stream"; then
-    fail "$*: std$stream lacks '$pattern':"
-    sed 's/^/  | /' "$tmp/$stream"
-  fi
-}
+. tests/support/expect.sh
 
 # mknpy FILE DESCR SHAPE BYTES: a .npy of zeros, e.g. mknpy x.npy '<f4' '(4,)' 16
 mknpy() {

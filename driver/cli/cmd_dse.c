@@ -15,6 +15,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "driver/lib/srctree.h"
@@ -91,6 +92,19 @@ static void list_points(const struct dse_point *pts, int n) {
   }
 }
 
+/* Whether `tool` is an executable file on PATH. */
+static int on_path(const char *tool) {
+  const char *path = getenv("PATH");
+  char dir[DSE_PATH_MAX + 64];
+  for (const char *p = path ? path : ""; *p;) {
+    size_t n = strcspn(p, ":");
+    snprintf(dir, sizeof dir, "%.*s/%s", (int)(n < DSE_PATH_MAX ? n : DSE_PATH_MAX), p, tool);
+    if (n && access(dir, X_OK) == 0) return 1;
+    p += n + (p[n] == ':');
+  }
+  return 0;
+}
+
 /* Collects, reports and validates; the exit status. */
 static int finish(const struct dse_args *a, const struct dse_spec *s, const struct dse_point *pts, int n) {
   struct dse_result *r;
@@ -113,6 +127,11 @@ static int run(const struct dse_args *a) {
   if (dse_spec_read(a->spec, a->out, s) || dse_points(s, &pts, &n)) goto done;
   if (loom_mkdirs(s->out)) {
     cli_error("%s: cannot create the output directory", s->out);
+    goto done;
+  }
+  if (s->synth && !a->list && !a->collect && !a->slurm && !on_path("yosys")) {
+    cli_error("%s: synthesis needs yosys on PATH (scripts/install-deps.sh), or synth = \"estimate\" in the sweep",
+              s->path);
     goto done;
   }
   if (a->list) list_points(pts, n), rc = CLI_OK;

@@ -5,7 +5,7 @@
 #                                  FUZZ_JOBS at a time (default: the number of CPUs)
 #   make fuzz FUZZ_SECONDS=3600    a long run; the working corpora in build-fuzz/corpus/
 #                                  persist between runs and start from tests/fuzz/corpus/
-#   make fuzz-build                only build build-fuzz/fuzz_{onnx,loomfile,npy,asm}
+#   make fuzz-build                only build build-fuzz/fuzz_{onnx,loomfile,npy,asm,hwconfig}
 #
 # The fuzzers are built with clang (FUZZ_CC) and -fsanitize=fuzzer,address,
 # undefined; every source they reach (libloom, fsim, the compiler, the
@@ -19,7 +19,7 @@
 # `make test-san`) replays the seed corpora and tests/regress/<target>/
 # through them, so every crash ever found stays fixed without clang.
 
-FUZZ_TARGETS := onnx loomfile npy asm
+FUZZ_TARGETS := onnx loomfile npy asm hwconfig
 FUZZ_CC ?= clang
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 60

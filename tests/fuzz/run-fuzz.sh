@@ -16,7 +16,7 @@ set -u
 build=${1:?usage: run-fuzz.sh BUILD_DIR SECONDS [JOBS]}
 seconds=${2:?usage: run-fuzz.sh BUILD_DIR SECONDS [JOBS]}
 jobs=${3:-}
-targets="onnx loomfile npy asm"
+targets="onnx loomfile npy asm hwconfig"
 ntargets=4
 if [ -z "$jobs" ]; then
   jobs=$(nproc 2>/dev/null || echo 1)

@@ -154,7 +154,8 @@ static void expect_rule(const char *key, const char *line, const char *want_key,
 
 static void test_rules(void **state) {
   expect_rule("batch", "batch = 3", "batch", "must be 1, 2 or 4");
-  expect_rule("block_in", "block_in = 12", "block_in", "must be a power of two");
+  expect_rule("block_in", "block_in = 12", "block_in", "must be a power of two (the GEMM sum tree)");
+  expect_rule("block_in", "block_in = 12", "block_in", "an INP row (12 bytes) must be a power of two bytes");
   expect_rule("block_out", "block_out = 12", "block_out", "even power of two");
   expect_rule("inp_kib", "inp_kib = 3", "inp_kib", "INP rows must be a power of two");
   expect_rule("inp_kib", "inp_kib = 64", "inp_kib", "exceed the 2048 the ISA's 11-bit micro-op inp field");

@@ -120,8 +120,14 @@ int dse_run_local(const struct dse_spec *s, const struct dse_point *pts, int n,
   int *todo = calloc((size_t)n + 1, sizeof *todo), running = 0;
   struct child *kids = calloc((size_t)g.jobs, sizeof *kids);
   if (!todo || !kids) return free(todo), free(kids), cli_error("out of memory"), -1;
-  for (int i = 0; i < n; i++)
-    if (pts[i].valid && !has_result(s, &pts[i])) todo[g.todo++] = i;
+  /* one point per core first: the same core at other clocks then copies
+   * its cycles and resources (dse_eval.c) instead of computing them */
+  for (int pass = 0; pass < 2; pass++)
+    for (int i = 0; i < n; i++) {
+      int first = 1;
+      for (int j = 0; j < i && first; j++) first = strcmp(pts[j].cfg.name, pts[i].cfg.name) != 0;
+      if (first == !pass && pts[i].valid && !has_result(s, &pts[i])) todo[g.todo++] = i;
+    }
   if (!o->quiet)
     fprintf(stderr, "loom dse: %d points, %d to evaluate (%d done before), %d at a time\n", n, g.todo,
             n - g.todo, g.jobs);

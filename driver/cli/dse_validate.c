@@ -1,6 +1,8 @@
 /*
  * dse_validate.c - `loom dse --validate K`: the K best points run on tsim,
  * the RTL under Verilator, to say how far fsim's timing model was off.
+ * "Points" here are cores: the best point of each core, since the same core
+ * at another clock runs the same cycles.
  *
  * Each network is compiled again for the point and run once on zero
  * inputs, as for the sweep, with the same DRAM rate; tsim builds the
@@ -69,11 +71,24 @@ static void validate_point(const struct dse_spec *s, const struct dse_result *r,
   }
 }
 
+/* Keeps the first (best) point of each core: the same core at another clock
+ * has the same cycles, on tsim too.  Returns how many are left. */
+static int distinct_cores(const struct dse_result *r, int *order, int m) {
+  int k = 0;
+  for (int i = 0; i < m; i++) {
+    int seen = 0;
+    for (int j = 0; j < k && !seen; j++) seen = !strcmp(r[order[j]].cfg.name, r[order[i]].cfg.name);
+    if (!seen) order[k++] = order[i];
+  }
+  return k;
+}
+
 int dse_validate(const struct dse_spec *s, const struct dse_result *r, int n, int k) {
   int *order = calloc((size_t)n + 1, sizeof *order), failed = 0;
   if (!order) return cli_error("out of memory"), -1;
   int m = dse_rank(s, r, n, order);
   if (m == 0) return free(order), cli_error("--validate: no point of the sweep fits %s", s->part->name), -1;
+  m = distinct_cores(r, order, m);
   if (k > m) k = m;
   struct check *c = calloc((size_t)k, sizeof *c);
   char *text = NULL;
@@ -97,7 +112,7 @@ int dse_validate(const struct dse_spec *s, const struct dse_result *r, int n, in
               (unsigned long long)c[i].model[j], (unsigned long long)c[i].rtl[j], e);
     }
   }
-  fprintf(t, "largest error of fsim's timing model against tsim: %+.2f%% (%d best points)\n", worst, k);
+  fprintf(t, "largest error of fsim's timing model against tsim: %+.2f%% (%d best cores)\n", worst, k);
   fclose(t);
   fputs(text, stdout);
   write_outputs(s, r, c, k, text, len);

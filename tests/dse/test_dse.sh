@@ -114,6 +114,20 @@ check "lost, truncated and stale results redone: same results" cmp -s "$J" "$tmp
 expect 0 out "" "$LOOM" dse "$tmp/sweep.toml" --jobs 1 --out "$tmp/serial" -q
 check "--jobs 1 = --jobs 2" cmp -s "$tmp/serial/results.json" "$tmp/first.json"
 
+# the plain-text spelling of the same sweep is the same sweep
+cat > "$tmp/sweep.txt" <<EOF
+part = xc7z020clg400-1
+networks = $M/digits_cnn.onnx, $M/digits_mlp.onnx
+calib = $M/calib_digits_cnn $M/calib_digits_mlp
+base = tiny
+block_in = 8, 16
+block_out = block_in
+wgt_kib = 8 16
+clock_mhz = 100..200+100
+EOF
+expect 0 out "" "$LOOM" dse "$tmp/sweep.txt" -q
+check "SPEC.txt = SPEC.toml" test "$(jq -c '.points' "$tmp/sweep.dse/results.json" | md5sum)" = "$(jq -c '.points' "$J" | md5sum)"
+
 # ---- invalid and unsupported points are reported, not run
 sed -e 's/^wgt_kib = \[/wgt_kib = [128, /' -e 's/^block_out = .*/block_out = [8, 16]/' "$tmp/sweep.toml" > "$tmp/mixed.toml"
 expect 0 out "invalid: key 'wgt_kib': 2048 WGT rows exceed the 1024" "$LOOM" dse "$tmp/mixed.toml" --jobs 2

@@ -79,6 +79,11 @@ static const int key_hi[DSE_KEY_COUNT] = {
 #undef AS_HI
 };
 
+/* The settings other than configuration keys. */
+enum setting_id { SET_NETWORKS, SET_CALIB, SET_PART, SET_OUT, SET_BASE, SET_SYNTH, SET_DRAM, SET_COUNT };
+static const char *const setting_names[SET_COUNT] = {"networks", "calib", "part", "out", "base", "synth",
+                                                     "dram_bytes_per_cycle"};
+
 struct reader {
   const char *path;
   int line;
@@ -88,6 +93,7 @@ struct reader {
   char (*items)[DSE_PATH_MAX]; /* the values of the key being read */
   char calib[DSE_MAX_NETS][DSE_PATH_MAX];
   int n_calib;
+  int seen[SET_COUNT];         /* line of each setting, 0 unseen */
   char *value;                 /* a value, joined over lines */
 };
 
@@ -221,50 +227,56 @@ static void net_name(const char *path, char *out, size_t n) {
   snprintf(out, n, "%.*s", (int)(len < n - 1 ? len : n - 1), base);
 }
 
+static int networks(struct reader *r, char items[][DSE_PATH_MAX], int n) {
+  struct dse_spec *s = r->s;
+  if (n == 0) return bad(r, "key 'networks': the list is empty");
+  if (n > DSE_MAX_NETS) return bad(r, "key 'networks': at most %d networks", DSE_MAX_NETS);
+  for (int i = 0; i < n; i++) {
+    if (abs_path(r, "networks", items[i], s->nets[i].path, sizeof s->nets[i].path)) return -1;
+    net_name(items[i], s->nets[i].name, sizeof s->nets[i].name);
+    for (int j = 0; j < i; j++)
+      if (!strcmp(s->nets[i].name, s->nets[j].name))
+        return bad(r, "key 'networks': two networks named '%s'", s->nets[i].name);
+  }
+  s->n_nets = n;
+  return 0;
+}
+
+static int calib(struct reader *r, char items[][DSE_PATH_MAX], int n) {
+  if (n < 1 || n > DSE_MAX_NETS) return bad(r, "key 'calib' takes one directory, or one per network");
+  for (int i = 0; i < n; i++)
+    if (abs_path(r, "calib", items[i], r->calib[i], sizeof r->calib[i])) return -1;
+  return r->n_calib = n, 0;
+}
+
 static int setting(struct reader *r, const char *key, char items[][DSE_PATH_MAX], int n) {
   struct dse_spec *s = r->s;
-  if (!strcmp(key, "networks")) {
-    if (s->n_nets) return bad(r, "key 'networks' repeats");
-    if (n == 0) return bad(r, "key 'networks': the list is empty");
-    if (n > DSE_MAX_NETS) return bad(r, "key 'networks': at most %d networks", DSE_MAX_NETS);
-    for (int i = 0; i < n; i++) {
-      if (abs_path(r, key, items[i], s->nets[i].path, sizeof s->nets[i].path)) return -1;
-      net_name(items[i], s->nets[i].name, sizeof s->nets[i].name);
-      for (int j = 0; j < i; j++)
-        if (!strcmp(s->nets[i].name, s->nets[j].name))
-          return bad(r, "key 'networks': two networks named '%s'", s->nets[i].name);
-    }
-    s->n_nets = n;
-    return 0;
-  }
-  if (!strcmp(key, "calib")) {
-    if (r->n_calib) return bad(r, "key 'calib' repeats");
-    if (n < 1 || n > DSE_MAX_NETS) return bad(r, "key 'calib' takes one directory, or one per network");
-    for (int i = 0; i < n; i++)
-      if (abs_path(r, key, items[i], r->calib[i], sizeof r->calib[i])) return -1;
-    return r->n_calib = n, 0;
-  }
+  long v;
+  int id = 0;
+  while (id < SET_COUNT && strcmp(key, setting_names[id])) id++;
+  if (id == SET_COUNT)
+    return bad(r, "unknown key '%s' (settings: part, networks, calib, base, out, dram_bytes_per_cycle, "
+                  "synth; or a configuration key such as block_in)", key);
+  if (r->seen[id]) return bad(r, "key '%s' repeats line %d", key, r->seen[id]);
+  r->seen[id] = r->line;
+  if (id == SET_NETWORKS) return networks(r, items, n);
+  if (id == SET_CALIB) return calib(r, items, n);
   if (one_item(r, key, n)) return -1;
-  if (!strcmp(key, "part")) {
+  switch (id) {
+  case SET_PART:
     if (strlen(items[0]) >= sizeof r->part) return bad(r, "key 'part': '%s' is too long", items[0]);
     return snprintf(r->part, sizeof r->part, "%s", items[0]), 0;
-  }
-
-  if (!strcmp(key, "out")) return snprintf(r->out, sizeof r->out, "%s", items[0]), 0;
-  if (!strcmp(key, "base")) return snprintf(s->base, sizeof s->base, "%s", items[0]), 0;
-  if (!strcmp(key, "synth")) {
+  case SET_OUT: return snprintf(r->out, sizeof r->out, "%s", items[0]), 0;
+  case SET_BASE: return snprintf(s->base, sizeof s->base, "%s", items[0]), 0;
+  case SET_SYNTH:
     if (strcmp(items[0], "yosys") && strcmp(items[0], "estimate"))
       return bad(r, "key 'synth': '%s' is neither yosys nor estimate", items[0]);
     return s->synth = !strcmp(items[0], "yosys"), 0;
-  }
-  if (!strcmp(key, "dram_bytes_per_cycle")) {
-    long v;
+  default:
     if (!parse_int(items[0], &v) || v < 1 || v > 4096 || (v & (v - 1)))
       return bad(r, "key 'dram_bytes_per_cycle': '%s' is not a power of two in 1..4096", items[0]);
     return s->dram_bw = (int)v, 0;
   }
-  return bad(r, "unknown key '%s' (settings: part, networks, calib, base, out, dram_bytes_per_cycle, "
-                "synth; or a configuration key such as block_in)", key);
 }
 
 static int assign(struct reader *r, const char *key, char *value) {

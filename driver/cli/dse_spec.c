@@ -35,6 +35,7 @@
  * the spec, and so is a sweep with no valid point: both are errors.
  */
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -390,15 +391,35 @@ static uint32_t crc_file(const char *path) {
   return c;
 }
 
+/* The calibration inputs as names, sizes and times (a file or a directory
+ * of .npy files, as calib.c reads them): a cheap stand-in for their bytes. */
+static uint32_t crc_calib(const char *path) {
+  struct stat st;
+  char entry[DSE_PATH_MAX + 300];
+  uLong c = crc32(0L, (const Bytef *)path, (uInt)strlen(path));
+  DIR *d = opendir(path);
+  if (!d) return stat(path, &st) == 0 ? (uint32_t)(c ^ (uLong)st.st_size ^ (uLong)st.st_mtime) : 0;
+  for (struct dirent *e; (e = readdir(d));) {
+    snprintf(entry, sizeof entry, "%s/%s", path, e->d_name);
+    if (e->d_name[0] == '.' || stat(entry, &st) != 0) continue;
+    /* order-independent: readdir's order is the file system's */
+    c ^= crc32(0L, (const Bytef *)e->d_name, (uInt)strlen(e->d_name)) + (uLong)st.st_size * 31u +
+         (uLong)st.st_mtime;
+  }
+  closedir(d);
+  return (uint32_t)c;
+}
+
 /* What every result depends on besides its configuration: the loom that
  * computes it, the networks, the calibration inputs and the settings. */
 static void digest(struct dse_spec *s) {
-  char text[DSE_PATH_MAX * (2 * DSE_MAX_NETS + 1) + 256];
+  char text[DSE_PATH_MAX * (2 * DSE_MAX_NETS + 1) + 512];
   size_t n = (size_t)snprintf(text, sizeof text, "loom=%08X;part=%s;dram=%d;synth=%d;",
                               crc_file("/proc/self/exe"), s->part->name, s->dram_bw, s->synth);
   for (int i = 0; i < s->n_nets && n < sizeof text; i++)
-    n += (size_t)snprintf(text + n, sizeof text - n, "net=%s:%08X:%s;", s->nets[i].path, crc_file(s->nets[i].path),
-                          s->nets[i].calib);
+    n += (size_t)snprintf(text + n, sizeof text - n, "net=%s:%08X:%s:%08X;", s->nets[i].path,
+                          crc_file(s->nets[i].path), s->nets[i].calib,
+                          s->nets[i].calib[0] ? crc_calib(s->nets[i].calib) : 0u);
   s->digest = (uint32_t)crc32(0L, (const Bytef *)text, (uInt)strlen(text));
 }
 

@@ -114,6 +114,15 @@ check "lost, truncated and stale results redone: same results" cmp -s "$J" "$tmp
 expect 0 out "" "$LOOM" dse "$tmp/sweep.toml" --jobs 1 --out "$tmp/serial" -q
 check "--jobs 1 = --jobs 2" cmp -s "$tmp/serial/results.json" "$tmp/first.json"
 
+# new calibration inputs make every result stale
+cp -r "$M/calib_digits_cnn" "$tmp/calib"
+printf 'networks = ["%s"]\ncalib = "%s"\nbase = "tiny"\nclock_mhz = [100, 200]\n' "$M/digits_cnn.onnx" "$tmp/calib" \
+  > "$tmp/calib.toml"
+expect 0 err "2 points, 2 to evaluate (0 done before)" "$LOOM" dse "$tmp/calib.toml"
+expect 0 err "2 points, 0 to evaluate (2 done before)" "$LOOM" dse "$tmp/calib.toml"
+cp "$M/digits_cnn_in1.npy" "$tmp/calib/extra.npy"
+expect 0 err "2 points, 2 to evaluate (0 done before)" "$LOOM" dse "$tmp/calib.toml"
+
 # the plain-text spelling of the same sweep is the same sweep
 cat > "$tmp/sweep.txt" <<EOF
 part = xc7z020clg400-1

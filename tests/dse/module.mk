@@ -9,10 +9,11 @@
 #                        slurmctld, slurmd), the same sweep through it, the
 #                        results compared with the local run's; about 30 s
 
-DSE_TEST_DEPS := $(LOOM) $(MODELS_DIR)/digits_manifest.json $(BUILD)/tsim/tiny/libloom_tsim.so
+# build/models is tests/models/module.mk's MODELS_DIR, included after this file
+DSE_TEST_DEPS := $(LOOM) build/models/digits_manifest.json $(BUILD)/tsim/tiny/libloom_tsim.so
 SCRIPT_TESTS += tests/dse/test_config_files.sh tests/dse/test_dse.sh tests/dse/test_tsim_cache.sh
 TEST_DEPS += $(DSE_TEST_DEPS)
 
 .PHONY: test-dse-slurm
-test-dse-slurm: $(LOOM) $(MODELS_DIR)/digits_manifest.json
+test-dse-slurm: $(LOOM) build/models/digits_manifest.json
 	@LOOM=$(LOOM) BUILD=$(BUILD) tests/dse/test_dse_slurm.sh

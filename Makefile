@@ -5,6 +5,8 @@
 #   make demo         compile the digits CNN and run it on the Verilator RTL
 #   make bench-fsim   fsim throughput benchmark (tests/bench/module.mk)
 #   make check-docs   the generated tables in docs/ match hw/spec/*.def
+#   make install PREFIX=/usr/local   bin/loom, lib/libloom.so, include/loom,
+#                     lib/pkgconfig/loom.pc, the man page, the Python package
 #   make SAN=1 ...    build with AddressSanitizer and UBSan (into build-san/)
 #
 # Sources are found by directory, one archive per layer (imports only go
@@ -16,6 +18,9 @@
 #   driver/lib/*.c         libloom.a       the runtime; the archive also holds
 #                                          core and fsim, so a program that
 #                                          runs models links libloom.a alone
+#                          libloom.so.V    the same objects built -fPIC, with
+#                                          only the API of include/loom/*.h
+#                                          exported (soname libloom.so.MAJOR)
 #   driver/cli/*.c         the `loom` binary
 # and every tests/unit/test_*.c becomes one cmocka test program.  Components with extra
 # rules (generated code, Verilator) add them in their own module.mk.
@@ -34,10 +39,15 @@ OPT ?= -O2
 CPPFLAGS += -Iinclude -I$(BUILD)/gen -I. -D_GNU_SOURCE
 CFLAGS += -std=c11 $(OPT) -g -Wall -Wextra -Werror -Wno-unused-parameter $(SANFLAGS)
 LDFLAGS += $(SANFLAGS)
-LDLIBS += -lz -lm
+LDLIBS += -lcrypto -lz -lm
+
+# The version, written once: VERSION.  libloom.so's soname is
+# libloom.so.MAJOR; loom --version, loom_version() and loom.pc say it too.
+LOOM_VERSION := $(shell cat VERSION)
+LOOM_SOVERSION := $(firstword $(subst ., ,$(LOOM_VERSION)))
 
 GEN := $(BUILD)/gen
-GEN_HEADERS := $(GEN)/loom_isa_gen.h $(GEN)/loom_isa.vh
+GEN_HEADERS := $(GEN)/loom_isa_gen.h $(GEN)/loom_isa.vh $(GEN)/loom_version.h
 GEN_SOURCES := $(GEN)/loom_isa_gen.c
 LOOMGEN := $(BUILD)/tools/loomgen
 SPEC := $(wildcard hw/spec/*.def)
@@ -53,6 +63,7 @@ obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 LIBLOOM_CORE := $(BUILD)/libloom_core.a
 LIBLOOM := $(BUILD)/libloom.a
 LIBLOOMC := $(BUILD)/libloomc.a
+LIBLOOM_SO := $(BUILD)/libloom.so.$(LOOM_VERSION)
 LOOM := $(BUILD)/bin/loom
 
 # module.mk fragments may append to the variables above and add rules.
@@ -63,7 +74,7 @@ UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_TEST_SRCS))
 .PHONY: all deps test test-programs demo check-docs gen clean
 .DEFAULT_GOAL := all
 
-all: $(LOOM) $(UNIT_TESTS)
+all: $(LOOM) $(LIBLOOM_SO) $(UNIT_TESTS)
 
 deps:
 	@scripts/install-deps.sh
@@ -84,6 +95,11 @@ $(GEN)/loom_isa_gen.h: $(LOOMGEN)
 $(GEN)/loom_isa_gen.c: $(LOOMGEN)
 	@mkdir -p $(GEN)
 	$(LOOMGEN) c-source $@
+
+$(GEN)/loom_version.h: VERSION
+	@mkdir -p $(GEN)
+	@printf '/* Generated from VERSION by the Makefile. Do not edit. */\n#define LOOM_VERSION "%s"\n' \
+	  "$(LOOM_VERSION)" > $@
 
 $(GEN)/loom_isa.vh: $(LOOMGEN)
 	@mkdir -p $(GEN)
@@ -106,6 +122,36 @@ $(LIBLOOM): $(call obj,$(LIBLOOM_SRCS)) $(LIBLOOM_CORE_OBJS)
 	rm -f $@
 	$(AR) rcs $@ $^
 
+# ---- libloom.so: the runtime as a shared library ----
+#
+# The objects of libloom.a again, compiled -fPIC into $(BUILD)/pic/.  The
+# version script exports exactly the functions and tables that the public
+# headers (include/loom/*.h, loom_isa_gen.h) declare and the objects
+# define (scripts/libloom-symbols.sh); everything else stays inside.
+picobj = $(patsubst %.c,$(BUILD)/pic/%.o,$(1))
+LIBLOOM_PIC_OBJS = $(call picobj,$(LIBLOOM_SRCS) $(LIBLOOM_CORE_SRCS)) $(BUILD)/pic/gen/loom_isa_gen.o
+LIBLOOM_SO_LIBS := -lcrypto -lz -lm -ldl
+PUBLIC_HEADERS := $(wildcard include/loom/*.h) $(GEN)/loom_isa_gen.h
+
+$(BUILD)/pic/%.o: %.c $(GEN_HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -MMD -MP -c -o $@ $<
+
+$(BUILD)/pic/gen/%.o: $(GEN)/%.c $(GEN_HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -MMD -MP -c -o $@ $<
+
+$(BUILD)/libloom.map: $(LIBLOOM_PIC_OBJS) $(PUBLIC_HEADERS) scripts/libloom-symbols.sh
+	scripts/libloom-symbols.sh "$(CC)" $(GEN) $(LIBLOOM_PIC_OBJS) > $@.tmp
+	mv $@.tmp $@
+
+$(LIBLOOM_SO): $(LIBLOOM_PIC_OBJS) $(BUILD)/libloom.map
+	$(CC) $(LDFLAGS) -shared -Wl,-soname,libloom.so.$(LOOM_SOVERSION) \
+	  -Wl,--version-script,$(BUILD)/libloom.map -Wl,--no-undefined -o $@ $(LIBLOOM_PIC_OBJS) \
+	  $(LIBLOOM_SO_LIBS)
+	ln -sf $(notdir $@) $(BUILD)/libloom.so.$(LOOM_SOVERSION)
+	ln -sf libloom.so.$(LOOM_SOVERSION) $(BUILD)/libloom.so
+
 # The generated source lives in $(GEN); compile it from there.
 $(BUILD)/obj/gen/%.o: $(GEN)/%.c $(GEN_HEADERS)
 	@mkdir -p $(dir $@)
@@ -125,9 +171,12 @@ $(BUILD)/tests/%: tests/unit/%.c $(call obj,$(TEST_SUPPORT_SRCS)) $(LIBLOOMC) $(
 	  $(LIBLOOMC) $(LIBLOOM) $(LOOM_EXTRA_LIBS) -lcmocka $(LDLIBS)
 
 # SCRIPT_TESTS: executables (scripts or programs) run after the unit tests;
-# module.mk files append to it and list what they need in TEST_DEPS.  Each is
-# run from the top directory with LOOM and BUILD in the environment.
-test-programs: $(UNIT_TESTS) $(LOOM) $(TEST_DEPS)
+# module.mk files append to it and list in TEST_DEPS what must be built
+# first.  A test program that is itself built (a path under $(BUILD)) is a
+# dependency already and need not be repeated in TEST_DEPS.  Each is run
+# from the top directory with LOOM and BUILD in the environment
+# (tests/README.md).
+test-programs: $(UNIT_TESTS) $(LOOM) $(TEST_DEPS) $(filter $(BUILD)/%,$(SCRIPT_TESTS))
 	@LOOM=$(LOOM) BUILD=$(BUILD) scripts/run-tests.sh $(UNIT_TESTS) $(SCRIPT_TESTS)
 
 test: deps
@@ -144,7 +193,49 @@ demo: deps
 check-docs: $(LOOMGEN)
 	@scripts/check-docs.sh $(LOOMGEN)
 
+# ---- make install ----
+#
+#   make install [PREFIX=/usr/local] [DESTDIR=] [PYTHON=/usr/bin/python3] [PYTHONDIR=]
+#
+# PREFIX/bin/loom, PREFIX/lib/libloom.so.V (and the .so.MAJOR and .so
+# links), PREFIX/include/loom/ (the public headers and the generated
+# loom_isa_gen.h they include), PREFIX/lib/pkgconfig/loom.pc,
+# PREFIX/share/man/man1/loom.1 (made from `loom help`), and the Python
+# package `loom` (driver/python/loom, no compilation) in PYTHONDIR, by
+# default PREFIX/lib/pythonX.Y/dist-packages (site-packages where the
+# interpreter has no dist-packages), with the library's path written into
+# loom/_install.py.  DESTDIR is prepended to every path (packaging).
+PREFIX ?= /usr/local
+PYTHON ?= /usr/bin/python3
+PYTHONDIR ?= $(PREFIX)/$(shell $(PYTHON) -c 'import sys; v = "%d.%d" % sys.version_info[:2]; \
+  d = "dist-packages" if any(p.endswith("dist-packages") for p in sys.path) else "site-packages"; \
+  print("lib/python%s/%s" % (v, d))' 2>/dev/null || echo lib/python3/site-packages)
+PYTHON_SRCS := $(wildcard driver/python/loom/*.py)
+LOOM_MAN := $(BUILD)/man/loom.1
+
+$(LOOM_MAN): $(LOOM) scripts/gen-man.sh VERSION
+	@mkdir -p $(dir $@)
+	scripts/gen-man.sh $(LOOM) $(LOOM_VERSION) > $@.tmp
+	mv $@.tmp $@
+
+.PHONY: install
+install: $(LOOM) $(LIBLOOM_SO) $(LOOM_MAN) $(PUBLIC_HEADERS) driver/lib/loom.pc.in $(PYTHON_SRCS)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig \
+	  $(DESTDIR)$(PREFIX)/include/loom $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PYTHONDIR)/loom
+	install -m 755 $(LOOM) $(DESTDIR)$(PREFIX)/bin/loom
+	install -m 755 $(LIBLOOM_SO) $(DESTDIR)$(PREFIX)/lib/
+	ln -sf $(notdir $(LIBLOOM_SO)) $(DESTDIR)$(PREFIX)/lib/libloom.so.$(LOOM_SOVERSION)
+	ln -sf libloom.so.$(LOOM_SOVERSION) $(DESTDIR)$(PREFIX)/lib/libloom.so
+	install -m 644 $(PUBLIC_HEADERS) $(DESTDIR)$(PREFIX)/include/loom/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(LOOM_VERSION)|' driver/lib/loom.pc.in \
+	  > $(DESTDIR)$(PREFIX)/lib/pkgconfig/loom.pc
+	install -m 644 $(LOOM_MAN) $(DESTDIR)$(PREFIX)/share/man/man1/loom.1
+	install -m 644 $(PYTHON_SRCS) $(DESTDIR)$(PYTHONDIR)/loom/
+	printf '# Written by make install.\nLIBRARY = "%s"\n' \
+	  "$(PREFIX)/lib/libloom.so.$(LOOM_SOVERSION)" > $(DESTDIR)$(PYTHONDIR)/loom/_install.py
+	@echo "installed Loom $(LOOM_VERSION) in $(DESTDIR)$(PREFIX); Python package in $(DESTDIR)$(PYTHONDIR)"
+
 clean:
 	rm -rf build build-san
 
--include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD)/obj $(BUILD)/pic -name '*.d' 2>/dev/null)

@@ -6,7 +6,7 @@
 #   scripts/install-deps.sh --check  exit 1 if something is missing, install nothing
 set -eu
 
-PACKAGES="build-essential pkg-config zlib1g-dev libcmocka-dev
+PACKAGES="build-essential pkg-config zlib1g-dev libssl-dev libcmocka-dev
 verilator yosys iverilog tcl
 protobuf-c-compiler libprotobuf-c-dev
 python3 python3-numpy python3-onnx python3-torch python3-torchvision python3-sklearn
@@ -16,8 +16,17 @@ gcc-aarch64-linux-gnu gcc-arm-linux-gnueabihf libc6-dev-arm64-cross libc6-dev-ar
 qemu-user-static
 slurmctld slurmd slurm-client munge"
 
+# Node and npm run the model zoo's onnxruntime-node reference (tests only,
+# tests/zoo/): Debian's nodejs and npm, unless node and npm are already on the
+# PATH (another distribution's nodejs package ships npm inside it, and
+# Debian's npm would conflict with it).
+NODE_PACKAGES=""
+if ! command -v node > /dev/null 2>&1 || ! command -v npm > /dev/null 2>&1; then
+  NODE_PACKAGES="nodejs npm"
+fi
+
 missing=""
-for p in $PACKAGES; do
+for p in $PACKAGES $NODE_PACKAGES; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed"; then
     missing="$missing $p"
   fi

@@ -128,6 +128,8 @@ static void c_header(const char *path) {
   fprintf(f, "#define LOOM_REG_SEG_STRIDE 0x%Xu\n#define LOOM_REG_COUNTER_BASE 0x%Xu\n#define LOOM_REG_COUNTER_STRIDE 0x%Xu\n",
           LOOM_REG_SEG_STRIDE, LOOM_REG_COUNTER_BASE, LOOM_REG_COUNTER_STRIDE);
   for (i = 0; i < COUNT(ctrl_bits); i++) fprintf(f, "#define LOOM_CTRL_%s (1u << %d)\n", ctrl_bits[i].name, ctrl_bits[i].value);
+  fprintf(f, "/* ISR and IER bits. */\n");
+  for (i = 0; i < COUNT(irq_bits); i++) fprintf(f, "#define LOOM_IRQ_%s (1u << %d) /* %s */\n", irq_bits[i].name, irq_bits[i].value, irq_bits[i].comment);
   fprintf(f, "\n");
   c_enum(f, "loom_counter", "LOOM_CNT_", counters, COUNT(counters));
   fprintf(f, "#define LOOM_COUNTER_EXACT_MASK 0x%Xu\n\n", 0u
@@ -142,6 +144,11 @@ static void c_header(const char *path) {
   fprintf(f, "#define LOOM_PART_COUNT %d\n", COUNT(parts));
   fprintf(f, "/* loom_top's buffers a part with UltraRAM moves there (bitstreams/boards.def). */\n");
   fprintf(f, "#define LOOM_URAM_BUFFERS \"%s\"\n\n", LOOM_URAM_BUFFERS);
+  fprintf(f, "/* X(\"name\", hash) per configuration: for code that cannot link\n"
+             " * loom_hw_configs[] (the kernel module). */\n#define LOOM_CONFIG_LIST(X)");
+  for (i = 0; i < COUNT(configs); i++)
+    fprintf(f, " \\\n  X(\"%s\", 0x%08Xu)", configs[i].name, derive(&configs[i]).hash);
+  fprintf(f, "\n\n");
   fprintf(f, "extern const char *const loom_opcode_names[LOOM_OP_COUNT];\n");
   fprintf(f, "extern const char *const loom_buffer_names[LOOM_BUF_COUNT];\n");
   fprintf(f, "extern const char *const loom_queue_names[LOOM_Q_COUNT];\n");
@@ -204,6 +211,8 @@ static void verilog_isa(FILE *f) {
   fprintf(f, "`define LOOM_ISA_VERSION 16'd%d\n`define LOOM_INSN_BITS %d\n`define LOOM_UOP_BITS %d\n",
           LOOM_ISA_VERSION, LOOM_INSN_BITS, LOOM_UOP_BITS);
   fprintf(f, "`define LOOM_NUM_SEGMENTS %d\n`define LOOM_HW_ID 32'h%08X\n", LOOM_NUM_SEGMENTS, LOOM_HW_ID);
+  fprintf(f, "`define LOOM_CMD_INDEX_BITS %d\n`define LOOM_CMD_BITS %d\n", LOOM_CMD_INDEX_BITS,
+          LOOM_INSN_BITS + LOOM_CMD_INDEX_BITS);
   for (i = 0; i < COUNT(opcodes); i++) fprintf(f, "`define LOOM_OP_%s 3'd%d\n", opcodes[i].name, opcodes[i].value);
   for (i = 0; i < COUNT(buffers); i++) fprintf(f, "`define LOOM_BUF_%s 3'd%d\n", buffers[i].name, buffers[i].value);
   for (i = 0; i < COUNT(queues); i++) fprintf(f, "`define LOOM_Q_%s 2'd%d\n", queues[i].name, queues[i].value);
@@ -219,6 +228,7 @@ static void verilog_isa(FILE *f) {
   fprintf(f, "`define LOOM_REG_SEG_STRIDE 12'h%03X\n`define LOOM_REG_COUNTER_BASE 12'h%03X\n",
           LOOM_REG_SEG_STRIDE, LOOM_REG_COUNTER_BASE);
   for (i = 0; i < COUNT(ctrl_bits); i++) fprintf(f, "`define LOOM_CTRL_%s %d\n", ctrl_bits[i].name, ctrl_bits[i].value);
+  for (i = 0; i < COUNT(irq_bits); i++) fprintf(f, "`define LOOM_IRQ_%s %d\n", irq_bits[i].name, irq_bits[i].value);
   for (i = 0; i < COUNT(counters); i++) fprintf(f, "`define LOOM_CNT_%s %d\n", counters[i].name, counters[i].value);
   fprintf(f, "`define LOOM_CNT_COUNT %d\n`endif\n", COUNT(counters));
 }

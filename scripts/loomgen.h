@@ -49,6 +49,7 @@ static const struct named queues[] = {LOOM_ISA_QUEUES(AS_NAMED)};
 static const struct named alu_ops[] = {LOOM_ISA_ALU_OPS(AS_NAMED)};
 static const struct named errors[] = {LOOM_ISA_ERRORS(AS_NAMED)};
 static const struct named ctrl_bits[] = {LOOM_CTRL_BITS(AS_NAMED)};
+static const struct named irq_bits[] = {LOOM_IRQ_BITS(AS_NAMED)};
 #define AS_REG(n, o, a, c) {#n, o, #a, c},
 static const struct named regs[] = {LOOM_REGS(AS_REG)};
 #define AS_COUNTER(n, i, e, c) {#n, i, (e) ? "exact" : "timed", c},

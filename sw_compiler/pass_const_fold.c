@@ -38,7 +38,8 @@ static int foldable(const struct ir_graph *g, const struct ir_node *n) {
   if (!(ir_op_infos[n->op].flags & IR_OPF_FOLDABLE)) return 0;
   for (int k = 0; k < n->n_out; k++)
     if (!ir_shape_known(&g->tensors[n->out[k]])) return 0;
-  if (n->op == IR_OP_SHAPE) return static_shape(&g->tensors[n->in[0]]);
+  if (n->op == IR_OP_SHAPE) return static_shape(&g->tensors[n->in[0]]) && !g->tensors[n->in[0]].dyn;
+  if (n->op == IR_OP_ONNX && !ir_have_kernel(n->type)) return 0; /* left to run time */
   for (int k = 0; k < n->n_in; k++)
     if (!is_const(g, n->in[k])) return 0;
   return 1;

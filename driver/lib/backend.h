@@ -42,6 +42,11 @@ struct loom_backend_ops {
   loom_status (*set_trace)(void *state, int on, char msg[LOOM_MSG_MAX]);
   /* optional: the last finished job's timeline (see loom_device_trace) */
   const struct loom_trace_event *(*trace)(void *state, size_t *count);
+  /* optional: from now on, call fn(ctx, done) every so often while a job
+   * runs (from submit or wait), `done` being the job's work so far in the
+   * backend's own units (fsim: micro-ops and DRAM rows; tsim: cycles), which
+   * the compiler's cycle estimate approximates; fn NULL stops */
+  void (*set_progress)(void *state, void (*fn)(void *ctx, uint64_t done), void *ctx);
 };
 
 /* The compiled-in backends, NULL-terminated (registry in device.c). */

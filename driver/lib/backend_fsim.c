@@ -38,6 +38,8 @@ struct fsim_state {
   struct fsim *sim;
   int have_result;
   struct fsim_result res;
+  void (*progress)(void *ctx, uint64_t done); /* set_progress */
+  void *progress_ctx;
 };
 
 static const char *const fsim_options[] = {"config", "budget", "timing", "bw", NULL};
@@ -120,7 +122,8 @@ static loom_status fsim_submit(void *state, const struct loom_backend_buffer *in
                                const struct loom_backend_buffer *const segments[8],
                                char msg[LOOM_MSG_MAX]) {
   struct fsim_state *s = state;
-  struct fsim_job job = {.insns = insns->host, .insn_count = insn_count, .work_budget = s->budget};
+  struct fsim_job job = {.insns = insns->host, .insn_count = insn_count, .work_budget = s->budget,
+                         .progress = s->progress, .progress_ctx = s->progress_ctx};
   for (int i = 0; i < LOOM_NUM_SEGMENTS; i++) {
     if (!segments[i]) continue;
     job.seg[i].data = segments[i]->host;
@@ -159,6 +162,11 @@ static loom_status fsim_set_trace_op(void *state, int on, char msg[LOOM_MSG_MAX]
   return LOOM_OK;
 }
 
+static void fsim_set_progress(void *state, void (*fn)(void *ctx, uint64_t done), void *ctx) {
+  struct fsim_state *s = state;
+  s->progress = fn, s->progress_ctx = ctx;
+}
+
 static const struct loom_trace_event *fsim_trace_op(void *state, size_t *count) {
   struct fsim_state *s = state;
   return fsim_trace(s->sim, count);
@@ -176,4 +184,5 @@ const struct loom_backend_ops loom_backend_fsim = {
     .reset = fsim_reset,
     .set_trace = fsim_set_trace_op,
     .trace = fsim_trace_op,
+    .set_progress = fsim_set_progress,
 };

@@ -4,7 +4,7 @@
  * the ioctls are include/loom/loom_uapi.h).
  *
  * The kernel does the register programming (driver/linux/loom_hw.c, the
- * same sequence as hwregs.c) and owns everything physical: a buffer here is
+ * steps of driver/lib/hwseq.h that hwregs.c runs too) and owns everything physical: a buffer here is
  * a handle plus its mmap, a job names its instruction buffer and segment
  * table by handles, and the driver writes the bus addresses itself.  So
  * this file is a translation of the backend interface into ioctls and of
@@ -19,7 +19,10 @@
  *     hardware stops at the same byte fsim does;
  *   - wait: WAIT, retried with the remaining time when a signal interrupts
  *     it.  On a timeout the driver has already stopped the job
- *     (SOFT_RESET); job.c then calls reset(), which is harmless.
+ *     (SOFT_RESET); job.c then calls reset(), which is harmless.  When that
+ *     SOFT_RESET failed, the driver has marked the device wedged and
+ *     SUBMIT answers EIO: submit then tries one RESET and, if it works,
+ *     the job again.
  *
  * The job's own watchdog (SUBMIT.timeout_ms) is set to the ABI's maximum:
  * the caller's wait timeout is the one that counts, the watchdog only
@@ -126,6 +129,18 @@ static loom_status linux_open(const char *options, void **state,
 
 /* ---- buffers ---- */
 
+/* Which of the driver's limits an ALLOC errno points at. */
+static const char *alloc_hint(int err) {
+  switch (err) {
+  case EINVAL: return " (larger than the driver's max_buffer_mb?)";
+  case EMFILE: return " (the driver's max_file_buffers, or the device's 65535 handles)";
+  case EDQUOT:
+    return " (your user's quota on this device: the driver's max_user_buffers and max_user_mb, "
+           "in /sys/module/loom/parameters)";
+  default: return "";
+  }
+}
+
 static loom_status linux_alloc(void *state, size_t bytes, struct loom_backend_buffer *buf,
                                char msg[LOOM_MSG_MAX]) {
   struct linux_state *s = state;
@@ -133,8 +148,7 @@ static loom_status linux_alloc(void *state, size_t bytes, struct loom_backend_bu
   if (ioctl(s->fd, LOOM_IOCTL_ALLOC, &a) != 0)
     return loom_fail(msg, errno == EIO ? LOOM_E_IO : LOOM_E_NOMEM,
                      "linux: %s: cannot allocate %zu bytes: %s%s", s->path, bytes,
-                     strerror(errno),
-                     errno == EINVAL ? " (larger than the driver's max_buffer_mb?)" : "");
+                     strerror(errno), alloc_hint(errno));
   void *p = mmap(NULL, (size_t)a.size, PROT_READ | PROT_WRITE, MAP_SHARED, s->fd,
                  (off_t)a.mmap_offset);
   if (p == MAP_FAILED) {
@@ -179,10 +193,19 @@ static loom_status linux_submit(void *state, const struct loom_backend_buffer *i
                                  .num_segments = LOOM_UAPI_MAX_SEGMENTS,
                                  .timeout_ms = LOOM_UAPI_MAX_TIMEOUT_MS,
                                  .segments_ptr = (uintptr_t)seg};
-  if (ioctl(s->fd, LOOM_IOCTL_SUBMIT, &req) != 0)
-    return loom_fail(msg, errno == ENODEV ? LOOM_E_IO : LOOM_E_INVALID,
-                     "linux: %s: SUBMIT: %s", s->path, strerror(errno));
-  return LOOM_OK;
+  if (ioctl(s->fd, LOOM_IOCTL_SUBMIT, &req) == 0) return LOOM_OK;
+  /* Wedged (a SOFT_RESET failed): one more reset, and the job if it works. */
+  struct loom_uapi_reset r = {0};
+  if (errno == EIO && ioctl(s->fd, LOOM_IOCTL_RESET, &r) == 0 &&
+      ioctl(s->fd, LOOM_IOCTL_SUBMIT, &req) == 0)
+    return LOOM_OK;
+  if (errno == EIO)
+    return loom_fail(msg, LOOM_E_IO,
+                     "linux: %s: the accelerator is wedged: SOFT_RESET does not bring it back to "
+                     "idle, so it takes no job (docs/linux-driver.md, \"A wedged device\")",
+                     s->path);
+  return loom_fail(msg, errno == ENODEV ? LOOM_E_IO : LOOM_E_INVALID, "linux: %s: SUBMIT: %s",
+                   s->path, strerror(errno));
 }
 
 static uint64_t elapsed_ms(const struct timespec *t0) {
@@ -235,7 +258,8 @@ static loom_status linux_reset(void *state, char msg[LOOM_MSG_MAX]) {
   struct linux_state *s = state;
   struct loom_uapi_reset r = {0};
   if (ioctl(s->fd, LOOM_IOCTL_RESET, &r) != 0)
-    return loom_fail(msg, LOOM_E_IO, "linux: %s: RESET: %s", s->path, strerror(errno));
+    return loom_fail(msg, LOOM_E_IO, "linux: %s: RESET: %s%s", s->path, strerror(errno),
+                     errno == EIO ? " (SOFT_RESET failed: the accelerator stays wedged)" : "");
   return LOOM_OK;
 }
 

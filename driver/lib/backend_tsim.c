@@ -30,7 +30,8 @@
  * allowed windows, so an RTL access outside them fails the job loudly.
  *
  * wait() runs the simulation in slices, waiting for interrupt_o (GIE/IER
- * are set by loom_hw_start), shows progress on stderr when asked, and gives
+ * are set by loom_hw_start), reports the job's cycles after each slice to
+ * the progress hook (set_progress; the library prints nothing), and gives
  * up after the wall-clock timeout or max_cycles, naming the modules whose
  * busy/stall counters still move.  The reset after a timeout is job.c's
  * business (it calls reset(), which writes SOFT_RESET through hwregs.c).
@@ -41,8 +42,8 @@
  * the stream the job ran.
  *
  * Options: config=NAME|FILE lib=PATH latency=CYCLES bw=BYTES_PER_CYCLE
- * outstanding=N dram_mb=MIB reorder=SEED trace=FILE.fst progress=1
- * max_cycles=N axi_log=FILE.
+ * outstanding=N dram_mb=MIB reorder=SEED trace=FILE.fst max_cycles=N
+ * axi_log=FILE.
  */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -104,8 +105,9 @@ struct tsim_state {
   uint64_t max_cycles;
   int job_running;
   uint64_t job_start_cycle;
-  struct timespec job_start, last_progress;
-  uint64_t last_progress_cycles;
+  struct timespec job_start;
+  void (*progress)(void *ctx, uint64_t done); /* set_progress: cycles of the job */
+  void *progress_ctx;
   const uint8_t *job_insns;       /* host view of the last job's stream */
   uint32_t job_insn_count;
   struct loom_trace_event *events; /* trace(): the last job's timeline */
@@ -114,7 +116,7 @@ struct tsim_state {
 
 static const char *const tsim_option_keys[] = {
     "config", "lib", "latency", "bw", "outstanding", "dram_mb", "reorder", "trace",
-    "progress", "max_cycles", "axi_log", NULL};
+    "max_cycles", "axi_log", NULL};
 
 /* ---- register transport ---- */
 
@@ -283,11 +285,9 @@ static loom_status num_option(const char *options, const char *key, uint64_t max
   return LOOM_OK;
 }
 
-static void show_progress(void *user, uint64_t cycles);
-
 static loom_status sim_options(struct tsim_state *s, const char *options, struct tsim_options *o,
                                char paths[2][TSIM_PATH_MAX], char msg[LOOM_MSG_MAX]) {
-  uint64_t lat, bw, outst, mb, seed = 0, prog = 0, maxc = 0;
+  uint64_t lat, bw, outst, mb, seed = 0, maxc = 0;
   s->f.options_default(o);
   lat = o->dram_latency, bw = o->dram_bytes_per_cycle, outst = o->dram_outstanding;
   mb = o->dram_size >> 20;
@@ -297,7 +297,6 @@ static loom_status sim_options(struct tsim_state *s, const char *options, struct
       (st = num_option(options, "outstanding", 64, &outst, msg)) != LOOM_OK ||
       (st = num_option(options, "dram_mb", 65536, &mb, msg)) != LOOM_OK ||
       (st = num_option(options, "reorder", UINT64_MAX, &seed, msg)) != LOOM_OK ||
-      (st = num_option(options, "progress", 1, &prog, msg)) != LOOM_OK ||
       (st = num_option(options, "max_cycles", UINT64_MAX, &maxc, msg)) != LOOM_OK)
     return st;
   if (!lat || !bw || !outst || !mb)
@@ -308,7 +307,6 @@ static loom_status sim_options(struct tsim_state *s, const char *options, struct
   if (loom_option_get(options, "trace", paths[0], TSIM_PATH_MAX)) o->trace_path = paths[0];
   if (loom_option_get(options, "axi_log", paths[1], TSIM_PATH_MAX)) o->axi_log_path = paths[1];
   s->max_cycles = maxc;
-  if (prog) o->progress = show_progress, o->progress_user = s;
   return LOOM_OK;
 }
 
@@ -449,8 +447,6 @@ static loom_status tsim_submit(void *state, const struct loom_backend_buffer *in
   s->job_insn_count = insn_count;
   s->job_start_cycle = s->f.cycles(s->sim);
   clock_gettime(CLOCK_MONOTONIC, &s->job_start);
-  s->last_progress = s->job_start;
-  s->last_progress_cycles = s->job_start_cycle;
   return LOOM_OK;
 }
 
@@ -458,18 +454,6 @@ static double seconds_since(const struct timespec *t0) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
   return (double)(t.tv_sec - t0->tv_sec) + 1e-9 * (double)(t.tv_nsec - t0->tv_nsec);
-}
-
-/* Progress callback of the simulator: cycles of this job and the rate. */
-static void show_progress(void *user, uint64_t cycles) {
-  struct tsim_state *s = user;
-  if (!s->job_running) return;
-  double dt = seconds_since(&s->last_progress);
-  double rate = dt > 0 ? (double)(cycles - s->last_progress_cycles) / dt : 0;
-  fprintf(stderr, "tsim: %llu cycles, %.0f cycles/s, %.1f s\n",
-          (unsigned long long)(cycles - s->job_start_cycle), rate, seconds_since(&s->job_start));
-  clock_gettime(CLOCK_MONOTONIC, &s->last_progress);
-  s->last_progress_cycles = cycles;
 }
 
 /* "load busy (DRAM stall)" etc. from how the per-module counters moved over
@@ -526,10 +510,11 @@ static loom_status tsim_wait(void *state, uint32_t timeout_ms, struct loom_job_r
     uint64_t slice = TSIM_SLICE_CYCLES;
     if (s->max_cycles && s->max_cycles - ran < slice) slice = s->max_cycles - ran;
     if (s->f.wait_interrupt(s->sim, slice)) break;
+    if (s->progress) s->progress(s->progress_ctx, ran + slice);
   }
   s->job_running = 0;
   if (!loom_hw_poll_done(&s->io, 1, 0))
-    return loom_fail(msg, LOOM_E_IO, "tsim: interrupt_o is high but CTRL.DONE reads 0");
+    return loom_fail(msg, LOOM_E_IO, "tsim: interrupt_o is high but ISR.DONE reads 0");
   return finish_job(s, res, msg);
 }
 
@@ -548,6 +533,11 @@ static loom_status tsim_reset(void *state, char msg[LOOM_MSG_MAX]) {
 }
 
 /* ---- timelines ---- */
+
+static void tsim_set_progress(void *state, void (*fn)(void *ctx, uint64_t done), void *ctx) {
+  struct tsim_state *s = state;
+  s->progress = fn, s->progress_ctx = ctx;
+}
 
 static loom_status tsim_set_trace(void *state, int on, char msg[LOOM_MSG_MAX]) {
   struct tsim_state *s = state;
@@ -608,4 +598,5 @@ const struct loom_backend_ops loom_backend_tsim = {
     .reset = tsim_reset,
     .set_trace = tsim_set_trace,
     .trace = tsim_trace,
+    .set_progress = tsim_set_progress,
 };

@@ -1,16 +1,19 @@
 /*
- * hwregs.h - register-level programming of a Loom accelerator.
+ * hwregs.h - register-level programming of a Loom accelerator from user
+ * space.
  *
- * The one implementation of the sequence in docs/registers.md.  tsim, the
- * Linux backend's user-space test path and the XRT backend call it with
- * their own register transport; the kernel module includes the same
- * generated offsets.  Nothing here knows how a register is reached.
+ * The sequence itself is driver/lib/hwseq.h, shared with the kernel
+ * module; this is its user-space face for tsim, the XRT backend and the
+ * tests: a register transport with an optional `idle` that lets simulated
+ * time pass while polling, bounded polls, and errors as loom_status with a
+ * message.  Nothing here knows how a register is reached.
  */
 #ifndef LOOM_HWREGS_H
 #define LOOM_HWREGS_H
 
 #include <stdint.h>
 
+#include "driver/lib/hwseq.h"
 #include "loom/loom.h"
 
 struct loom_reg_io {
@@ -21,26 +24,23 @@ struct loom_reg_io {
   void (*idle)(void *ctx, uint32_t cycles);
 };
 
-struct loom_hw_segment {
-  uint64_t base; /* bus address, 64-byte aligned */
-  uint64_t size; /* bytes, 0 = unmapped */
-};
-
 /* Reads ID/VERSION/CONFIG_HASH; LOOM_E_CONFIG with a message when the
  * hardware is not a Loom or not `expected_hash` (0 = accept any). */
 loom_status loom_hw_probe(const struct loom_reg_io *io, uint32_t expected_hash, uint32_t *hash,
                           char msg[LOOM_MSG_MAX]);
 
-/* Programs and starts one job (steps 2-5). */
+/* Programs and starts one job (steps 2-5).  The DONE latch (IER) is always
+ * enabled; use_interrupt sets GIE, which drives the interrupt line. */
 loom_status loom_hw_start(const struct loom_reg_io *io, uint64_t insn_addr, uint32_t insn_count,
                           const struct loom_hw_segment seg[8], int use_interrupt,
                           char msg[LOOM_MSG_MAX]);
 
-/* Polls CTRL.DONE up to max_polls times (calling io->idle between polls
- * when set); returns 1 when done, 0 when still running. */
+/* Polls ISR.DONE up to max_polls times (calling io->idle between polls
+ * when set); returns 1 when the job has ended, 0 when still running. */
 int loom_hw_poll_done(const struct loom_reg_io *io, uint64_t max_polls, uint32_t idle_cycles);
 
-/* Reads ERR_STATUS, ERR_INSN and every counter; clears ISR. */
+/* After done: CTRL (acknowledge), ERR_STATUS, ERR_INSN and every counter;
+ * clears ISR. */
 void loom_hw_collect(const struct loom_reg_io *io, struct loom_job_result *res);
 
 /* SOFT_RESET and wait for idle. */

@@ -69,9 +69,12 @@ int loom_option_get(const char *options, const char *key, char *out, size_t n) {
   return found;
 }
 
+/* A backend's own keys, or one every device takes (loom_device_option_keys). */
 static int key_known(const struct option_item *it, const char *const known[]) {
   for (int i = 0; known && known[i]; i++)
     if (key_is(it, known[i])) return 1;
+  for (int i = 0; loom_device_option_keys[i]; i++)
+    if (key_is(it, loom_device_option_keys[i])) return 1;
   return 0;
 }
 

@@ -21,6 +21,11 @@
  * loom_dev is reference counted and every open file holds a reference): the
  * jobs are ended, the registers replaced by a stub, and the files get
  * -ENODEV until they close and free their buffers.
+ *
+ * Quotas: buffers count against the open file (max_file_buffers,
+ * max_file_mb) and against the user who opened it (max_user_buffers,
+ * max_user_mb), so that one user cannot take the device's whole table of
+ * 65,535 handles, or its memory, by opening many files.
  */
 #include <linux/clk.h>
 #include <linux/dma-mapping.h>
@@ -56,6 +61,15 @@ unsigned int loom_max_file_buffers = 1024;
 module_param_named(max_file_buffers, loom_max_file_buffers, uint, 0444);
 MODULE_PARM_DESC(max_file_buffers, "buffers of one open file (default 1024)");
 
+unsigned int loom_max_user_mb = 2048;
+module_param_named(max_user_mb, loom_max_user_mb, uint, 0444);
+MODULE_PARM_DESC(max_user_mb, "buffer memory of one user on one device, all files (MiB, default 2048)");
+
+unsigned int loom_max_user_buffers = 16384;
+module_param_named(max_user_buffers, loom_max_user_buffers, uint, 0444);
+MODULE_PARM_DESC(max_user_buffers,
+		 "buffer handles of one user on one device, all files (default 16384 of 65535)");
+
 static unsigned int testdev;
 module_param(testdev, uint, 0444);
 MODULE_PARM_DESC(testdev, "register this many software test devices, no hardware (default 0)");
@@ -66,14 +80,17 @@ static DEFINE_IDA(loom_ida);
 
 /* ---- register transports ---- */
 
-static u32 mmio_read(struct loom_dev *ldev, u32 off)
+static u32 mmio_read(struct loom_hw *hw, u32 off)
 {
-	return readl(ldev->mmio + off);
+	return readl(hw->mmio + off);
 }
 
-static void mmio_write(struct loom_dev *ldev, u32 off, u32 val)
+/* writel, not writel_relaxed: its barrier orders the job's instructions
+ * and data in coherent memory (on Zynq: non-cacheable, write-buffered)
+ * before the START that makes the accelerator fetch them. */
+static void mmio_write(struct loom_hw *hw, u32 off, u32 val)
 {
-	writel(val, ldev->mmio + off);
+	writel(val, hw->mmio + off);
 }
 
 static const struct loom_reg_ops loom_mmio_regs = {
@@ -82,12 +99,12 @@ static const struct loom_reg_ops loom_mmio_regs = {
 };
 
 /* After unbinding: the registers are gone, reads float high. */
-static u32 gone_read(struct loom_dev *ldev, u32 off)
+static u32 gone_read(struct loom_hw *hw, u32 off)
 {
 	return ~0u;
 }
 
-static void gone_write(struct loom_dev *ldev, u32 off, u32 val)
+static void gone_write(struct loom_hw *hw, u32 off, u32 val)
 {
 }
 
@@ -102,6 +119,8 @@ static void loom_dev_release(struct kref *ref)
 {
 	struct loom_dev *ldev = container_of(ref, struct loom_dev, ref);
 
+	loom_job_release_dev(ldev);
+	WARN_ON(!list_empty(&ldev->mem) || !list_empty(&ldev->users));
 	idr_destroy(&ldev->handles);
 	put_device(ldev->dev);
 	kfree(ldev);
@@ -124,6 +143,12 @@ static int loom_open(struct inode *inode, struct file *filp)
 	lf = kzalloc(sizeof(*lf), GFP_KERNEL);
 	if (!lf)
 		return -ENOMEM;
+	/* The opener pays for the file's buffers, whoever uses it later. */
+	lf->user = loom_user_get(ldev, filp->f_cred->uid);
+	if (!lf->user) {
+		kfree(lf);
+		return -ENOMEM;
+	}
 	mutex_init(&lf->lock);
 	kref_get(&ldev->ref);
 	lf->ldev = ldev;
@@ -131,8 +156,9 @@ static int loom_open(struct inode *inode, struct file *filp)
 	return nonseekable_open(inode, filp);
 }
 
-/* Closing with a job in flight stops it (SOFT_RESET) before the buffers
- * it may be using are freed. */
+/* Closing with a job in flight stops it (SOFT_RESET) and drops the
+ * handles; memory a wedged accelerator may still touch stays pinned by the
+ * job (loom_job.c). */
 static int loom_release(struct inode *inode, struct file *filp)
 {
 	struct loom_file *lf = filp->private_data;
@@ -140,6 +166,7 @@ static int loom_release(struct inode *inode, struct file *filp)
 
 	loom_job_release(lf);
 	loom_buf_free_all(lf);
+	loom_user_put(ldev, lf->user);
 	mutex_destroy(&lf->lock);
 	kfree(lf);
 	loom_dev_put(ldev);
@@ -170,10 +197,14 @@ static struct loom_dev *loom_dev_alloc(struct platform_device *pdev)
 		return NULL;
 	kref_init(&ldev->ref);
 	ldev->dev = get_device(&pdev->dev);
-	ldev->irq = -1;
+	ldev->hw.dev = ldev->dev;
+	ldev->hw.irq = -1;
 	mutex_init(&ldev->hw_lock);
 	mutex_init(&ldev->buf_lock);
 	idr_init(&ldev->handles);
+	spin_lock_init(&ldev->mem_lock);
+	INIT_LIST_HEAD(&ldev->mem);
+	INIT_LIST_HEAD(&ldev->users);
 	loom_job_init_dev(ldev);
 	return ldev;
 }
@@ -183,10 +214,10 @@ static int setup_hw(struct loom_dev *ldev, struct platform_device *pdev)
 {
 	int ret;
 
-	ldev->mmio = devm_platform_ioremap_resource(pdev, 0);
-	if (IS_ERR(ldev->mmio))
-		return PTR_ERR(ldev->mmio);
-	ldev->regs = &loom_mmio_regs;
+	ldev->hw.mmio = devm_platform_ioremap_resource(pdev, 0);
+	if (IS_ERR(ldev->hw.mmio))
+		return PTR_ERR(ldev->hw.mmio);
+	ldev->hw.regs = &loom_mmio_regs;
 	ret = devm_clk_bulk_get_all(&pdev->dev, &ldev->clks);
 	if (ret < 0)
 		return dev_err_probe(&pdev->dev, ret, "cannot get clocks\n");
@@ -194,13 +225,13 @@ static int setup_hw(struct loom_dev *ldev, struct platform_device *pdev)
 	ret = platform_get_irq_optional(pdev, 0);
 	if (ret == -EPROBE_DEFER)
 		return ret;
-	ldev->irq = ret >= 0 ? ret : -1;
+	ldev->hw.irq = ret >= 0 ? ret : -1;
 	return clk_bulk_prepare_enable(ldev->num_clks, ldev->clks);
 }
 
 static void teardown_hw(struct loom_dev *ldev)
 {
-	if (!ldev->testdev)
+	if (!ldev->hw.testdev)
 		clk_bulk_disable_unprepare(ldev->num_clks, ldev->clks);
 	else
 		loom_testdev_destroy(ldev);
@@ -224,20 +255,6 @@ static int register_misc(struct loom_dev *ldev)
 	return ret;
 }
 
-static const char *config_name(u32 hash)
-{
-	switch (hash) {
-	case LOOM_CONFIG_TINY_HASH:
-		return "tiny";
-	case LOOM_CONFIG_DEFAULT_HASH:
-		return "default";
-	case LOOM_CONFIG_LARGE_HASH:
-		return "large";
-	default:
-		return "unknown";
-	}
-}
-
 static int loom_probe(struct platform_device *pdev)
 {
 	const struct platform_device_id *id = platform_get_device_id(pdev);
@@ -256,14 +273,14 @@ static int loom_probe(struct platform_device *pdev)
 		ret = setup_hw(ldev, pdev);
 	if (ret)
 		goto err_put;
-	ret = loom_hw_probe(ldev);
+	ret = loom_hw_probe(&ldev->hw);
 	if (ret)
 		goto err_teardown;
 	/* A previous user (U-Boot, an earlier load of the module, a crashed
 	 * job) may have left the accelerator busy or an interrupt pending. */
-	loom_hw_reset(ldev);
-	if (ldev->irq >= 0 && !ldev->testdev) {
-		ret = request_irq(ldev->irq, loom_job_irq, 0, LOOM_DRV_NAME, ldev);
+	loom_job_probe_reset(ldev);
+	if (ldev->hw.irq >= 0 && !ldev->hw.testdev) {
+		ret = request_irq(ldev->hw.irq, loom_job_irq, 0, LOOM_DRV_NAME, ldev);
 		if (ret)
 			goto err_teardown;
 	}
@@ -272,14 +289,14 @@ static int loom_probe(struct platform_device *pdev)
 		goto err_free_irq;
 	platform_set_drvdata(pdev, ldev);
 	loom_info(ldev, "/dev/%s: config %s (0x%08x), hardware version %u, %s%s", ldev->name,
-		  config_name(ldev->config_hash), ldev->config_hash, ldev->hw_version >> 16,
-		  ldev->irq >= 0 ? "interrupt" : "polling",
-		  ldev->testdev ? ", software test device" : "");
+		  loom_hw_config_name(ldev->hw.config_hash), ldev->hw.config_hash,
+		  ldev->hw.hw_version >> 16, ldev->hw.irq >= 0 ? "interrupt" : "polling",
+		  ldev->hw.testdev ? ", software test device" : "");
 	return 0;
 
 err_free_irq:
-	if (ldev->irq >= 0 && !ldev->testdev)
-		free_irq(ldev->irq, ldev);
+	if (ldev->hw.irq >= 0 && !ldev->hw.testdev)
+		free_irq(ldev->hw.irq, ldev);
 err_teardown:
 	teardown_hw(ldev);
 err_put:
@@ -294,9 +311,9 @@ static void loom_unbind(struct platform_device *pdev)
 
 	misc_deregister(&ldev->misc);
 	loom_job_stop_dev(ldev);
-	if (ldev->irq >= 0 && !ldev->testdev)
-		free_irq(ldev->irq, ldev);
-	ldev->regs = &loom_gone_regs;
+	if (ldev->hw.irq >= 0 && !ldev->hw.testdev)
+		free_irq(ldev->hw.irq, ldev);
+	ldev->hw.regs = &loom_gone_regs;
 	teardown_hw(ldev);
 	ida_free(&loom_ida, ldev->id);
 	loom_dev_put(ldev);
@@ -345,8 +362,9 @@ static int check_params(void)
 		       LOOM_UAPI_MAX_TIMEOUT_MS);
 		return -EINVAL;
 	}
-	if (!loom_max_buffer_mb || !loom_max_file_mb || !loom_max_file_buffers) {
-		pr_err("loom: max_buffer_mb, max_file_mb and max_file_buffers must be > 0\n");
+	if (!loom_max_buffer_mb || !loom_max_file_mb || !loom_max_file_buffers ||
+	    !loom_max_user_mb || !loom_max_user_buffers) {
+		pr_err("loom: max_buffer_mb, max_file_mb, max_file_buffers, max_user_mb and max_user_buffers must be > 0\n");
 		return -EINVAL;
 	}
 	/* A buffer's size must fit a size_t (32 bits on Zynq-7000). */

@@ -5,9 +5,12 @@
  *
  *   loom_drv.c      module parameters, platform driver, misc device, file
  *                   open/release, the device's lifetime
- *   loom_hw.c       the register programming sequence (docs/registers.md)
- *   loom_buf.c      DMA-coherent buffers, their handles and mmap
- *   loom_job.c      the job queue, completion interrupt, watchdog, aborts
+ *   loom_hw.c       the register programming sequence (docs/registers.md;
+ *                   loom_hw.h, the layer tests/kernel runs against tsim)
+ *   loom_buf.c      DMA-coherent buffers, their handles, mmap, and the
+ *                   per-user quotas
+ *   loom_job.c      the job queue, completion interrupt, watchdog, aborts,
+ *                   and the wedged state after a failed SOFT_RESET
  *   loom_ioctl.c    the ioctls of include/loom/loom_uapi.h: every number
  *                   from user space is checked there
  *   loom_testdev.c  the software test device (module parameter testdev=N)
@@ -19,16 +22,22 @@
  *   mmap_lock                 (mmap, and copy_*_user may fault)
  *   ldev->buf_lock (mutex)    the device's handle table; never held across
  *                             copy_*_user
- *   ldev->lock     (spinlock) the queue, the running job, job states; taken
- *                             in the interrupt handler
+ *   ldev->lock     (spinlock) the queue, the running job, job states, the
+ *                             wedged flag and the pinned jobs; taken in the
+ *                             interrupt handler
+ *   ldev->mem_lock (spinlock) the list of allocated buffer memory and the
+ *                             per-user accounts
  *   testdev lock   (spinlock) the fake register file, innermost
  *
  * Lifetimes: a struct loom_dev is reference counted (every open file holds
  * one), so unbinding the device while files are open leaves them working
  * on a device marked gone (-ENODEV).  A buffer is reference counted too:
- * its handle and every VMA that maps it hold one, so FREE of a mapped
- * buffer only drops the handle.  A job is owned by its file and, while
- * queued or running, referenced by the device.
+ * its handle, every VMA that maps it and every job that names it hold
+ * one, so FREE of a mapped buffer only drops the handle and the memory
+ * goes when the last mapping or job does.  A job is owned by its file
+ * and, while queued or running, referenced by the device; after a failed
+ * SOFT_RESET the device keeps it (ldev->pinned), and through it the
+ * memory the wedged accelerator may still write, until a reset succeeds.
  */
 #ifndef LOOM_DRV_H
 #define LOOM_DRV_H
@@ -46,59 +55,26 @@
 #include <linux/workqueue.h>
 
 #include "loom/loom_uapi.h"
-#include "loom_isa_gen.h"
+#include "loom_hw.h"
 
 #define LOOM_DRV_NAME "loom"
 /* The device-tree binding (docs/linux-driver.md, bitstreams/boards.def). */
 #define LOOM_DT_COMPATIBLE "loom,accel-1.0"
 #define LOOM_TESTDEV_NAME "loom-testdev"
 
-/* ISR and IER bits (ap_ctrl_hs; docs/registers.md). */
-#define LOOM_IRQ_DONE BIT(0)
+/* ---- loom_drv.c: module parameters (and `debug`, in loom_hw.h) ---- */
 
-/* ---- loom_drv.c: module parameters ---- */
-
-extern unsigned int loom_debug;         /* LOOM_DBG_* mask */
 extern unsigned int loom_timeout_ms;    /* default job and wait timeout */
 extern unsigned int loom_max_buffer_mb; /* largest buffer */
 extern unsigned int loom_max_file_mb;   /* all buffers of one open file */
 extern unsigned int loom_max_file_buffers;
-
-/* Debug classes of the `debug` module parameter. */
-#define LOOM_DBG_IOCTL BIT(0) /* every ioctl and why it was refused */
-#define LOOM_DBG_BUF BIT(1)   /* buffer alloc, free, mmap */
-#define LOOM_DBG_JOB BIT(2)   /* job queue, start, completion, aborts */
-#define LOOM_DBG_IRQ BIT(3)   /* interrupts */
-#define LOOM_DBG_REG BIT(4)   /* every register write (verbose) */
-
-/* Log helpers: prefixed by the device and the function name. */
-#define loom_err(ldev, fmt, ...) \
-	dev_err((ldev)->dev, "%s: " fmt, __func__, ##__VA_ARGS__)
-#define loom_warn(ldev, fmt, ...) \
-	dev_warn((ldev)->dev, "%s: " fmt, __func__, ##__VA_ARGS__)
-#define loom_info(ldev, fmt, ...) \
-	dev_info((ldev)->dev, "%s: " fmt, __func__, ##__VA_ARGS__)
-#define loom_dbg(ldev, class, fmt, ...)                                        \
-	do {                                                                   \
-		if (unlikely(loom_debug & LOOM_DBG_##class))                   \
-			dev_info((ldev)->dev, "[%s] %s: " fmt, #class,         \
-				 __func__, ##__VA_ARGS__);                     \
-	} while (0)
+extern unsigned int loom_max_user_mb;   /* buffer memory of one user */
+extern unsigned int loom_max_user_buffers; /* handles of one user */
 
 /* ---- loom_drv.c: the device ---- */
 
 struct loom_job;
 struct loom_dev;
-
-/*
- * How registers are reached (the ivpu driver's hw_ops): MMIO on hardware,
- * the fake register file of loom_testdev.c in test mode.  Both must work in
- * any context, interrupts disabled included.
- */
-struct loom_reg_ops {
-	u32 (*read)(struct loom_dev *ldev, u32 offset);
-	void (*write)(struct loom_dev *ldev, u32 offset, u32 value);
-};
 
 struct loom_dev {
 	struct kref ref;
@@ -108,23 +84,23 @@ struct loom_dev {
 	int id;                         /* N */
 	bool gone;                      /* unbound: every ioctl fails -ENODEV */
 
-	const struct loom_reg_ops *regs;
-	void __iomem *mmio;             /* hardware */
-	void *testdev;                  /* struct loom_testdev in test mode */
-	int irq;                        /* < 0: completion by polling */
+	struct loom_hw hw;              /* registers, IRQ, identification */
 	struct clk_bulk_data *clks;
 	int num_clks;
-
-	u32 hw_version;
-	u32 config_hash;
 
 	struct mutex hw_lock;
 	struct mutex buf_lock;
 	struct idr handles;             /* handle -> struct loom_buf */
 
+	spinlock_t mem_lock;
+	struct list_head mem;           /* every struct loom_buf not yet freed */
+	struct list_head users;         /* struct loom_user accounts */
+
 	spinlock_t lock;
 	struct list_head queue;         /* jobs waiting for the accelerator */
 	struct loom_job *running;       /* the job on the accelerator */
+	bool wedged;                    /* a SOFT_RESET failed: no new jobs */
+	struct list_head pinned;        /* jobs the wedged device may touch */
 	wait_queue_head_t done_wq;      /* woken when any job ends */
 	struct work_struct kick_work;   /* starts the next queued job */
 	struct delayed_work watchdog;   /* aborts a job past its deadline */
@@ -136,6 +112,7 @@ struct loom_dev {
 /* Per open file. */
 struct loom_file {
 	struct loom_dev *ldev;
+	struct loom_user *user;         /* whose quota its buffers count against */
 	struct mutex lock;
 	u32 nbufs;
 	u64 bytes;
@@ -144,37 +121,22 @@ struct loom_file {
 
 void loom_dev_put(struct loom_dev *ldev);
 
-static inline u32 loom_rd(struct loom_dev *ldev, u32 off)
-{
-	return ldev->regs->read(ldev, off);
-}
+/* ---- loom_buf.c: buffers and per-user quotas ---- */
 
-static inline void loom_wr(struct loom_dev *ldev, u32 off, u32 val)
-{
-	loom_dbg(ldev, REG, "0x%02x <- 0x%08x", off, val);
-	ldev->regs->write(ldev, off, val);
-}
-
-/* ---- loom_hw.c: the programming sequence ---- */
-
-struct loom_hw_segment {
-	u64 base;                       /* bus address, 64-byte aligned */
-	u64 size;                       /* bytes, 0 = unmapped */
+/* What one user (uid) holds on one device, under ldev->mem_lock. */
+struct loom_user {
+	struct list_head node;          /* in ldev->users */
+	kuid_t uid;
+	unsigned int refs;              /* its open files and buffers */
+	u32 handles;                    /* live handles */
+	u64 bytes;                      /* buffer memory not yet freed */
 };
 
-int loom_hw_probe(struct loom_dev *ldev);
-int loom_hw_start(struct loom_dev *ldev, u64 insn_addr, u32 insn_count,
-		  const struct loom_hw_segment seg[LOOM_NUM_SEGMENTS]);
-bool loom_hw_done_pending(struct loom_dev *ldev);
-void loom_hw_collect(struct loom_dev *ldev, u32 *error, u32 *error_insn,
-		     u64 counters[LOOM_CNT_COUNT]);
-int loom_hw_reset(struct loom_dev *ldev);
-
-/* ---- loom_buf.c: buffers ---- */
-
 struct loom_buf {
-	struct kref ref;                /* the handle + every VMA */
+	struct kref ref;                /* the handle + every VMA + every job */
 	struct loom_dev *ldev;
+	struct loom_user *user;         /* charged for its memory */
+	struct list_head mem_node;      /* in ldev->mem until freed */
 	struct loom_file *owner;        /* NULL once the handle is freed */
 	u32 handle;
 	u64 size;                       /* what ALLOC asked for */
@@ -183,10 +145,14 @@ struct loom_buf {
 	dma_addr_t dma;
 };
 
+struct loom_user *loom_user_get(struct loom_dev *ldev, kuid_t uid);
+void loom_user_put(struct loom_dev *ldev, struct loom_user *user);
 int loom_buf_alloc(struct loom_file *lf, u64 size, u32 *handle, u64 *offset);
 int loom_buf_free(struct loom_file *lf, u32 handle);
 void loom_buf_free_all(struct loom_file *lf);
 struct loom_buf *loom_buf_lookup(struct loom_file *lf, u32 handle);
+void loom_buf_get(struct loom_buf *buf);
+void loom_buf_put(struct loom_buf *buf);
 int loom_buf_mmap(struct loom_file *lf, struct vm_area_struct *vma);
 void *loom_buf_bus_to_virt(struct loom_dev *ldev, u64 addr, u64 len);
 
@@ -206,7 +172,8 @@ struct loom_job {
 	unsigned long deadline;         /* jiffies, set when started */
 	u64 insn_addr;
 	u32 insn_count;
-	struct loom_buf *bufs[1 + LOOM_NUM_SEGMENTS]; /* insns, then segments */
+	/* insns, then segments; each holds a reference on its buffer */
+	struct loom_buf *bufs[1 + LOOM_NUM_SEGMENTS];
 	struct loom_hw_segment seg[LOOM_NUM_SEGMENTS];
 	/* result, valid once ENDED */
 	u32 status;                     /* enum loom_uapi_job_status */
@@ -223,6 +190,8 @@ void loom_job_release(struct loom_file *lf);
 void loom_job_stop_dev(struct loom_dev *ldev);
 bool loom_job_uses(struct loom_file *lf, const struct loom_buf *buf);
 void loom_job_put(struct loom_job *job);
+void loom_job_probe_reset(struct loom_dev *ldev);
+void loom_job_release_dev(struct loom_dev *ldev);
 irqreturn_t loom_job_irq(int irq, void *data);
 
 /* ---- loom_ioctl.c ---- */
@@ -231,7 +200,6 @@ long loom_ioctl(struct file *filp, unsigned int cmd, unsigned long arg);
 
 /* ---- loom_testdev.c: the software test device ---- */
 
-extern const struct loom_reg_ops loom_testdev_regs;
 int loom_testdev_create(struct loom_dev *ldev);
 void loom_testdev_destroy(struct loom_dev *ldev);
 int loom_testdev_register(unsigned int count);

@@ -3,176 +3,167 @@
  * loom_hw.c - the register programming sequence of docs/registers.md, in
  * the kernel.
  *
- * driver/lib/hwregs.c performs the same sequence in user space for tsim and
- * the XRT backend; this file keeps its order step for step and reads the
- * same generated offsets (build/gen/loom_isa_gen.h, from
- * hw/spec/loom_regs.def), so the RTL, tsim and a board agree by
- * construction.  What differs is how the kernel waits: the idle polls sleep
- * (they run under ldev->hw_lock in process context) and are bounded in
- * time, and the completion path (loom_hw_done_pending, loom_hw_collect)
- * never sleeps because it runs in the interrupt handler.
+ * The steps are driver/lib/hwseq.h, the same static inline code libloom's
+ * hwregs.c runs for tsim and XRT, over the same generated offsets and bits
+ * (build/gen/loom_isa_gen.h, from hw/spec/loom_regs.def); so the RTL,
+ * tsim and a board agree by construction.  This file only adds what the
+ * kernel needs around them:
  *
- * Three hardware facts shape the code:
+ *   - the transport: loom_rd()/loom_wr() over ldev->hw.regs (MMIO with
+ *     readl/writel, or the test device), logged with debug=16;
+ *   - how the kernel waits: the idle polls sleep (they run under
+ *     ldev->hw_lock in process context) and are bounded in time
+ *     (LOOM_HW_IDLE_TIMEOUT_MS), while the completion path
+ *     (loom_hw_done_pending, loom_hw_collect, loom_hw_ack) never sleeps
+ *     because it runs in the interrupt handler;
+ *   - errors as negative errno values, logged with the register at fault.
  *
- *   - CTRL.DONE is clear-on-read (ap_ctrl_hs).  Completion is therefore
- *     detected through ISR, which latches DONE until written 1; the one
- *     read of CTRL in loom_hw_collect() clears DONE so that it cannot leak
- *     into the next job.
- *   - The interrupt line is level-sensitive: GIE & (ISR & IER).  The
- *     handler must clear ISR before it returns, and must make sure the
- *     write has reached the device (see loom_hw_collect).
- *   - 64-bit registers are two words, written and read low word first.
+ * tests/kernel builds this file in user space against a shim of the few
+ * kernel functions it calls and runs real jobs on tsim through it.
  */
+#include <linux/bug.h>
 #include <linux/delay.h>
 #include <linux/errno.h>
 #include <linux/jiffies.h>
-#include <linux/sched.h>
 
-#include "loom_drv.h"
+#include "loom_hw.h"
 
 /* How long the accelerator may take to become idle before a start and
  * after a SOFT_RESET (bounded: the AXI master finishes started bursts). */
 #define LOOM_HW_IDLE_TIMEOUT_MS 1000
 
-static void wr64(struct loom_dev *ldev, u32 lo_off, u64 v)
+/* The hwseq transport: the device and the end of the current idle wait. */
+struct seq_ctx {
+	struct loom_hw *hw;
+	unsigned long end;              /* jiffies */
+};
+
+static u32 seq_read(void *ctx, u32 off)
 {
-	loom_wr(ldev, lo_off, lower_32_bits(v));
-	loom_wr(ldev, lo_off + 4, upper_32_bits(v));
+	return loom_rd(((struct seq_ctx *)ctx)->hw, off);
 }
 
-static u64 rd64(struct loom_dev *ldev, u32 lo_off)
+static void seq_write(void *ctx, u32 off, u32 val)
 {
-	u64 lo = loom_rd(ldev, lo_off);
-	u64 hi = loom_rd(ldev, lo_off + 4);
-
-	return lo | hi << 32;
+	loom_wr(((struct seq_ctx *)ctx)->hw, off, val);
 }
 
-/* Sleeps until CTRL.IDLE reads 1; -ETIMEDOUT after the bound. */
-static int wait_idle(struct loom_dev *ldev)
+/* Sleeps between idle polls; false once LOOM_HW_IDLE_TIMEOUT_MS passed. */
+static bool seq_pause(void *ctx, u32 polls)
 {
-	unsigned long end = jiffies + msecs_to_jiffies(LOOM_HW_IDLE_TIMEOUT_MS);
+	struct seq_ctx *c = ctx;
 
-	for (;;) {
-		if (loom_rd(ldev, LOOM_REG_CTRL) & LOOM_CTRL_IDLE)
-			return 0;
-		if (time_after(jiffies, end))
-			return -ETIMEDOUT;
-		usleep_range(20, 100);
-	}
+	if (!polls)
+		c->end = jiffies + msecs_to_jiffies(LOOM_HW_IDLE_TIMEOUT_MS);
+	else if (time_after(jiffies, c->end))
+		return false;
+	usleep_range(20, 100);
+	return true;
+}
+
+static struct loom_hwseq_io seq_io(struct seq_ctx *c)
+{
+	return (struct loom_hwseq_io){
+		.ctx = c, .read = seq_read, .write = seq_write, .pause = seq_pause,
+	};
 }
 
 /* Step 1: a Loom accelerator speaking our ISA.  Any configuration is
  * accepted: user space compares CONFIG_HASH (QUERY) with its binary. */
-int loom_hw_probe(struct loom_dev *ldev)
+int loom_hw_probe(struct loom_hw *hw)
 {
-	u32 id = loom_rd(ldev, LOOM_REG_ID);
+	struct seq_ctx c = { .hw = hw };
+	const struct loom_hwseq_io io = seq_io(&c);
+	struct loom_hwseq_ident id;
 
-	if (id != LOOM_HW_ID) {
-		loom_err(ldev, "ID reads 0x%08x, expected 0x%08x: no Loom accelerator here",
-			 id, LOOM_HW_ID);
+	switch (loom_hwseq_probe(&io, &id)) {
+	case LOOM_HWSEQ_OK:
+		break;
+	case LOOM_HWSEQ_NOT_LOOM:
+		loom_err(hw, "ID reads 0x%08x, expected 0x%08x: no Loom accelerator here",
+			 id.id, LOOM_HW_ID);
+		return -ENODEV;
+	default:
+		loom_err(hw, "accelerator speaks ISA version %u, this driver %u",
+			 id.version & 0xffff, LOOM_ISA_VERSION);
 		return -ENODEV;
 	}
-	ldev->hw_version = loom_rd(ldev, LOOM_REG_VERSION);
-	if ((ldev->hw_version & 0xffff) != LOOM_ISA_VERSION) {
-		loom_err(ldev, "accelerator speaks ISA version %u, this driver %u",
-			 ldev->hw_version & 0xffff, LOOM_ISA_VERSION);
-		return -ENODEV;
-	}
-	ldev->config_hash = loom_rd(ldev, LOOM_REG_CONFIG_HASH);
+	hw->hw_version = id.version;
+	hw->config_hash = id.config_hash;
 	return 0;
 }
 
-static void write_segments(struct loom_dev *ldev,
-			   const struct loom_hw_segment seg[LOOM_NUM_SEGMENTS])
-{
-	u32 s;
-
-	for (s = 0; s < LOOM_NUM_SEGMENTS; s++) {
-		u32 off = s * LOOM_REG_SEG_STRIDE;
-
-		wr64(ldev, LOOM_REG_SEG_BASE_LO + off, seg[s].size ? seg[s].base : 0);
-		wr64(ldev, LOOM_REG_SEG_SIZE_LO + off, seg[s].size);
-	}
-}
-
-/* Steps 2-5.  Called with hw_lock held; may sleep. */
-int loom_hw_start(struct loom_dev *ldev, u64 insn_addr, u32 insn_count,
+/* Steps 2-5.  Called with hw_lock held; may sleep.  The caller has
+ * checked the alignments (a misaligned address here is a driver bug). */
+int loom_hw_start(struct loom_hw *hw, u64 insn_addr, u32 insn_count,
 		  const struct loom_hw_segment seg[LOOM_NUM_SEGMENTS])
 {
-	int s;
+	struct seq_ctx c = { .hw = hw };
+	const struct loom_hwseq_io io = seq_io(&c);
+	int bad = 0;
 
-	if (WARN_ON_ONCE(insn_addr & 15))
-		return -EINVAL;
-	for (s = 0; s < LOOM_NUM_SEGMENTS; s++)
-		if (WARN_ON_ONCE(seg[s].size && (seg[s].base & 63)))
-			return -EINVAL;
-	if (wait_idle(ldev)) {
-		loom_err(ldev, "accelerator never became idle (CTRL.IDLE stays 0)");
+	switch (loom_hwseq_start(&io, insn_addr, insn_count, seg, hw->irq >= 0, &bad)) {
+	case LOOM_HWSEQ_OK:
+		return 0;
+	case LOOM_HWSEQ_NOT_IDLE:
+		loom_err(hw, "accelerator never became idle (CTRL.IDLE stays 0)");
 		return -EIO;
+	default:
+		WARN_ONCE(1, "loom: job with a misaligned address (segment %d)", bad);
+		return -EINVAL;
 	}
-	wr64(ldev, LOOM_REG_INSN_ADDR_LO, insn_addr);
-	loom_wr(ldev, LOOM_REG_INSN_COUNT, insn_count);
-	write_segments(ldev, seg);
-	loom_wr(ldev, LOOM_REG_ISR, LOOM_IRQ_DONE);
-	/* IER stays on without an IRQ line too: ISR then latches DONE for
-	 * the polling path, and GIE = 0 keeps the line quiet. */
-	loom_wr(ldev, LOOM_REG_IER, LOOM_IRQ_DONE);
-	loom_wr(ldev, LOOM_REG_GIE, ldev->irq >= 0 ? 1 : 0);
-	/*
-	 * The accelerator fetches instructions by DMA as soon as it sees
-	 * START.  loom_wr() is writel(), not writel_relaxed(): it puts a
-	 * write barrier before the store (dma_wmb on arm64), so the job's
-	 * instructions and data in coherent (on Zynq: non-cacheable,
-	 * write-buffered) memory are visible to the device before START is.
-	 */
-	loom_wr(ldev, LOOM_REG_CTRL, LOOM_CTRL_START);
-	return 0;
 }
 
-/* Did the running job finish?  Safe in the interrupt handler. */
-bool loom_hw_done_pending(struct loom_dev *ldev)
+/* Did the running job end?  ISR.DONE.  Safe in the interrupt handler. */
+bool loom_hw_done_pending(struct loom_hw *hw)
 {
-	return loom_rd(ldev, LOOM_REG_ISR) & LOOM_IRQ_DONE;
+	struct seq_ctx c = { .hw = hw };
+	const struct loom_hwseq_io io = seq_io(&c);
+
+	return loom_hwseq_done(&io);
 }
 
 /* Step 7.  Safe in the interrupt handler. */
-void loom_hw_collect(struct loom_dev *ldev, u32 *error, u32 *error_insn,
+void loom_hw_collect(struct loom_hw *hw, u32 *error, u32 *error_insn,
 		     u64 counters[LOOM_CNT_COUNT])
 {
-	u32 c;
+	struct seq_ctx c = { .hw = hw };
+	const struct loom_hwseq_io io = seq_io(&c);
 
-	/* Clears the clear-on-read CTRL.DONE of this job. */
-	loom_rd(ldev, LOOM_REG_CTRL);
-	*error = loom_rd(ldev, LOOM_REG_ERR_STATUS);
-	*error_insn = loom_rd(ldev, LOOM_REG_ERR_INSN);
-	for (c = 0; c < LOOM_CNT_COUNT; c++)
-		counters[c] = rd64(ldev, LOOM_REG_COUNTER_BASE + c * LOOM_REG_COUNTER_STRIDE);
-	loom_wr(ldev, LOOM_REG_ISR, LOOM_IRQ_DONE);
-	/*
-	 * AXI4-Lite writes are posted through the interconnect: without this
-	 * read-back the handler can return while the ISR write is still on
-	 * its way, the level-sensitive line is still high when the GIC
-	 * re-samples it, and the same completion interrupts twice.
-	 */
-	loom_rd(ldev, LOOM_REG_ISR);
+	loom_hwseq_collect(&io, error, error_insn, counters);
+}
+
+/* Acknowledges a DONE nobody collects (a job aborted just as it ended).
+ * Safe in the interrupt handler. */
+void loom_hw_ack(struct loom_hw *hw)
+{
+	struct seq_ctx c = { .hw = hw };
+	const struct loom_hwseq_io io = seq_io(&c);
+
+	loom_hwseq_ack(&io);
 }
 
 /*
- * SOFT_RESET: written 1 and, once the device is idle, back to 0, which is
- * right whether the RTL treats the bit as a pulse or as a level.  Called
- * with hw_lock held; may sleep.
+ * SOFT_RESET.  -ETIMEDOUT when the accelerator is not idle
+ * LOOM_HW_IDLE_TIMEOUT_MS later: it may still be reading or writing the
+ * memory of the job it was running.  Called with hw_lock held; may sleep.
  */
-int loom_hw_reset(struct loom_dev *ldev)
+int loom_hw_reset(struct loom_hw *hw)
 {
-	int ret;
+	struct seq_ctx c = { .hw = hw };
+	const struct loom_hwseq_io io = seq_io(&c);
 
-	loom_wr(ldev, LOOM_REG_SOFT_RESET, 1);
-	ret = wait_idle(ldev);
-	loom_wr(ldev, LOOM_REG_SOFT_RESET, 0);
-	loom_wr(ldev, LOOM_REG_ISR, LOOM_IRQ_DONE);
-	if (ret)
-		loom_err(ldev, "accelerator not idle %d ms after SOFT_RESET",
-			 LOOM_HW_IDLE_TIMEOUT_MS);
-	return ret;
+	if (loom_hwseq_reset(&io) == LOOM_HWSEQ_OK)
+		return 0;
+	loom_err(hw, "accelerator not idle %d ms after SOFT_RESET", LOOM_HW_IDLE_TIMEOUT_MS);
+	return -ETIMEDOUT;
+}
+
+/* The configuration's name for log messages ("unknown" for a hash that is
+ * not in hw/spec/loom_configs.def). */
+const char *loom_hw_config_name(u32 hash)
+{
+	const char *name = loom_hwseq_config_name(hash);
+
+	return name ? name : "unknown";
 }

@@ -43,12 +43,12 @@ static int ioctl_query(struct loom_file *lf, void __user *uarg)
 	struct loom_uapi_query q = {
 		.uapi_version = LOOM_UAPI_VERSION,
 		.hw_id = LOOM_HW_ID,
-		.hw_version = ldev->hw_version,
-		.config_hash = ldev->config_hash,
+		.hw_version = ldev->hw.hw_version,
+		.config_hash = ldev->hw.config_hash,
 		.num_segments = LOOM_NUM_SEGMENTS,
 		.num_counters = LOOM_CNT_COUNT,
-		.flags = (ldev->testdev ? LOOM_QUERY_F_TESTDEV : 0) |
-			 (ldev->irq >= 0 ? LOOM_QUERY_F_IRQ : 0),
+		.flags = (ldev->hw.testdev ? LOOM_QUERY_F_TESTDEV : 0) |
+			 (ldev->hw.irq >= 0 ? LOOM_QUERY_F_IRQ : 0),
 		.size_align = LOOM_UAPI_SIZE_ALIGN,
 		.max_buffer_size = (u64)loom_max_buffer_mb << 20,
 		.max_file_bytes = (u64)loom_max_file_mb << 20,
@@ -57,6 +57,8 @@ static int ioctl_query(struct loom_file *lf, void __user *uarg)
 	};
 
 	spin_lock_irq(&ldev->lock);
+	if (ldev->wedged)
+		q.flags |= LOOM_QUERY_F_WEDGED;
 	q.stat_jobs = ldev->stat_jobs;
 	q.stat_timeouts = ldev->stat_timeouts;
 	q.stat_resets = ldev->stat_resets;
@@ -129,6 +131,7 @@ static int take_segment(struct loom_file *lf, struct loom_job *job, int s,
 	if (e->size > buf->size)
 		return refuse(lf, -EINVAL, "SUBMIT: segment %d: size %llu > buffer's %llu", s,
 			      e->size, buf->size);
+	loom_buf_get(buf);
 	job->bufs[1 + s] = buf;
 	job->seg[s].base = buf->dma;
 	job->seg[s].size = e->size ? e->size : buf->size;
@@ -149,6 +152,7 @@ static int build_job(struct loom_file *lf, struct loom_job *job,
 	if ((u64)req->insn_count * LOOM_UAPI_INSN_BYTES > insns->size)
 		return refuse(lf, -EINVAL, "SUBMIT: %u instructions overrun a %llu-byte buffer",
 			      req->insn_count, insns->size);
+	loom_buf_get(insns);
 	job->bufs[0] = insns;
 	job->insn_addr = insns->dma;
 	job->insn_count = req->insn_count;

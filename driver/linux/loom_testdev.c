@@ -19,19 +19,23 @@
  * when GIE is set.  It executes no Loom instructions; it reads the first
  * instruction as a test command (LOOM_TESTDEV_* in loom_uapi.h): complete
  * after a delay copying segment 0 to segment 1 within the segment table's
- * bounds, fail with a chosen error code, or hang until SOFT_RESET.
+ * bounds, fail with a chosen error code, hang until SOFT_RESET, or wedge:
+ * hang, keep writing segment 1 and ignore the next few SOFT_RESETs, as an
+ * accelerator whose DMA engine does not stop.
  *
- * Its "DMA" goes through the driver's own buffer table
+ * Its "DMA" goes through the memory of the driver's buffers
  * (loom_buf_bus_to_virt), so an address the driver did not program from a
- * live buffer fails the job with BUS, as a DECERR would.  SOFT_RESET, like
- * the hardware's, returns to idle only once the device has stopped
- * touching memory (`in_dma`), which is what makes it safe for the driver
- * to free a file's buffers after resetting.
+ * buffer fails the job with BUS, as a DECERR would.  A wedged job that
+ * finds its memory gone logs "stray DMA": on hardware that write would
+ * have landed in memory the kernel had given to someone else (the QEMU
+ * test fails on that line).  SOFT_RESET, like the hardware's, returns to
+ * idle only once the device has stopped touching memory (`in_dma`).
  *
- * A job runs in two steps of one delayed work: fetch (read the command,
- * HANG stops here) and, after the command's delay, execute.  Every step
- * checks the generation `gen`, which START and SOFT_RESET bump, so a
- * reset job never completes late.
+ * A job runs in steps of one delayed work: fetch (read the command, HANG
+ * stops here), then, after the command's delay, execute (WEDGE executes
+ * again and again).  Every step checks the generation `gen`, which START
+ * and a SOFT_RESET that is obeyed bump, so a reset job never completes
+ * late.
  */
 #include <linux/dma-mapping.h>
 #include <linux/jiffies.h>
@@ -52,6 +56,7 @@ MODULE_PARM_DESC(testdev_config, "configuration the test devices report: tiny, d
 
 #define TD_NREGS ((LOOM_REG_COUNTER_BASE + LOOM_CNT_COUNT * LOOM_REG_COUNTER_STRIDE) / 4)
 #define TD_MAX_DELAY_MS 10000
+#define TD_MAX_WEDGE_RESETS 16
 #define TD_MHZ 100 /* the clock the CYCLES counter pretends */
 
 enum td_step { TD_FETCH, TD_EXECUTE };
@@ -69,8 +74,11 @@ struct loom_testdev {
 	bool in_dma;            /* the work is reading or writing buffers */
 	bool done;              /* CTRL.DONE, clear on read */
 	u32 isr;
-	u32 gen;                /* bumped by START and SOFT_RESET */
+	u32 gen;                /* bumped by START and an obeyed SOFT_RESET */
 	u32 job_gen;            /* gen of the job the work executes */
+	u32 wedge_resets;       /* SOFT_RESETs still to ignore (WEDGE) */
+	u32 wedge_writes;       /* WEDGE: writes so far, the byte it writes */
+	u32 strays;             /* WEDGE writes that found no memory */
 	enum td_step step;
 	struct td_cmd cmd;
 	struct delayed_work work;
@@ -91,9 +99,9 @@ struct td_result {
 static struct platform_device *td_pdevs[8];
 static unsigned int td_count;
 
-static struct loom_testdev *td_of(struct loom_dev *ldev)
+static struct loom_testdev *td_of(struct loom_hw *hw)
 {
-	return ldev->testdev;
+	return hw->testdev;
 }
 
 static u64 reg64(const struct loom_testdev *td, u32 lo_off)
@@ -119,9 +127,9 @@ static u32 ctrl_read(struct loom_testdev *td)
 	return v;
 }
 
-static u32 td_read(struct loom_dev *ldev, u32 off)
+static u32 td_read(struct loom_hw *hw, u32 off)
 {
-	struct loom_testdev *td = td_of(ldev);
+	struct loom_testdev *td = td_of(hw);
 	unsigned long flags;
 	u32 v;
 
@@ -157,11 +165,18 @@ static void td_start(struct loom_testdev *td)
 	td->done = false;
 	td->job_gen = ++td->gen;
 	td->step = TD_FETCH;
+	td->wedge_resets = 0;
+	td->wedge_writes = 0;
 	mod_delayed_work(system_wq, &td->work, 0);
 }
 
+/* A wedged job ignores SOFT_RESET: it stays busy and goes on writing. */
 static void td_soft_reset(struct loom_testdev *td)
 {
+	if (td->busy && td->wedge_resets) {
+		td->wedge_resets--;
+		return;
+	}
 	td->busy = false;
 	td->done = false;
 	td->gen++;
@@ -170,9 +185,9 @@ static void td_soft_reset(struct loom_testdev *td)
 	cancel_delayed_work(&td->work);
 }
 
-static void td_write(struct loom_dev *ldev, u32 off, u32 val)
+static void td_write(struct loom_hw *hw, u32 off, u32 val)
 {
-	struct loom_testdev *td = td_of(ldev);
+	struct loom_testdev *td = td_of(hw);
 	unsigned long flags;
 
 	spin_lock_irqsave(&td->lock, flags);
@@ -201,7 +216,7 @@ static void td_write(struct loom_dev *ldev, u32 off, u32 val)
 	spin_unlock_irqrestore(&td->lock, flags);
 }
 
-const struct loom_reg_ops loom_testdev_regs = {
+static const struct loom_reg_ops loom_testdev_regs = {
 	.read = td_read,
 	.write = td_write,
 };
@@ -236,7 +251,9 @@ static u32 fetch(struct loom_testdev *td, const struct td_job *j, struct td_cmd 
 	cmd->arg = le32_to_cpu(w[3]);
 	if (cmd->delay_ms > TD_MAX_DELAY_MS)
 		return LOOM_ERR_ILLEGAL;
-	if (cmd->op < LOOM_TESTDEV_OP_COPY || cmd->op > LOOM_TESTDEV_OP_HANG)
+	if (cmd->op < LOOM_TESTDEV_OP_COPY || cmd->op > LOOM_TESTDEV_OP_WEDGE)
+		return LOOM_ERR_ILLEGAL;
+	if (cmd->op == LOOM_TESTDEV_OP_WEDGE && cmd->arg > TD_MAX_WEDGE_RESETS)
 		return LOOM_ERR_ILLEGAL;
 	return LOOM_ERR_NONE;
 }
@@ -258,6 +275,26 @@ static u32 copy(struct loom_testdev *td, const struct td_job *j, u32 n)
 		return LOOM_ERR_BUS;
 	memmove(dst, src, n);
 	return LOOM_ERR_NONE;
+}
+
+/*
+ * WEDGE: one more write of the wedged DMA engine, LOOM_TESTDEV_WEDGE_BYTES
+ * of the byte `n` at the start of segment 1.  Memory the driver has freed
+ * is not written but reported: on hardware the write would have gone to
+ * whoever got that memory next.  The engine keeps running either way.
+ */
+static void wedge_write(struct loom_testdev *td, const struct td_job *j, u32 n)
+{
+	u8 *dst;
+
+	if (j->seg[1].size < LOOM_TESTDEV_WEDGE_BYTES)
+		return;
+	dst = loom_buf_bus_to_virt(td->ldev, j->seg[1].base, LOOM_TESTDEV_WEDGE_BYTES);
+	if (dst)
+		memset(dst, n & 0xff, LOOM_TESTDEV_WEDGE_BYTES);
+	else if (!td->strays++)
+		loom_err(td->ldev, "stray DMA: wedged job wrote bus address 0x%llx, memory the driver has freed",
+			 j->seg[1].base);
 }
 
 static void execute(struct loom_testdev *td, const struct td_job *j, struct td_result *r)
@@ -315,6 +352,8 @@ static void td_work(struct work_struct *work)
 
 	if (step == TD_FETCH)
 		r.error = fetch(td, &j, &td->cmd);
+	else if (td->cmd.op == LOOM_TESTDEV_OP_WEDGE)
+		wedge_write(td, &j, ++td->wedge_writes);
 	else
 		execute(td, &j, &r);
 
@@ -323,38 +362,33 @@ static void td_work(struct work_struct *work)
 	if (td->busy && td->gen == gen) {
 		if (step == TD_FETCH && r.error == LOOM_ERR_NONE) {
 			td->step = TD_EXECUTE;
+			if (td->cmd.op == LOOM_TESTDEV_OP_WEDGE)
+				td->wedge_resets = td->cmd.arg;
 			if (td->cmd.op != LOOM_TESTDEV_OP_HANG)
 				mod_delayed_work(system_wq, &td->work,
 						 msecs_to_jiffies(td->cmd.delay_ms));
+		} else if (td->cmd.op == LOOM_TESTDEV_OP_WEDGE && step == TD_EXECUTE) {
+			mod_delayed_work(system_wq, &td->work,
+					 msecs_to_jiffies(td->cmd.delay_ms));
 		} else {
 			raise = td_complete(td, &r);
 		}
 	}
 	spin_unlock_irq(&td->lock);
-	if (raise && td->ldev->irq >= 0)
+	if (raise && td->ldev->hw.irq >= 0)
 		loom_job_irq(0, td->ldev);
 }
 
 /* ---- life cycle ---- */
 
-static u32 config_hash(const char *name)
-{
-	if (!strcmp(name, "tiny"))
-		return LOOM_CONFIG_TINY_HASH;
-	if (!strcmp(name, "large"))
-		return LOOM_CONFIG_LARGE_HASH;
-	if (!strcmp(name, "default"))
-		return LOOM_CONFIG_DEFAULT_HASH;
-	return 0;
-}
-
 int loom_testdev_create(struct loom_dev *ldev)
 {
 	struct loom_testdev *td;
-	u32 hash = config_hash(testdev_config);
+	u32 hash = loom_hwseq_config_hash(testdev_config);
 
 	if (!hash) {
-		loom_err(ldev, "testdev_config=%s: expected tiny, default or large", testdev_config);
+		loom_err(ldev, "testdev_config=%s: not a configuration of hw/spec/loom_configs.def",
+			 testdev_config);
 		return -EINVAL;
 	}
 	td = kzalloc(sizeof(*td), GFP_KERNEL);
@@ -364,15 +398,15 @@ int loom_testdev_create(struct loom_dev *ldev)
 	td->config_hash = hash;
 	spin_lock_init(&td->lock);
 	INIT_DELAYED_WORK(&td->work, td_work);
-	ldev->testdev = td;
-	ldev->regs = &loom_testdev_regs;
-	ldev->irq = testdev_irq ? 0 : -1;
+	ldev->hw.testdev = td;
+	ldev->hw.regs = &loom_testdev_regs;
+	ldev->hw.irq = testdev_irq ? 0 : -1;
 	return 0;
 }
 
 void loom_testdev_destroy(struct loom_dev *ldev)
 {
-	struct loom_testdev *td = td_of(ldev);
+	struct loom_testdev *td = td_of(&ldev->hw);
 
 	cancel_delayed_work_sync(&td->work);
 	kfree(td);

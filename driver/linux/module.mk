@@ -1,54 +1,12 @@
-# driver/linux/module.mk - the kernel driver loom.ko and its tests
-# (docs/linux-driver.md).
+# driver/linux/module.mk - the kernel driver loom.ko (docs/linux-driver.md).
 #
 #   make loom-ko        build/linux/<kernel release>/loom.ko, against KDIR
 #                       (default: the running kernel's headers, else the newest
 #                       /lib/modules/*/build); driver/linux/Makefile does the work
-#   make driver-check   W=1 and sparse on every file, any warning fails
-#   make test-qemu      boot Debian's kernel in QEMU and run the ABI test and
-#                       libloom's linux backend against the software test device
 #
-# `make test` runs driver-check and the QEMU test when the kernel headers
-# (and for QEMU, the matching image, qemu and busybox-static) are installed,
-# and says SKIP otherwise; the two targets above fail instead.  Neither runs
-# under SAN=1: the module is not built with the user-space sanitizers and
-# the QEMU programs are static.
-#
-# The QEMU test programs are static (they are the only user space in the
-# initramfs besides busybox), so they use their own flags, not CFLAGS.
+# Its tests (make driver-check, make test-qemu) are registered by
+# tests/qemu/module.mk, the hardware layer's tsim test by tests/kernel/module.mk.
 
-QEMU_OUT := $(BUILD)/tests/qemu
-QEMU_ABI_TEST := $(QEMU_OUT)/loom_abi_test
-QEMU_BACKEND_TEST := $(QEMU_OUT)/loom_backend_test
-QEMU_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -static
-
-$(QEMU_ABI_TEST): tests/qemu/loom_abi_test.c tests/qemu/tap.h include/loom/loom_uapi.h $(GEN_HEADERS)
-	@mkdir -p $(dir $@)
-	$(CC) $(QEMU_CFLAGS) -Iinclude -I$(GEN) -o $@ $<
-
-# glibc warns that a static program calling dlopen (the tsim and xrt
-# backends do, at open) needs its shared libraries at run time; the test
-# opens neither, so the link log is shown only when the link fails.
-$(QEMU_BACKEND_TEST): tests/qemu/loom_backend_test.c tests/qemu/tap.h $(LIBLOOM) $(GEN_HEADERS)
-	@mkdir -p $(dir $@)
-	@echo "$(CC) $(QEMU_CFLAGS) -o $@ $< $(LIBLOOM) -ldl -lz -lm"
-	@$(CC) $(QEMU_CFLAGS) -Iinclude -I$(GEN) -I. -o $@ $< $(LIBLOOM) -ldl -lz -lm 2> $@.ld.log \
-	  || { cat $@.ld.log >&2; exit 1; }
-
-QEMU_PROGRAMS := $(QEMU_ABI_TEST) $(if $(filter 1,$(SAN)),,$(QEMU_BACKEND_TEST))
-
-.PHONY: loom-ko driver-check test-qemu
+.PHONY: loom-ko
 loom-ko: $(GEN_HEADERS)
 	$(MAKE) -C driver/linux $(if $(KDIR),KDIR=$(KDIR))
-
-driver-check: $(GEN_HEADERS)
-	@LOOM_DRIVER_CHECK_REQUIRED=1 $(if $(KDIR),KDIR=$(KDIR)) tests/qemu/check-driver.sh
-
-test-qemu: $(QEMU_PROGRAMS)
-	@LOOM_QEMU_REQUIRED=1 BUILD=$(BUILD) tests/qemu/run-qemu-test.sh
-
-SCRIPT_TESTS += tests/qemu/test_backends_absent.sh
-ifneq ($(SAN),1)
-TEST_DEPS += $(QEMU_PROGRAMS)
-SCRIPT_TESTS += tests/qemu/check-driver.sh tests/qemu/run-qemu-test.sh
-endif

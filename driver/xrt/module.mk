@@ -63,7 +63,6 @@ $(XRT_LINKCHECK): driver/xrt/xrt_linkcheck.c driver/xrt/xrt_api.h
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -O1 -Wall -Wextra -Werror -D_GNU_SOURCE -I. -isystem $(XRT_INC) $(SANFLAGS) \
 	  -o $@ $< -L$(XRT_LIB) -Wl,-rpath,$(XRT_LIB) -lxrt_coreutil
-TEST_DEPS += $(XRT_LINKCHECK)
 SCRIPT_TESTS += $(XRT_LINKCHECK)
 endif
 endif

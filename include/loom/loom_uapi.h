@@ -43,6 +43,8 @@
 /* QUERY.flags */
 #define LOOM_QUERY_F_TESTDEV (1u << 0)  /* the software test device, no hardware */
 #define LOOM_QUERY_F_IRQ (1u << 1)      /* completion by interrupt (else polling) */
+#define LOOM_QUERY_F_WEDGED (1u << 2)   /* a SOFT_RESET failed: SUBMIT fails with EIO
+					   until a RESET succeeds */
 
 /*
  * LOOM_IOCTL_QUERY: what the device is and what the driver accepts.  Output
@@ -71,7 +73,11 @@ struct loom_uapi_query {
  * LOOM_IOCTL_ALLOC: a DMA-coherent buffer, zero-filled.  size must be a
  * non-zero multiple of LOOM_UAPI_SIZE_ALIGN and at most max_buffer_size.
  * Map it with mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
- * mmap_offset); the mapping keeps the memory alive after FREE.
+ * mmap_offset); the mapping keeps the memory alive after FREE.  Quotas:
+ * EMFILE beyond max_file_buffers (or when the device's table of 65,535
+ * handles is full), ENOMEM beyond max_file_bytes, EDQUOT beyond the
+ * limits of the user who opened the file over all its files (module
+ * parameters max_user_buffers and max_user_mb).
  */
 struct loom_uapi_alloc {
 	__u64 size;             /* in */
@@ -106,6 +112,9 @@ struct loom_uapi_segment {
  * (EBUSY otherwise); jobs of different files run one at a time, in order.
  * A job still running timeout_ms after it started (0: the module's
  * default) is aborted by a SOFT_RESET and ends with LOOM_JOB_TIMEOUT.
+ * EIO while the device is wedged: a SOFT_RESET failed, so the accelerator
+ * may still be working on the memory of the job it was stopping (that
+ * memory stays allocated, whatever its file does, until a reset works).
  */
 struct loom_uapi_submit {
 	__u32 insn_handle;
@@ -149,7 +158,9 @@ struct loom_uapi_wait {
 
 /*
  * LOOM_IOCTL_RESET: aborts the caller's job (status ABORTED) and, unless
- * another file's job is running, writes SOFT_RESET.
+ * another file's job is running, writes SOFT_RESET.  EIO when the device
+ * is wedged afterwards (the reset failed); a reset that works clears the
+ * wedged state.
  */
 struct loom_uapi_reset {
 	__u32 flags;            /* 0 */
@@ -174,7 +185,13 @@ struct loom_uapi_reset {
  *   word 1  LOOM_TESTDEV_OP_*
  *   word 2  delay before the job completes, ms (at most 10000)
  *   word 3  COPY: bytes copied from segment 0 to segment 1 (at most
- *           LOOM_TESTDEV_MAX_COPY); FAIL: the error code to report
+ *           LOOM_TESTDEV_MAX_COPY); FAIL: the error code to report;
+ *           WEDGE: SOFT_RESETs to ignore (at most 16)
+ *
+ * WEDGE never completes: every `word 2` ms (the delay) it writes its
+ * write count's low byte into the first LOOM_TESTDEV_WEDGE_BYTES of
+ * segment 1, and it ignores the next `word 3` SOFT_RESETs (CTRL.IDLE
+ * stays 0), like a DMA engine that does not stop.
  *
  * COPY honours the segment table like the hardware does: a copy larger
  * than either segment fails with SEGMENT.  Any other first instruction
@@ -184,6 +201,8 @@ struct loom_uapi_reset {
 #define LOOM_TESTDEV_OP_COPY 1u         /* copy, then done */
 #define LOOM_TESTDEV_OP_FAIL 2u         /* done with ERR_STATUS = word 3 */
 #define LOOM_TESTDEV_OP_HANG 3u         /* never done; only SOFT_RESET ends it */
+#define LOOM_TESTDEV_OP_WEDGE 4u        /* never done, keeps writing, ignores resets */
 #define LOOM_TESTDEV_MAX_COPY (1u << 20)
+#define LOOM_TESTDEV_WEDGE_BYTES 64u
 
 #endif /* LOOM_UAPI_H */

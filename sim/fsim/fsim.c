@@ -91,6 +91,7 @@ static void reset_state(struct fsim *sim, const struct fsim_job *job, struct fsi
   memset(&st->qcfg, 0, sizeof st->qcfg);
   st->finished = 0;
   st->work = 0;
+  st->next_progress = FSIM_PROGRESS_WORK;
 }
 
 uint32_t fsim_run(struct fsim *sim, const struct fsim_job *job, struct fsim_result *res) {

@@ -36,7 +36,14 @@ struct fsim_job {
    * before the charge, so an error the hardware raises before the budget
    * runs out (SEGMENT, SRAM) is reported as that error. */
   uint64_t work_budget;
+  /* Optional: called from inside the job with the work done so far (as the
+   * budget counts it) every FSIM_PROGRESS_WORK units, for the progress
+   * display of a long job (a 3.4 GMAC convolution takes a minute). */
+  void (*progress)(void *ctx, uint64_t work);
+  void *progress_ctx;
 };
+
+#define FSIM_PROGRESS_WORK (UINT64_C(1) << 18) /* a few milliseconds of fsim */
 
 struct fsim_result {
   uint32_t error;     /* enum loom_error */

@@ -90,6 +90,7 @@ struct fsim_run_state {
   struct loom_insn_qcfg qcfg; /* the requantization registers */
   int finished;               /* FINISH completed the job */
   uint64_t work;              /* work done so far, see fsim_job.work_budget */
+  uint64_t next_progress;     /* work at which fsim_job.progress is called next */
 };
 
 struct fsim {

@@ -30,7 +30,7 @@ CROSS_DEBARCH_aarch64 := arm64
 CROSS_DEBARCH_armv7 := armhf
 CROSS_TRIPLET_aarch64 := aarch64-linux-gnu
 CROSS_TRIPLET_armv7 := arm-linux-gnueabihf
-CROSS_PACKAGES := zlib1g zlib1g-dev libcmocka0 libcmocka-dev
+CROSS_PACKAGES := zlib1g zlib1g-dev libssl3 libssl-dev libcmocka0 libcmocka-dev
 CROSS_TESTS := test_isa test_fsim_ops test_fsim_sched test_runtime
 # 32-bit size_t: a check such as `(uint64_t)size > LIMIT` that can only
 # fail on 64-bit hosts is right, not a bug; -Wtype-limits says otherwise.
@@ -54,11 +54,13 @@ cross_obj = $(patsubst %.c,build-$(1)/obj/%.o,$(2))
 define CROSS_template
 CROSS_SYSROOT_$(1) := build-$(1)/sysroot
 CROSS_FLAGS_$(1) := -std=c11 -O2 -g -Wall -Wextra -Werror -Wno-unused-parameter -D_GNU_SOURCE $(CROSS_WFLAGS_$(1)) \
-  -Iinclude -I$(GEN) -I. -isystem build-$(1)/sysroot/usr/include
+  -Iinclude -I$(GEN) -I. -isystem build-$(1)/sysroot/usr/include \
+  -isystem build-$(1)/sysroot/usr/include/$(CROSS_TRIPLET_$(1))
 CROSS_LIBS_$(1) := -Lbuild-$(1)/sysroot/usr/lib/$(CROSS_TRIPLET_$(1)) \
-  -Wl,-rpath-link,build-$(1)/sysroot/usr/lib/$(CROSS_TRIPLET_$(1)) -lz -lm -ldl
+  -Wl,-rpath-link,build-$(1)/sysroot/usr/lib/$(CROSS_TRIPLET_$(1)) -lcrypto -lz -lm -ldl
 
-build-$(1)/sysroot/.stamp: tests/cross/fetch-sysroot.sh
+# Fetched again when the script or the package list (CROSS_PACKAGES, above) changes.
+build-$(1)/sysroot/.stamp: tests/cross/fetch-sysroot.sh tests/cross/module.mk
 	tests/cross/fetch-sysroot.sh $(CROSS_DEBARCH_$(1)) $$(abspath build-$(1)/sysroot) $(CROSS_PACKAGES)
 	@touch $$@
 

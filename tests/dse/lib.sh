@@ -1,7 +1,7 @@
 # tests/dse/lib.sh - what the configuration-file and DSE tests share
 # (sourced).  Sets LOOM, BUILD, tmp (removed on exit), and:
 #
-#   expect, fail                        tests/support/expect.sh's
+#   expect, fail                        tests/cli/common.sh's
 #   check NAME CONDITION...             a named check of a shell condition
 #   finish                              the summary line; exit 1 on failure
 LOOM=${LOOM:-build/bin/loom}
@@ -12,7 +12,7 @@ trap 'rm -rf "$tmp"' EXIT
 failed=0
 checks=0
 
-. tests/support/expect.sh
+. tests/cli/common.sh # fail, expect
 
 check() {
   name=$1

@@ -39,12 +39,13 @@ $(FAULTS): $(FAULTS_OBJS) $(LIBLOOM)
 	$(CC) $(LDFLAGS) -o $@ $(FAULTS_OBJS) $(LIBLOOM) $(LOOM_EXTRA_LIBS) -lcmocka $(LDLIBS)
 
 SCRIPT_TESTS += $(FAULTS)
-TEST_DEPS += $(FAULTS) $(BUILD)/tsim/tiny/libloom_tsim.so
+TEST_DEPS += $(BUILD)/tsim/tiny/libloom_tsim.so
 
 # ---- make test-san ----
 #
 # The sanitizer build (ASan + UBSan, build-san/): the unit tests (fsim's
-# included), the CLI scripts, the limit and regression tests, the
+# and the host kernels' included), the CLI scripts, the limit and
+# regression tests, ONNX's node tests through the host kernels, the
 # fault-injection test and a 30 s hostile run on fsim and tsim.  tsim runs
 # build-san/tsim/tiny/libloom_tsim.so, whose Verilated model, harness and
 # DRAM model are compiled with the same sanitizers (sim/tsim/module.mk), so
@@ -54,13 +55,13 @@ TEST_DEPS += $(FAULTS) $(BUILD)/tsim/tiny/libloom_tsim.so
 # what a sanitizer job is for; `make SAN=1 test-programs` still runs it.
 SAN_UNIT_TESTS = $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(filter-out tests/unit/test_hostgen.c,$(UNIT_TEST_SRCS)))
 SAN_PROGRAMS = $(SAN_UNIT_TESTS) $(filter tests/cli/%,$(SCRIPT_TESTS)) tests/regress/run-regress.sh \
-  tests/hostile/run-hostile.sh $(FAULTS)
+  tests/hostile/run-hostile.sh $(FAULTS) tests/kernels/test_kernel_nodes.sh
 
 .PHONY: test-san test-san-programs
 test-san:
 	@$(MAKE) --no-print-directory SAN=1 test-san-programs
 
 test-san-programs: $(SAN_UNIT_TESTS) $(LOOM) $(GEMM_REF) $(FUZZ_REPLAYS) $(HOSTILE) $(FAULTS) \
-    $(BUILD)/tsim/tiny/libloom_tsim.so
+    $(BUILD)/tsim/tiny/libloom_tsim.so $(BUILD)/tests/kernels/kernel_node_runner $(BUILD)/onnx-node-tests/.generated
 	@LOOM=$(LOOM) BUILD=$(BUILD) HOSTILE_SECONDS=30 UBSAN_OPTIONS=print_stacktrace=1 \
 	  scripts/run-tests.sh $(SAN_PROGRAMS)

@@ -21,4 +21,4 @@ $(TIMELINE_TEST): tests/profile/test_timeline.c \
 	  $(LOOM_EXTRA_LIBS) $(LDLIBS)
 
 SCRIPT_TESTS += $(TIMELINE_TEST)
-TEST_DEPS += $(TIMELINE_TEST) $(BUILD)/tsim/tiny/libloom_tsim.so
+TEST_DEPS += $(BUILD)/tsim/tiny/libloom_tsim.so

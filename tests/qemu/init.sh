@@ -33,13 +33,29 @@ insmod /loom.ko testdev=1 testdev_irq=0 || fail "insmod loom.ko testdev_irq=0"
 /loom_abi_test --quick /dev/loom0 || fail "loom_abi_test --quick (polling)"
 rmmod loom || fail "rmmod loom (polling)"
 
+# A device that ignores SOFT_RESET: pinned memory, EIO, recovery.
+if [ -x /loom_robust_test ]; then
+  insmod /loom.ko testdev=1 || fail "insmod loom.ko (wedge)"
+  /loom_robust_test --wedge /dev/loom0 || fail "loom_robust_test --wedge"
+  rmmod loom || fail "rmmod loom (wedge)"
+  # Per-user quotas, small enough to reach (loom_robust_test.c names them).
+  insmod /loom.ko testdev=1 max_user_buffers=40 max_file_buffers=16 max_user_mb=1 ||
+    fail "insmod loom.ko (quotas)"
+  /loom_robust_test --quota /dev/loom0 || fail "loom_robust_test --quota"
+  rmmod loom || fail "rmmod loom (quotas)"
+fi
+
 # Module parameters are checked.
 if insmod /loom.ko testdev=1 timeout_ms=0 2>/dev/null; then
   fail "timeout_ms=0 accepted"
   rmmod loom
 fi
+if insmod /loom.ko testdev=1 max_user_buffers=0 2>/dev/null; then
+  fail "max_user_buffers=0 accepted"
+  rmmod loom
+fi
 
-if dmesg | grep -E 'BUG:|WARNING:|Oops|general protection|refcount_t:|corruption'; then
+if dmesg | grep -E 'BUG:|WARNING:|Oops|general protection|refcount_t:|corruption|stray DMA'; then
   fail "the kernel logged a problem"
 fi
 dmesg | grep -E 'loom' | grep -v -E 'taints kernel|module verification' | sed 's/^/dmesg: /'

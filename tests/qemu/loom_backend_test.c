@@ -5,8 +5,8 @@
  * Where loom_abi_test talks ioctls, this program goes through the public
  * API of include/loom/loom.h exactly as `loom run --backend linux` would:
  * device open with its options and configuration check, buffers, jobs, the
- * job-error convention, and a timeout after which the device takes the
- * next job.  The test device runs test commands (LOOM_TESTDEV_* in
+ * job-error convention, a timeout after which the device takes the next
+ * job, and a wedged device (SOFT_RESET ignored) that submit resets.  The test device runs test commands (LOOM_TESTDEV_* in
  * loom_uapi.h), not Loom programs, so jobs are raw loom_job structures
  * rather than a .loom model.
  *
@@ -100,6 +100,37 @@ static void test_jobs(void) {
   loom_device_close(dev);
 }
 
+/* A job that ignores three SOFT_RESETs: the driver's reset at the timeout
+ * and job.c's reset fail (the device is wedged), the next submit's one
+ * more reset fails too (LOOM_E_IO naming the wedged device), and the
+ * submit after that resets the device and runs. */
+static void test_wedged(void) {
+  loom_device *dev = open_dev(NULL);
+  if (!dev) return;
+  loom_buffer *insns, *a, *b;
+  CHECK(loom_buffer_alloc(dev, 16, &insns) == LOOM_OK);
+  CHECK(loom_buffer_alloc(dev, 4096, &a) == LOOM_OK);
+  CHECK(loom_buffer_alloc(dev, 4096, &b) == LOOM_OK);
+  struct loom_job job = {.insns = insns, .insn_count = 1, .segments = {a, b}};
+  struct loom_job_result res;
+
+  command(insns, LOOM_TESTDEV_OP_WEDGE, 5, 3);
+  CHECK(loom_job_run(dev, &job, 200, &res) == LOOM_E_TIMEOUT);
+  CHECKF(strstr(loom_device_error(dev), "reset failed") != NULL, "%s", loom_device_error(dev));
+  uint8_t *pa = loom_buffer_map(a);
+  for (int i = 0; i < 100; i++) pa[i] = (uint8_t)(i + 1);
+  command(insns, LOOM_TESTDEV_OP_COPY, 0, 100);
+  CHECK(loom_job_run(dev, &job, 5000, &res) == LOOM_E_IO);
+  CHECKF(strstr(loom_device_error(dev), "wedged") != NULL, "%s", loom_device_error(dev));
+  CHECKF(loom_job_run(dev, &job, 5000, &res) == LOOM_OK, "%s", loom_device_error(dev));
+  CHECK(memcmp(pa, loom_buffer_map(b), 100) == 0);
+
+  loom_buffer_free(insns);
+  loom_buffer_free(a);
+  loom_buffer_free(b);
+  loom_device_close(dev);
+}
+
 static void test_registry(void) {
   int linux_seen = 0, xrt_seen = 0;
   for (const char *const *b = loom_backend_names(); *b; b++) {
@@ -115,5 +146,6 @@ int main(int argc, char **argv) {
   tap_run("registry", test_registry);
   tap_run("open", test_open);
   tap_run("jobs", test_jobs);
+  tap_run("wedged device", test_wedged);
   return tap_done("loom_backend_test");
 }

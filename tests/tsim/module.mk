@@ -14,7 +14,6 @@ $(TSIM_DIRECTED): tests/tsim/test_tsim_directed.c $(call obj,tests/support/strea
 	  $(LOOM_EXTRA_LIBS) -lcmocka $(LDLIBS)
 
 SCRIPT_TESTS += $(TSIM_DIRECTED)
-TEST_DEPS += $(TSIM_DIRECTED)
 
 # The DRAM model alone, against a scripted AXI master (no Verilator needed).
 TSIM_DRAM_TEST := $(BUILD)/tests/tsim/test_dram_model
@@ -24,7 +23,6 @@ $(TSIM_DRAM_TEST): tests/tsim/test_dram_model.cpp sim/tsim/dram_model.cpp sim/ts
 	  sim/tsim/dram_model.cpp
 
 SCRIPT_TESTS += $(TSIM_DRAM_TEST)
-TEST_DEPS += $(TSIM_DRAM_TEST)
 
 # Every example of the repository gives the same bytes on tsim as on fsim.
 SCRIPT_TESTS += tests/tsim/test_examples.sh

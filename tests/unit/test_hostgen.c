@@ -37,6 +37,7 @@
 #include <cmocka.h>
 #include <zlib.h>
 
+#include "filebytes.h"
 #include "driver/lib/hostcode.h"
 #include "driver/core/hostops.h"
 #include "driver/core/hostops_nn.h"
@@ -283,7 +284,7 @@ static void test_ops_random(void **state) {
   if (loom_file_parse(q, m, "gen.loom", &f, msg)) fail_msg("%s", msg);
   assert_int_equal(f.version_minor, 1);
   struct loom_hostcode *hc;
-  if (loom_hostcode_open(&f, "gen.loom", &hc, msg)) fail_msg("%s", msg);
+  if (loom_hostcode_open(&f, "gen.loom", 1, &hc, msg)) fail_msg("%s", msg);
   assert_true(loom_hostcode_loaded(hc));
   for (int round = 0; round < 3; round++)
     for (int i = 0; i < N_CASES; i++) run_case(&f, hc, &c[i], i);
@@ -299,9 +300,10 @@ struct loaded {
   loom_model *m;
 };
 
+/* The test made the file, so it consents to its native code. */
 static void load_bytes(const uint8_t *p, size_t n, struct loaded *l) {
   char msg[LOOM_MSG_MAX];
-  if (loom_device_open("fsim", "config=default", &l->dev, msg)) fail_msg("%s", msg);
+  if (loom_device_open("fsim", "config=default,trust_native=1", &l->dev, msg)) fail_msg("%s", msg);
   if (loom_model_load_memory(l->dev, p, n, "model.loom", &l->m, msg)) fail_msg("load: %s", msg);
 }
 
@@ -540,7 +542,7 @@ static void test_cross_images(void **state) {
     assert_string_equal(loom_file_string(&f, f.hostcode->triple), t[i].canonical);
     check_elf(f.hostcode_image, f.hostcode->image_size, t[i].elf_class, t[i].machine, t[i].hard_float);
     struct loom_hostcode *hc;
-    if (loom_hostcode_open(&f, "x.loom", &hc, msg)) fail_msg("%s", msg);
+    if (loom_hostcode_open(&f, "x.loom", 1, &hc, msg)) fail_msg("%s", msg);
     assert_false(loom_hostcode_loaded(hc));
     assert_null(loom_hostcode_entry(hc, 0));
     assert_non_null(strstr(loom_hostcode_describe(hc), "does not run on this machine"));
@@ -573,16 +575,11 @@ static void test_cross_graph_refused(void **state) {
 
 /* ---- load failures of code for this machine: errors, not fallbacks ---- */
 
-static void fix_crc(uint8_t *p, size_t n) {
-  uint32_t crc = (uint32_t)crc32(crc32(0, Z_NULL, 0), p + 32, (uInt)(n - 32));
-  memcpy(p + 24, &crc, 4);
-}
-
 static void expect_load_error(const uint8_t *p, size_t n, loom_status want, const char *needle) {
   loom_device *dev;
   loom_model *m = NULL;
   char msg[LOOM_MSG_MAX] = "";
-  assert_int_equal(loom_device_open("fsim", NULL, &dev, msg), LOOM_OK);
+  assert_int_equal(loom_device_open("fsim", "trust_native=1", &dev, msg), LOOM_OK);
   loom_status st = loom_model_load_memory(dev, p, n, "bad.loom", &m, msg);
   if (st == LOOM_OK) loom_model_free(m);
   if (st != want || !strstr(msg, needle))

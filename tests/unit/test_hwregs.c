@@ -1,12 +1,14 @@
 /*
- * test_hwregs.c - the register programming sequence (driver/lib/hwregs.c)
- * against a fake register file.
+ * test_hwregs.c - the register programming sequence (driver/lib/hwseq.h
+ * through its user-space face, driver/lib/hwregs.c) against a fake
+ * register file.
  *
  * The fake keeps 32-bit registers in an array, logs every write, and models
  * just enough of docs/registers.md: CTRL reads IDLE while no job runs, a
- * write of START begins a job that reports DONE (clear on read) on the Nth
- * poll (or never, to provoke a timeout), and SOFT_RESET returns to idle
- * unless the fake is told to stay stuck.
+ * write of START begins a job that ends on the Nth poll of ISR (or never,
+ * to provoke a timeout); at the end CTRL.DONE is set (clear on read) and
+ * ISR.DONE latched if IER.DONE is set; SOFT_RESET returns to idle unless
+ * the fake is told to stay stuck.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -23,8 +25,10 @@
 struct fake {
   uint32_t regs[NREGS];
   int running;          /* a job is in progress */
-  int done_after;       /* polls of CTRL until DONE; 0 = never */
-  int polls;            /* CTRL reads while running */
+  int done;             /* CTRL.DONE, clear on read */
+  int done_after;       /* polls of ISR until the job ends; 0 = never */
+  int polls;            /* ISR reads while running */
+  int ctrl_reads;
   int stuck;            /* ignores SOFT_RESET and never idles */
   int idle_calls;
   uint32_t idle_cycles;
@@ -34,15 +38,18 @@ struct fake {
 
 static uint32_t fake_read(void *ctx, uint32_t off) {
   struct fake *f = ctx;
-  if (off != LOOM_REG_CTRL) return f->regs[off / 4];
-  if (f->stuck) return 0;
-  if (!f->running) return LOOM_CTRL_IDLE;
-  f->polls++;
-  if (f->done_after && f->polls >= f->done_after) {
+  if (off == LOOM_REG_ISR && f->running && ++f->polls == f->done_after) {
     f->running = 0;
-    return LOOM_CTRL_DONE | LOOM_CTRL_IDLE | LOOM_CTRL_READY;
+    f->done = 1;
+    f->regs[LOOM_REG_ISR / 4] |= f->regs[LOOM_REG_IER / 4] & LOOM_IRQ_DONE;
   }
-  return 0;
+  if (off != LOOM_REG_CTRL) return f->regs[off / 4];
+  f->ctrl_reads++;
+  if (f->stuck) return 0;
+  uint32_t v = f->running ? 0 : LOOM_CTRL_IDLE;
+  if (f->done) v |= LOOM_CTRL_DONE | LOOM_CTRL_READY;
+  f->done = 0;
+  return v;
 }
 
 static void fake_write(void *ctx, uint32_t off, uint32_t val) {
@@ -51,7 +58,8 @@ static void fake_write(void *ctx, uint32_t off, uint32_t val) {
     f->log[f->nlog].off = off;
     f->log[f->nlog++].val = val;
   }
-  f->regs[off / 4] = val;
+  if (off == LOOM_REG_ISR) f->regs[off / 4] &= ~val; /* write 1 to clear */
+  else f->regs[off / 4] = val;
   if (off == LOOM_REG_CTRL && (val & LOOM_CTRL_START)) {
     f->running = 1;
     f->polls = 0;
@@ -145,8 +153,12 @@ static void start_programs_in_order(void **state) {
   int isr = find_write(&f, LOOM_REG_ISR, 0);
   assert_true(isr > find_write(&f, LOOM_REG_SEG_SIZE_HI + 7 * LOOM_REG_SEG_STRIDE, 0));
   assert_true(isr > find_write(&f, LOOM_REG_INSN_COUNT, 0));
-  assert_int_equal(f.regs[LOOM_REG_ISR / 4], 1);
-  assert_int_equal(f.regs[LOOM_REG_IER / 4], 0);
+  assert_int_equal(f.log[isr].val, LOOM_IRQ_DONE);
+  /* IER is set without an interrupt too (the DONE latch for polling),
+   * after the ISR clear and before START; only GIE follows the line. */
+  int ier = find_write(&f, LOOM_REG_IER, 0);
+  assert_true(ier > isr && ier < f.nlog - 1);
+  assert_int_equal(f.regs[LOOM_REG_IER / 4], LOOM_IRQ_DONE);
   assert_int_equal(f.regs[LOOM_REG_GIE / 4], 0);
   assert_int_equal(f.regs[LOOM_REG_INSN_ADDR_LO / 4], 0x10);
   assert_int_equal(f.regs[LOOM_REG_INSN_ADDR_HI / 4], 2);
@@ -215,8 +227,16 @@ static void poll_sees_done_after_n_polls(void **state) {
   assert_int_equal(loom_hw_poll_done(&io, 100, 7), 1);
   assert_int_equal(f.polls, 5);
   assert_int_equal(f.idle_calls - idle_before, 4);
-  /* DONE was consumed by the read: the device is idle again. */
   assert_false(f.running);
+  /* Polling reads ISR, which reading does not clear: a second poller
+   * sees the same completion, and CTRL.DONE is still there for collect. */
+  assert_int_equal(loom_hw_poll_done(&io, 1, 7), 1);
+  assert_true(f.done);
+  struct loom_job_result res;
+  loom_hw_collect(&io, &res);
+  assert_false(f.done);                           /* collect read CTRL */
+  assert_int_equal(f.regs[LOOM_REG_ISR / 4], 0); /* and acknowledged ISR */
+  assert_int_equal(loom_hw_poll_done(&io, 1, 7), 0);
 }
 
 static void poll_gives_up_then_reset(void **state) {
@@ -277,10 +297,15 @@ static void collect_reads_status_and_counters(void **state) {
     f.regs[off / 4] = 1000 + c;
     f.regs[off / 4 + 1] = c;
   }
+  f.done = 1;
+  f.regs[LOOM_REG_ISR / 4] = LOOM_IRQ_DONE;
   struct loom_reg_io io = io_of(&f);
   struct loom_job_result res;
   memset(&res, 0xAB, sizeof res);
   loom_hw_collect(&io, &res);
+  assert_int_equal(f.ctrl_reads, 1);  /* the ap_ctrl_hs acknowledge, once */
+  assert_false(f.done);
+  assert_int_equal(f.regs[LOOM_REG_ISR / 4], 0);
   assert_int_equal(res.error, LOOM_ERR_SEGMENT);
   assert_int_equal(res.error_insn, 12);
   for (uint32_t c = 0; c < LOOM_CNT_COUNT; c++)

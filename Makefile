@@ -81,11 +81,12 @@ deps:
 
 gen: $(GEN_HEADERS) $(GEN_SOURCES)
 
-LOOMGEN_SRCS := $(wildcard scripts/loomgen*.c)
+# loomgen derives the configurations with the runtime's own rules (hwconfig_rules.c).
+LOOMGEN_SRCS := $(wildcard scripts/loomgen*.c) driver/core/hwconfig_rules.c
 
-$(LOOMGEN): $(LOOMGEN_SRCS) scripts/loomgen.h $(SPEC) bitstreams/boards.def
+$(LOOMGEN): $(LOOMGEN_SRCS) scripts/loomgen.h include/loom/hwconfig_rules.h $(SPEC) bitstreams/boards.def
 	@mkdir -p $(dir $@)
-	$(CC) -std=c11 -O1 -Wall -Wextra -Werror -I. -o $@ $(LOOMGEN_SRCS) -lz
+	$(CC) -std=c11 -O1 -Wall -Wextra -Werror -I. -Iinclude -o $@ $(LOOMGEN_SRCS) -lz
 
 $(GEN)/loom_isa_gen.h: $(LOOMGEN)
 	@mkdir -p $(GEN)

@@ -24,14 +24,13 @@ static void trace(const struct compile_options *o, const struct ir_graph *g, con
   ir_print(g, o->trace, IR_PRINT_ELIDE);
 }
 
-static const struct loom_hw_config *pick_config(const char *name, struct ir_error *err) {
-  const struct loom_hw_config *cfg = loom_hw_config_by_name(name ? name : "default");
+static const struct loom_hw_config *pick_config(const struct compile_options *o, struct ir_error *err) {
+  if (o->hw) return o->hw;
+  const struct loom_hw_config *cfg = loom_hw_config_by_name(o->config ? o->config : "default");
   if (cfg) return cfg;
-  char known[256] = "";
-  size_t n = 0;
-  for (int i = 0; i < LOOM_CONFIG_COUNT && n < sizeof known; i++)
-    n += (size_t)snprintf(known + n, sizeof known - n, "%s%s", i ? ", " : "", loom_hw_configs[i].name);
-  ir_errorf(err, "--config: unknown hardware configuration '%s' (known: %s)", name, known);
+  char known[128];
+  loom_hw_config_names(known, sizeof known);
+  ir_errorf(err, "--config: unknown hardware configuration '%s' (known: %s)", o->config, known);
   return NULL;
 }
 
@@ -96,7 +95,7 @@ int compile_graph(struct ir_graph *g, const struct compile_options *o, struct co
   memset(r, 0, sizeof *r);
   r->graph = g;
   r->target = o->target;
-  r->cfg = pick_config(o->config, err);
+  r->cfg = pick_config(o, err);
   if (!r->cfg) return -1;
   int n_out = g->n_outputs;
   char **names = output_names(g);
@@ -125,7 +124,7 @@ static int whole_graph_native(struct ir_graph *g, const struct compile_options *
   if (!hostgen_graph_ok(g)) return 0;
   r->graph = g;
   r->target = o->target;
-  r->cfg = pick_config(o->config, err);
+  r->cfg = pick_config(o, err);
   r->native = 1;
   r->targets = ir_xcalloc((size_t)g->n_nodes + 1, sizeof *r->targets);
   if (!r->cfg || ir_pass_partition_host(g, r->targets, err)) return -1;

@@ -50,6 +50,7 @@ struct compile_input_shape {
 struct compile_options {
   enum compile_target target;
   const char *config;  /* hardware configuration name; NULL: "default" */
+  const struct loom_hw_config *hw; /* when set, this configuration (a file's) instead of `config` */
   const char *calib;   /* .npy file or directory of them: required for float models */
   unsigned flags;      /* COMPILE_* */
   FILE *trace;         /* when set, the IR after each stage is printed here */

@@ -18,6 +18,7 @@
 #ifndef LOOM_CLI_H
 #define LOOM_CLI_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include "driver/core/outfile.h"
@@ -47,6 +48,7 @@ const struct cli_cmd *cli_find(const char *name);
 
 extern const struct cli_cmd cli_cmd_compile, cli_cmd_asm, cli_cmd_disasm, cli_cmd_run,
     cli_cmd_eval, cli_cmd_inspect, cli_cmd_devices, cli_cmd_help;
+extern const struct cli_cmd cli_cmd_config, cli_cmd_dse;
 
 /* cmd_help.c: the command overview of `loom --help`. */
 void cli_list_commands(FILE *out);
@@ -82,6 +84,12 @@ int cli_option_value(const struct cli_cmd *cmd, int argc, char **argv, int *i, c
 
 /* True for "--help" and "-h". */
 int cli_is_help(const char *arg);
+
+/* The configuration to open a device with for `model`, built for `hash`,
+ * when the user gave no --config: the named configuration with that hash;
+ * NULL after printing the error when there is none (a configuration file's
+ * binary needs --config FILE). */
+const char *cli_model_config(const char *model, uint32_t hash);
 
 /* Parses a non-negative decimal integer that fits uint32_t; 0 on error. */
 int cli_parse_u32(const char *s, unsigned long *out);

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "loom/hwconfig.h"
 #include "driver/core/progress.h"
 
 int cli_error(const char *fmt, ...) {
@@ -76,4 +77,13 @@ int cli_parse_u32(const char *s, unsigned long *out) {
   if (errno || *end || v > 0xFFFFFFFFul) return 0;
   *out = v;
   return 1;
+}
+
+const char *cli_model_config(const char *model, uint32_t hash) {
+  const struct loom_hw_config *c = loom_hw_config_by_hash(hash);
+  if (c) return c->name;
+  cli_error("%s: built for a hardware configuration with no name here (0x%08X): pass --config FILE, "
+            "the configuration file it was compiled for",
+            model, hash);
+  return NULL;
 }

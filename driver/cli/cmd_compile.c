@@ -35,6 +35,7 @@ extern const struct cli_cmd cli_cmd_compile;
 struct compile_args {
   const char *model, *out, *config, *calib, *trace, *target, *triple, *cpu;
   int quiet, no_im2col;
+  struct loom_hw_config hw; /* --config, a name or a file (default: default) */
   struct compile_input_shape shapes[MAX_SHAPES];
   char shape_names[MAX_SHAPES][128];
   int n_shapes;
@@ -115,6 +116,9 @@ static int parse_args(struct compile_args *a, int argc, char **argv) {
   if (!a->model) return cli_usage_error(&cli_cmd_compile, "no model file given");
   if (a->target && strcmp(a->target, "accel") && strcmp(a->target, "cpu"))
     return cli_usage_error(&cli_cmd_compile, "--target '%s': expected accel or cpu", a->target);
+  char msg[LOOM_MSG_MAX];
+  if (loom_hw_config_resolve(a->config ? a->config : "default", &a->hw, msg, sizeof msg))
+    return cli_error("%s: --config: %s", a->model, msg);
   return -1;
 }
 
@@ -166,7 +170,7 @@ static void print_host_summary(const struct hostgen_summary *sum) {
 }
 
 static int compile(const struct compile_args *a, const char *out, struct loom_progress **prog) {
-  struct compile_options o = {.config = a->config, .calib = a->calib,
+  struct compile_options o = {.config = a->config, .hw = &a->hw, .calib = a->calib,
                               .flags = a->no_im2col ? 0 : COMPILE_IM2COL,
                               .target = a->target && !strcmp(a->target, "cpu") ? COMPILE_TARGET_CPU : COMPILE_TARGET_ACCEL,
                               .input_shapes = a->shapes, .n_input_shapes = a->n_shapes,
@@ -230,7 +234,7 @@ static int run_compile(int argc, char **argv) {
 const struct cli_cmd cli_cmd_compile = {
     .name = "compile",
     .summary = "compile an ONNX model into a .loom file",
-    .help = "usage: loom compile MODEL.onnx [-o OUT.loom] [--config NAME] [--calib DIR]\n"
+    .help = "usage: loom compile MODEL.onnx [-o OUT.loom] [--config NAME|FILE] [--calib DIR]\n"
             "\n"
             "Compiles an ONNX model for a hardware configuration: a float model is\n"
             "quantized to int8 from calibration inputs (--calib), a quantized model\n"
@@ -242,8 +246,8 @@ const struct cli_cmd cli_cmd_compile = {
             "\n"
             "options:\n"
             "  -o, --output FILE   output file (default: MODEL.loom next to the model)\n"
-            "  -c, --config NAME   hardware configuration (default: default; see\n"
-            "                      docs/configs.md)\n"
+            "  -c, --config NAME|FILE  hardware configuration: a name or a configuration\n"
+            "                      file (default: default; docs/configs.md)\n"
             "  --calib PATH        calibration inputs for a float model: a directory of\n"
             "                      .npy files (or one .npy), each one input or a batch\n"
             "  --no-im2col         never fold small-channel stem convolutions with a\n"

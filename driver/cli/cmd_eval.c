@@ -229,15 +229,14 @@ static int model_config(struct eval_args *a) {
   struct loom_file f;
   if (a->config) return CLI_OK;
   if (loom_file_read(a->model, &f, msg) != LOOM_OK) return cli_error("%s", msg);
-  const struct loom_hw_config *hc = loom_hw_config_by_hash(f.config_hash);
+  a->config = cli_model_config(a->model, f.config_hash);
   loom_file_free(&f);
-  a->config = hc ? hc->name : "default";
-  return CLI_OK;
+  return a->config ? CLI_OK : CLI_USER;
 }
 
 static int run_eval(int argc, char **argv) {
   struct eval_args a = {0};
-  char msg[LOOM_MSG_MAX], options[512];
+  char msg[LOOM_MSG_MAX], options[LOOM_MSG_MAX + 64];
   int r = parse_args(&a, argc, argv);
   if (r >= 0) return r;
   if ((r = model_config(&a)) != CLI_OK) return r;
@@ -262,7 +261,8 @@ const struct cli_cmd cli_cmd_eval = {
     "  -d, --data X.npy       the samples: N x the input's shape (or N in place of a leading 1)\n"
     "  -l, --labels Y.npy     N int8/uint8/int32 labels\n"
     "  -b, --backend NAME     fsim (default), tsim, linux, xrt\n"
-    "  -c, --config NAME      hardware configuration to open (default: the model's)\n"
+    "  -c, --config NAME|FILE hardware configuration to open, a name or a file\n"
+    "                         (default: the model's own, when it has a name)\n"
     "      --options K=V,...  extra backend options\n"
     "  -n, --limit N          evaluate only the first N samples\n"
     "      --timeout MS       per-job timeout\n"

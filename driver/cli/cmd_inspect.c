@@ -34,8 +34,8 @@ static uint64_t le(const uint8_t *p, int bytes) {
   return v;
 }
 
-static void print_header(const struct loom_file *f, const char *path) {
-  const struct loom_hw_config *c = loom_hw_config_by_hash(f->config_hash);
+/* `c` is the configuration the file was built for, when known. */
+static void print_header(const struct loom_file *f, const char *path, const struct loom_hw_config *c) {
   printf("file:    %s (%" PRIu64 " bytes), format %u.%u, ISA version %u\n", path, f->file_size,
          f->version_major, f->version_minor, f->isa_version);
   if (c)
@@ -208,11 +208,37 @@ static int print_native(const struct loom_file *f) {
   return CLI_OK;
 }
 
-static int inspect(const char *path) {
-  struct loom_file f;
+
+/* The configuration of --config (which must be the file's), else the
+ * named one with the file's hash; *known is 0 when there is neither. */
+static int file_config(const struct loom_file *f, const char *path, const char *config,
+                       struct loom_hw_config *c, int *known) {
   char msg[LOOM_MSG_MAX];
+  const struct loom_hw_config *named = loom_hw_config_by_hash(f->config_hash);
+  *known = 1;
+  if (!config) {
+    if (named) *c = *named;
+    else *known = 0;
+    return CLI_OK;
+  }
+  if (loom_hw_config_resolve(config, c, msg, sizeof msg)) return cli_error("--config: %s", msg);
+  if (c->hash != f->config_hash)
+    return cli_error("%s: built for hardware config 0x%08X, not '%s' (0x%08X)", path, f->config_hash,
+                     c->name, c->hash);
+  return CLI_OK;
+}
+
+static int inspect(const char *path, const char *config) {
+  struct loom_file f;
+  struct loom_hw_config c;
+  char msg[LOOM_MSG_MAX];
+  int known;
   if (loom_file_read(path, &f, msg) != LOOM_OK) return cli_error("%s", msg);
-  print_header(&f, path);
+  if (file_config(&f, path, config, &c, &known) != CLI_OK) {
+    loom_file_free(&f);
+    return CLI_USER;
+  }
+  print_header(&f, path, known ? &c : NULL);
   print_sections(&f);
   print_buffers(&f);
   printf("tensors: %u\n", f.tensor_count);
@@ -228,11 +254,16 @@ static int inspect(const char *path) {
 }
 
 static int run_inspect(int argc, char **argv) {
-  const char *path = NULL;
+  const char *path = NULL, *config = NULL;
   for (int i = 1; i < argc; i++) {
+    int r;
     if (cli_is_help(argv[i])) {
       cli_print_help(&cli_cmd_inspect, stdout);
       return CLI_OK;
+    }
+    if ((r = cli_option_value(&cli_cmd_inspect, argc, argv, &i, "--config", "-c", &config))) {
+      if (r < 0) return CLI_USER;
+      continue;
     }
     if (argv[i][0] == '-' && argv[i][1])
       return cli_usage_error(&cli_cmd_inspect, "unknown option '%s'", argv[i]);
@@ -240,13 +271,13 @@ static int run_inspect(int argc, char **argv) {
     path = argv[i];
   }
   if (!path) return cli_usage_error(&cli_cmd_inspect, "no .loom file given");
-  return inspect(path);
+  return inspect(path, config);
 }
 
 const struct cli_cmd cli_cmd_inspect = {
     .name = "inspect",
     .summary = "describe a .loom file and check every instruction",
-    .help = "usage: loom inspect MODEL.loom\n"
+    .help = "usage: loom inspect MODEL.loom [--config NAME|FILE]\n"
             "\n"
             "Validates MODEL.loom as the loader does and prints its header and\n"
             "configuration, the section table, buffers, tensors (role, dtype, shape,\n"
@@ -256,6 +287,9 @@ const struct cli_cmd cli_cmd_inspect = {
             "'loom run' would run it here (docs/hostcode.md).  Then decodes every\n"
             "instruction: an illegal one, or native code the loader would refuse,\n"
             "is reported and the exit status is 1.\n"
+            "\n"
+            "A binary compiled for a configuration file shows its configuration as\n"
+            "unknown unless --config names that file (its hash must be the binary's).\n"
             "\n"
             "example:\n"
             "  loom inspect gemm64.loom\n",

@@ -135,15 +135,14 @@ static int pick_config(struct run_ctx *c, const char **config) {
   if (loom_read_file(c->a.model, LOOM_FILE_MAX_SIZE, &c->bytes, &c->size, msg) != LOOM_OK ||
       loom_file_parse(c->bytes, c->size, c->a.model, &f, msg) != LOOM_OK)
     return cli_error("%s", msg);
-  const struct loom_hw_config *hc = loom_hw_config_by_hash(f.config_hash);
+  if (!*config) *config = cli_model_config(c->a.model, f.config_hash);
   loom_file_free(&f);
-  if (!*config) *config = hc ? hc->name : "default";
-  return CLI_OK;
+  return *config ? CLI_OK : CLI_USER;
 }
 
 static int open_and_load(struct run_ctx *c) {
   const char *config;
-  char msg[LOOM_MSG_MAX], options[512];
+  char msg[LOOM_MSG_MAX], options[LOOM_MSG_MAX + 64];
   int r = pick_config(c, &config);
   if (r != CLI_OK) return r;
   snprintf(options, sizeof options, "config=%s%s%s%s%s", config, c->a.timing ? ",timing=1" : "",
@@ -390,7 +389,8 @@ const struct cli_cmd cli_cmd_run = {
         "\n"
         "options:\n"
         "  -b, --backend NAME      backend to run on (default fsim; see 'loom devices')\n"
-        "  -c, --config NAME       hardware configuration (default: the model's own)\n"
+        "  -c, --config NAME|FILE  hardware configuration, a name or a configuration\n"
+        "                          file (default: the model's own, when it has a name)\n"
         "      --options K=V,...   extra backend options (e.g. lib=PATH for tsim)\n"
         "  -i, --input NAME=FILE   set input NAME from a .npy file (repeatable); a\n"
         "                          model with one input also takes just FILE\n"

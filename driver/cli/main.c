@@ -19,7 +19,7 @@
 
 const struct cli_cmd *const cli_cmds[] = {
     &cli_cmd_compile, &cli_cmd_run, &cli_cmd_eval, &cli_cmd_asm, &cli_cmd_disasm, &cli_cmd_inspect,
-    &cli_cmd_devices, &cli_cmd_help, NULL,
+    &cli_cmd_devices, &cli_cmd_config, &cli_cmd_dse, &cli_cmd_help, NULL,
 };
 
 const struct cli_cmd *cli_find(const char *name) {

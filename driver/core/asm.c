@@ -55,24 +55,32 @@ static int close_contexts(struct asm_ctx *a) {
 
 /* ---- directives ---- */
 
-static int config_value(struct asm_ctx *a, const struct asm_tok *t, uint32_t *hash) {
-  char name[64];
+/* A hash (0x...), a configuration name or a configuration file's path:
+ * 0, or 1 for an unknown name, -1 for a bad file (message in why). */
+static int config_hash(const struct asm_tok *t, uint32_t *hash, char why[LOOM_MSG_MAX]) {
+  char name[256];
   int64_t v;
+  struct loom_hw_config c;
   if (t->kind == ASM_TOK_WORD && t->len > 2 && t->text[0] == '0' && !asm_parse_int(t, &v) &&
       v >= 0 && v <= UINT32_MAX) {
     *hash = (uint32_t)v;
     return 0;
   }
-  snprintf(name, sizeof name, "%.*s", (int)(t->len < 63 ? t->len : 63), t->text);
-  const struct loom_hw_config *c = t->len < 63 ? loom_hw_config_by_name(name) : NULL;
-  if (!c) {
-    char list[256] = "";
-    for (int i = 0; i < LOOM_CONFIG_COUNT; i++)
-      snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", loom_hw_configs[i].name);
-    return asm_error(a, t->col, "unknown configuration '%s' (%s, or a hash 0x...)", name, list);
+  snprintf(name, sizeof name, "%.*s", (int)(t->len < 255 ? t->len : 255), t->text);
+  int rc = t->len < 255 ? loom_hw_config_resolve(name, &c, why, LOOM_MSG_MAX) : 1;
+  if (rc == 1) {
+    char list[128];
+    loom_hw_config_names(list, sizeof list);
+    snprintf(why, LOOM_MSG_MAX, "unknown configuration '%.63s' (%s, a configuration file, or a hash 0x...)",
+             name, list);
   }
-  *hash = c->hash;
-  return 0;
+  if (rc == 0) *hash = c.hash;
+  return rc;
+}
+
+static int config_value(struct asm_ctx *a, const struct asm_tok *t, uint32_t *hash) {
+  char why[LOOM_MSG_MAX];
+  return config_hash(t, hash, why) ? asm_error(a, t->col, "%s", why) : 0;
 }
 
 /*   .config NAME | .config 0xHASH  */
@@ -551,12 +559,10 @@ static void free_ctx(struct asm_ctx *a) {
 
 static int set_override(struct asm_ctx *a, const char *config) {
   struct asm_tok t = {ASM_TOK_WORD, config, strlen(config), 1};
-  a->has_override = 1;
-  if (!config_value(a, &t, &a->override_hash)) return 0;
   char why[LOOM_MSG_MAX];
-  const char *colon = strstr(a->msg, ": unknown");
-  snprintf(why, sizeof why, "config override%.400s", colon ? colon : ": bad configuration");
-  snprintf(a->msg, LOOM_MSG_MAX, "%s", why);
+  a->has_override = 1;
+  if (!config_hash(&t, &a->override_hash, why)) return 0;
+  snprintf(a->msg, LOOM_MSG_MAX, "config override: %.400s", why);
   return -1;
 }
 

@@ -76,6 +76,19 @@ int loom_option_get(const char *options, const char *key, char *out, size_t n);
 loom_status loom_option_check(const char *options, const char *const known[], const char *who,
                               char msg[LOOM_MSG_MAX]);
 
+/* The option config=NAME|FILE (default "default"): a named configuration
+ * or a configuration file (loom_hw_config_resolve), into *c.  Messages are
+ * prefixed by `who`. */
+loom_status loom_backend_config(const char *who, const char *options, struct loom_hw_config *c,
+                                char msg[LOOM_MSG_MAX]);
+
+/* A board's configuration: the one config=NAME|FILE names, which must
+ * have the `hash` the hardware reports, else the named configuration with
+ * that hash.  `where` names the device in messages. */
+loom_status loom_backend_hw_config(const char *who, const char *where, uint32_t hash,
+                                   const char *options, struct loom_hw_config *c,
+                                   char msg[LOOM_MSG_MAX]);
+
 /* Opens a device on a backend table that need not be in loom_backends[]
  * (tests use it for fake backends; loom_device_open calls it). */
 loom_status loom_device_open_ops(const struct loom_backend_ops *ops, const char *options,

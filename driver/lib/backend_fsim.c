@@ -12,14 +12,15 @@
  * stand-in for the wall-clock timeout a board would hit.  Memory is
  * coherent: no sync.
  *
- * Options: config=NAME (a configuration of hw/spec/loom_configs.def,
- * "default" when absent); budget=N, the work budget of fsim_job (micro-ops
+ * Options: config=NAME|FILE (a configuration of hw/spec/loom_configs.def or
+ * a configuration file, "default" when absent); budget=N, the work budget of fsim_job (micro-ops
  * plus DRAM rows per job, default FSIM_DEFAULT_BUDGET: about 1000 times the
  * largest ResNet-18 layer, tens of seconds of simulation at worst; 0 =
  * unlimited); timing=1, the timing model of sim/fsim/fsim_timing.c: the
  * cycle counters become estimates of the RTL's (docs/fsim-timing.md), and
- * set_trace/trace give per-instruction timelines.  Without it the cycle
- * counters are 0 and set_trace is unsupported.
+ * set_trace/trace give per-instruction timelines; with it, bw=BYTES the
+ * DRAM's bytes per cycle (a power of two, as tsim's option bw=; default 8).
+ * Without timing the cycle counters are 0 and set_trace is unsupported.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,7 +32,7 @@
 #define FSIM_DEFAULT_BUDGET UINT64_C(1000000000)
 
 struct fsim_state {
-  const struct loom_hw_config *cfg;
+  struct loom_hw_config cfg;
   uint64_t budget;
   int timing; /* timing=1: the timing model is on */
   struct fsim *sim;
@@ -41,25 +42,14 @@ struct fsim_state {
   void *progress_ctx;
 };
 
-static const char *const fsim_options[] = {"config", "budget", "timing", NULL};
-
-static loom_status unknown_config(const char *name, char msg[LOOM_MSG_MAX]) {
-  char list[128];
-  size_t len = 0;
-  for (int i = 0; i < LOOM_CONFIG_COUNT && len < sizeof list; i++)
-    len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", i ? ", " : "",
-                            loom_hw_configs[i].name);
-  return loom_fail(msg, LOOM_E_NOTFOUND, "fsim: unknown config '%s' (known: %s)", name, list);
-}
+static const char *const fsim_options[] = {"config", "budget", "timing", "bw", NULL};
 
 static loom_status fsim_open(const char *options, void **state,
                              const struct loom_hw_config **cfg, char msg[LOOM_MSG_MAX]) {
-  char name[64] = "default";
+  struct loom_hw_config c;
   loom_status st = loom_option_check(options, fsim_options, "fsim", msg);
+  if (st == LOOM_OK) st = loom_backend_config("fsim", options, &c, msg);
   if (st != LOOM_OK) return st;
-  loom_option_get(options, "config", name, sizeof name);
-  const struct loom_hw_config *c = loom_hw_config_by_name(name);
-  if (!c) return unknown_config(name, msg);
   struct fsim_state *s = calloc(1, sizeof *s);
   if (!s) return loom_fail(msg, LOOM_E_NOMEM, "fsim: out of memory");
   s->cfg = c;
@@ -79,15 +69,26 @@ static loom_status fsim_open(const char *options, void **state,
     free(s);
     return loom_fail(msg, LOOM_E_INVALID, "fsim: timing '%s' must be 0 or 1", timing);
   }
-  s->sim = fsim_create(c);
+  s->sim = fsim_create(&s->cfg);
   if (!s->sim || (timing[0] == '1' && fsim_set_timing(s->sim, 1) != 0)) {
     fsim_destroy(s->sim);
     free(s);
     return loom_fail(msg, LOOM_E_NOMEM, "fsim: out of memory for the simulator");
   }
+  char bw[16];
+  if (loom_option_get(options, "bw", bw, sizeof bw)) {
+    char *end = NULL;
+    unsigned long v = strtoul(bw, &end, 10);
+    if (!bw[0] || *end || bw[0] == '-' || v > 4096 || fsim_set_dram_bw(s->sim, (uint32_t)v) != 0) {
+      fsim_destroy(s->sim);
+      free(s);
+      return loom_fail(msg, LOOM_E_INVALID,
+                       "fsim: bw '%s' must be a power of two up to 4096, with timing=1", bw);
+    }
+  }
   s->timing = timing[0] == '1';
   *state = s;
-  *cfg = c;
+  *cfg = &s->cfg;
   return LOOM_OK;
 }
 

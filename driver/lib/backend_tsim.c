@@ -14,7 +14,10 @@
  *   4. $BUILD/tsim/<dir>/libloom_tsim.so when BUILD is set;
  *   5. build/tsim/<dir>/libloom_tsim.so under the current directory;
  * where <dir> is the configuration's name, or <config>-trace with trace=
- * (tracing is compiled only into that variant).
+ * (tracing is compiled only into that variant).  A configuration file
+ * (config=FILE) has no build product: without lib= or LOOM_TSIM_LIB its
+ * model comes from the model cache, built there on first use
+ * (tsim_cache.c).
  * The first existing file wins; an explicit lib= or LOOM_TSIM_LIB is used
  * even if missing (so its error names it).
  *
@@ -38,7 +41,7 @@
  * turns them into loom_trace_events, taking each instruction's opcode from
  * the stream the job ran.
  *
- * Options: config=NAME lib=PATH latency=CYCLES bw=BYTES_PER_CYCLE
+ * Options: config=NAME|FILE lib=PATH latency=CYCLES bw=BYTES_PER_CYCLE
  * outstanding=N dram_mb=MIB reorder=SEED trace=FILE.fst max_cycles=N
  * axi_log=FILE.
  */
@@ -53,6 +56,7 @@
 #include "loom/isa.h"
 #include "runtime.h"
 #include "sim/tsim/tsim.h"
+#include "tsim_cache.h"
 
 #define TSIM_ALIGN 4096u
 #define TSIM_SLICE_CYCLES 65536u        /* simulated between wall-clock checks */
@@ -92,7 +96,7 @@ struct tsim_state {
   void *dl;
   struct tsim_fns f;
   struct tsim *sim;
-  const struct loom_hw_config *cfg;
+  struct loom_hw_config cfg;
   struct loom_reg_io io;
   uint8_t *dram;
   uint64_t dram_base, dram_size;
@@ -224,21 +228,46 @@ fail:
                    missing);
 }
 
-static loom_status load_library(struct tsim_state *s, const char *options, const char *config,
-                                char msg[LOOM_MSG_MAX]) {
+/* A named configuration's model is a build product (find_library); a
+ * configuration file's comes from the model cache (tsim_cache.c) unless
+ * lib= or LOOM_TSIM_LIB names one. */
+static int is_named(const struct loom_hw_config *c) {
+  const struct loom_hw_config *named = loom_hw_config_by_name(c->name);
+  return named && named->hash == c->hash;
+}
+
+static loom_status model_path(const char *options, const struct loom_hw_config *c, char *path,
+                              size_t n, char msg[LOOM_MSG_MAX]) {
+  char trace[8];
+  if (is_named(c)) return find_library(options, c->name, path, n, msg);
+  if (candidate(0, options, "", path, n) || candidate(1, options, "", path, n)) return LOOM_OK;
+  return loom_tsim_cached_model(c, loom_option_get(options, "trace", trace, sizeof trace), path, n,
+                                msg);
+}
+
+/* The library simulates `c`: by name for a named configuration (its
+ * library says the name it was built for), by hash for a file's. */
+static loom_status check_model(struct tsim_state *s, const char *path, const struct loom_hw_config *c,
+                               char msg[LOOM_MSG_MAX]) {
+  uint32_t (*hash)(void) = NULL;
+  *(void **)(&hash) = dlsym(s->dl, "tsim_config_hash");
+  if (is_named(c) ? strcmp(s->f.config_name(), c->name) != 0 : !hash || hash() != c->hash)
+    return loom_fail(msg, LOOM_E_CONFIG, "tsim: %s simulates config '%s' (0x%08X), not '%s' (0x%08X)",
+                     path, s->f.config_name(), hash ? hash() : 0u, c->name, c->hash);
+  return LOOM_OK;
+}
+
+static loom_status load_library(struct tsim_state *s, const char *options,
+                                const struct loom_hw_config *c, char msg[LOOM_MSG_MAX]) {
   char path[TSIM_PATH_MAX];
-  loom_status st = find_library(options, config, path, sizeof path, msg);
+  loom_status st = model_path(options, c, path, sizeof path, msg);
   if (st != LOOM_OK) return st;
   s->dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (!s->dl)
     return loom_fail(msg, LOOM_E_UNSUPPORTED, "tsim: cannot load %s: %s; build it with `make tsim CONFIG=%s`",
-                     path, dlerror(), config);
+                     path, dlerror(), c->name);
   st = bind_symbols(s, path, msg);
-  if (st != LOOM_OK) return st;
-  if (strcmp(s->f.config_name(), config) != 0)
-    return loom_fail(msg, LOOM_E_CONFIG, "tsim: %s simulates config '%s', not '%s'", path,
-                     s->f.config_name(), config);
-  return LOOM_OK;
+  return st == LOOM_OK ? check_model(s, path, c, msg) : st;
 }
 
 /* ---- options ---- */
@@ -283,15 +312,6 @@ static loom_status sim_options(struct tsim_state *s, const char *options, struct
 
 /* ---- open / close ---- */
 
-static loom_status unknown_config(const char *name, char msg[LOOM_MSG_MAX]) {
-  char list[128];
-  size_t len = 0;
-  for (int i = 0; i < LOOM_CONFIG_COUNT && len < sizeof list; i++)
-    len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", i ? ", " : "",
-                            loom_hw_configs[i].name);
-  return loom_fail(msg, LOOM_E_NOTFOUND, "tsim: unknown config '%s' (known: %s)", name, list);
-}
-
 static loom_status blocks_init(struct tsim_state *s) {
   s->cap = 64;
   s->blocks = calloc(s->cap, sizeof *s->blocks);
@@ -321,28 +341,26 @@ static loom_status start_sim(struct tsim_state *s, const char *options, char msg
   s->dram = s->f.dram(s->sim, &s->dram_size);
   s->dram_base = s->f.dram_base(s->sim);
   if (blocks_init(s) != LOOM_OK) return loom_fail(msg, LOOM_E_NOMEM, "tsim: out of memory");
-  return loom_hw_probe(&s->io, s->cfg->hash, NULL, msg);
+  return loom_hw_probe(&s->io, s->cfg.hash, NULL, msg);
 }
 
 static loom_status tsim_open(const char *options, void **state, const struct loom_hw_config **cfg,
                              char msg[LOOM_MSG_MAX]) {
-  char name[64] = "default";
+  struct loom_hw_config c;
   loom_status st = loom_option_check(options, tsim_option_keys, "tsim", msg);
+  if (st == LOOM_OK) st = loom_backend_config("tsim", options, &c, msg);
   if (st != LOOM_OK) return st;
-  loom_option_get(options, "config", name, sizeof name);
-  const struct loom_hw_config *c = loom_hw_config_by_name(name);
-  if (!c) return unknown_config(name, msg);
   struct tsim_state *s = calloc(1, sizeof *s);
   if (!s) return loom_fail(msg, LOOM_E_NOMEM, "tsim: out of memory");
   s->cfg = c;
-  st = load_library(s, options, name, msg);
+  st = load_library(s, options, &s->cfg, msg);
   if (st == LOOM_OK) st = start_sim(s, options, msg);
   if (st != LOOM_OK) {
     tsim_close(s);
     return st;
   }
   *state = s;
-  *cfg = c;
+  *cfg = &s->cfg;
   return LOOM_OK;
 }
 

@@ -118,6 +118,12 @@ int fsim_set_timing(struct fsim *sim, int on) {
   return sim->timing ? 0 : -1;
 }
 
+int fsim_set_dram_bw(struct fsim *sim, uint32_t bytes_per_cycle) {
+  if (!sim->timing || !bytes_per_cycle || (bytes_per_cycle & (bytes_per_cycle - 1))) return -1;
+  fsim_timing_set_dram_bw(sim->timing, bytes_per_cycle);
+  return 0;
+}
+
 void fsim_set_trace(struct fsim *sim, int on) {
   if (sim->timing) fsim_timing_set_trace(sim->timing, on);
 }

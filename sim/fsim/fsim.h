@@ -66,6 +66,11 @@ uint32_t fsim_run(struct fsim *sim, const struct fsim_job *job, struct fsim_resu
  * tsim's default DRAM model.  Returns 0, or -1 when out of memory. */
 int fsim_set_timing(struct fsim *sim, int on);
 
+/* With the timing model on: the DRAM model's bytes per cycle (a power of
+ * two; tsim's option bw=), instead of tsim's default 8.  -1 when the
+ * timing model is off or the rate is not a power of two. */
+int fsim_set_dram_bw(struct fsim *sim, uint32_t bytes_per_cycle);
+
 /* With the timing model on: record each job's timeline (on != 0) and read
  * the last one, sorted by begin; NULL and 0 when none. */
 struct loom_trace_event;

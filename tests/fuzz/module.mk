@@ -8,7 +8,7 @@
 #   make fuzz-long                 each target to FUZZ_LONG_RUNS executions (10^7) or
 #                                  FUZZ_LONG_SECONDS (4 h) each, niced, one at a time
 #                                  (FUZZ_JOBS); FUZZ_LONG_TARGETS picks targets
-#   make fuzz-build                only build build-fuzz/fuzz_{onnx,loomfile,npy,asm,hostcode}
+#   make fuzz-build                only build build-fuzz/fuzz_{onnx,loomfile,npy,asm,hostcode,hwconfig}
 #
 # The fuzzers are built with clang (FUZZ_CC) and -fsanitize=fuzzer,address,
 # undefined; every source they reach (libloom, fsim, the compiler, the
@@ -22,7 +22,7 @@
 # `make test-san`) replays the seed corpora and tests/regress/<target>/
 # through them, so every crash ever found stays fixed without clang.
 
-FUZZ_TARGETS := onnx loomfile npy asm hostcode
+FUZZ_TARGETS := onnx loomfile npy asm hostcode hwconfig
 FUZZ_CC ?= clang
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 60

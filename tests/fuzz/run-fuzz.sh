@@ -31,7 +31,7 @@ seconds=${2:?$usage}
 jobs=${3:-}
 shift 2
 [ $# -gt 0 ] && shift
-targets=${*:-onnx loomfile npy asm hostcode}
+targets=${*:-onnx loomfile npy asm hostcode hwconfig}
 ntargets=$(echo $targets | wc -w)
 if [ -z "$jobs" ]; then
   if [ "$runs" -gt 0 ]; then jobs=1; else jobs=$(nproc 2>/dev/null || echo 1); fi

@@ -223,7 +223,7 @@ static void test_config_override(void **state) {
   struct loom_file_builder *b;
   char msg[LOOM_MSG_MAX];
   assert_int_equal(loom_asm_string("", 0, "o.s", "huge", &b, msg), LOOM_E_FORMAT);
-  assert_string_equal(msg, "config override: unknown configuration 'huge' (tiny, default, large, or a hash 0x...)");
+  assert_string_equal(msg, "config override: unknown configuration 'huge' (tiny, default, large, a configuration file, or a hash 0x...)");
 }
 
 struct bad {
@@ -284,7 +284,7 @@ static const struct bad bad_sources[] = {
     {".config tiny\n.buffer \"a\\qb\" work 64\n", "e.s:2:11: unknown escape (use \\\" \\\\ \\n \\t or \\xHH)"},
     {".config tiny\n.bufer a work 64\n", "e.s:2:1: unknown directive '.bufer'"},
     {".buffer a work 64\n", "e.s: no .config directive (name the hardware, e.g. .config tiny)"},
-    {".config huge\n", "e.s:1:9: unknown configuration 'huge' (tiny, default, large, or a hash 0x...)"},
+    {".config huge\n", "e.s:1:9: unknown configuration 'huge' (tiny, default, large, a configuration file, or a hash 0x...)"},
     {".config tiny\n.config tiny\n", "e.s:2:1: a second .config (the first is on line 1)"},
     {".config tiny\n.job j\n.buffer b work 64\n", "e.s:2:1: job 'j' has no instructions"},
     {".config tiny\n.job j\n", "e.s:2:1: job 'j' has no instructions"},

@@ -155,8 +155,8 @@ const struct cli_cmd cli_cmd_config = {
             "  tcl     the Tcl dict loom_cfg of the board flows\n"
             "\n"
             "example:\n"
-            "  loom config show default > kv.cfg   # then edit name, block_in, part...\n"
-            "  loom config check kv.cfg\n"
-            "  loom compile net.onnx --config kv.cfg --calib calib/ -o net.loom\n",
+            "  loom config show default > my.cfg   # then edit name, block_in, part...\n"
+            "  loom config check my.cfg\n"
+            "  loom compile net.onnx --config my.cfg --calib calib/ -o net.loom\n",
     .run = run_config,
 };

@@ -64,6 +64,7 @@ SKIP="$(cat <<'EOF'
 ^make demo$	a few minutes on tsim; the README's demo figures come from it
 ^make (bench|bench-compiler)$	the benchmark suite (10 minutes)
 ^make diff-long 	many thousand simulation seeds (long)
+^loom dse docs/examples/kv260\.toml	a sweep of ResNet-18 and MobileNetV2 over 48 configurations (the ImageNet models of make test-nets, hours; tests/dse runs a small sweep)
 ^build/tests/diff/fsim_vs_tsim --fsim-only --seeds 1:10000	ten thousand seeds (long)
 ^build/bench/bench_rtl 	a benchmark (make bench-rtl)
 ^build/bin/loom compile build/models/resnet18\.onnx	needs the ImageNet models (make test-nets)
@@ -89,7 +90,10 @@ setup() {
       "$LOOM" asm tests/asm/store_fault.s -o store_fault.loom &&
       "$top/$BUILD/tests/cli/gemm_ref" 8 5 . >/dev/null &&
       "$LOOM" compile "$MODELS/digits_cnn.onnx" --calib "$MODELS/calib_digits_cnn" -q -o cnn.loom &&
-      cp "$MODELS/digits_cnn_in0.npy" x.npy && cp x.npy digit.npy && cp cnn.loom model.loom &&
+      cp "$MODELS/digits_cnn_in0.npy" x.npy && cp x.npy digit.npy && cp x.npy in.npy && cp cnn.loom model.loom &&
+      cp "$MODELS/digits_cnn.onnx" net.onnx && ln -s "$MODELS/calib_digits_cnn" calib &&
+      cp "$top/docs/examples/kv32.cfg" kv.cfg &&
+      sed 's/^block_in = .*/block_in = 12/; s/^bus_bits = .*/bus_bits = 96/' kv.cfg > bad.cfg &&
       /usr/bin/python3 -c "
 import numpy as np
 np.save('f.npy', np.zeros((64, 64), np.float32))
@@ -145,7 +149,7 @@ is_output() { [[ $1 =~ ^(\./)?loom\ [^\ ]*:(\ |$) ]] || [[ $1 =~ ^loom: ]]; }
 
 is_synopsis() {
   [[ $1 == *'['* || $1 == *'...'* || $1 == *'<'* ]] && return 0
-  [[ $1 =~ [a-z0-9]\|[a-z] ]] && return 0
+  [[ $1 =~ [A-Za-z0-9]\|[A-Za-z] ]] && return 0
   local t
   for t in $1; do [[ $t =~ ^[A-Z][A-Z0-9_]{2,}(\.[a-z]+)?$ ]] && return 0; done
   return 1

@@ -242,7 +242,7 @@ static int plots(const struct dse_spec *s, const int count[FRONT_COUNT], const d
               svg ? "svg" : "pngcairo", s->out, name, svg ? "svg" : "png");
       fprintf(f, "set title \"modelled latency against %s on %s (%d networks)\" noenhanced\n", what,
               s->part->name, s->n_nets);
-      fprintf(f, "set xlabel '%s (%s)'\nset ylabel 'latency, ms (sum of the networks)'\n"
+      fprintf(f, "set xlabel '%s (%s)' noenhanced\nset ylabel 'latency, ms (sum of the networks)'\n"
                  "set logscale y\nset grid\nset key below horizontal\nset xrange [0:%.0f]\n",
               what, front == FRONT_LUT ? "Yosys synth_xilinx" : "Yosys, or estimated", 1.08 * max[front]);
       fprintf(f, "set arrow 1 from %ld, graph 0 to %ld, graph 1 nohead dt 2 lc rgb '#d62728'\n", cap, cap);

@@ -11,7 +11,8 @@
 # time and simply finds none), the loom CLI without the compiler (the
 # compiler needs protobuf-c and LLVM; tests/cross/cmd_compile_stub.c takes
 # the place of `loom compile`), and the cmocka programs test_isa,
-# test_fsim_ops, test_fsim_sched and test_runtime.
+# test_fsim_ops, test_fsim_alu, test_fsim_sched, test_fsim_bounds,
+# test_runtime and test_runtime_models.
 #
 # zlib and cmocka for the target come from Debian's archive, unpacked into
 # build-ARCH/sysroot by tests/cross/fetch-sysroot.sh (no multiarch install,
@@ -31,7 +32,8 @@ CROSS_DEBARCH_armv7 := armhf
 CROSS_TRIPLET_aarch64 := aarch64-linux-gnu
 CROSS_TRIPLET_armv7 := arm-linux-gnueabihf
 CROSS_PACKAGES := zlib1g zlib1g-dev libssl3 libssl-dev libcmocka0 libcmocka-dev
-CROSS_TESTS := test_isa test_fsim_ops test_fsim_sched test_runtime
+CROSS_TESTS := test_isa test_fsim_ops test_fsim_alu test_fsim_sched test_fsim_bounds test_runtime \
+  test_runtime_models
 # 32-bit size_t: a check such as `(uint64_t)size > LIMIT` that can only
 # fail on 64-bit hosts is right, not a bug; -Wtype-limits says otherwise.
 CROSS_WFLAGS_armv7 := -Wno-type-limits
@@ -43,7 +45,7 @@ CROSS_SUPPORT_aarch64 := $(TEST_SUPPORT_SRCS)
 CROSS_SUPPORT_armv7 := $(filter-out $(CROSS_INT128_SRCS),$(TEST_SUPPORT_SRCS))
 CROSS_TESTS_aarch64 := $(CROSS_TESTS)
 CROSS_TESTS_armv7 := $(if $(filter tests/support/ref_ops.c,$(CROSS_INT128_SRCS)),\
-  $(filter-out test_fsim_ops test_fsim_sched,$(CROSS_TESTS)),$(CROSS_TESTS))
+  $(filter-out test_fsim_%,$(CROSS_TESTS)),$(CROSS_TESTS))
 
 # Deferred (=): other module.mk files still edit these lists after us.
 cross_lib_srcs = $(LIBLOOM_SRCS) $(LIBLOOM_CORE_SRCS)

@@ -9,8 +9,8 @@
 # What is built: libloom (driver/core, driver/lib, sim/fsim: the runtime with the fsim,
 # linux and xrt backends -- xrt without XRT, tsim loads its library at run
 # time and simply finds none), the loom CLI without the compiler (the
-# compiler needs protobuf-c and LLVM; tests/cross/cmd_compile_stub.c takes
-# the place of `loom compile`), and the cmocka programs test_isa,
+# compiler needs protobuf-c and LLVM; tests/cross/cmd_host_stubs.c takes
+# the place of `loom compile` and `loom dse`), and the cmocka programs test_isa,
 # test_fsim_ops, test_fsim_alu, test_fsim_sched, test_fsim_bounds,
 # test_runtime and test_runtime_models.
 #
@@ -49,7 +49,7 @@ CROSS_TESTS_armv7 := $(if $(filter tests/support/ref_ops.c,$(CROSS_INT128_SRCS))
 
 # Deferred (=): other module.mk files still edit these lists after us.
 cross_lib_srcs = $(LIBLOOM_SRCS) $(LIBLOOM_CORE_SRCS)
-cross_cli_srcs = $(filter-out driver/cli/cmd_compile.c,$(CLI_SRCS)) tests/cross/cmd_compile_stub.c
+cross_cli_srcs = $(filter-out driver/cli/cmd_compile.c driver/cli/cmd_dse.c driver/cli/dse_%.c,$(CLI_SRCS)) tests/cross/cmd_host_stubs.c
 cross_obj = $(patsubst %.c,build-$(1)/obj/%.o,$(2))
 
 # $(1): architecture

@@ -478,7 +478,7 @@ static const void *input_sample(const struct input_samples *in, int64_t k) {
 /* A model with several inputs: sample k is the k-th sample of every input
  * (each input's files in name order); the inputs must have as many. */
 static int run_inputs(const struct ir_graph *g, const char *path, const int *last, struct calib_range *ranges,
-                      int *samples, struct ir_error *err) {
+                      int *samples, const struct ir_progress *prog, struct ir_error *err) {
   int ni = g->n_inputs, rc = 0, width = thread_count();
   struct input_samples *in = ir_xcalloc((size_t)ni, sizeof *in);
   for (int i = 0; i < ni && !rc; i++) rc = load_input(path, &g->tensors[g->inputs[i]], ni, &in[i], err);
@@ -495,6 +495,7 @@ static int run_inputs(const struct ir_graph *g, const char *path, const int *las
     for (int j = 0; j < n; j++)
       for (int i = 0; i < ni; i++) batch[j * ni + i] = input_sample(&in[i], k + j);
     rc = run_batch(g, batch, n, last, ranges, samples, err);
+    if (!rc) ir_progress_report(prog, "calibration", *samples, (int)in[0].count);
   }
   free(batch);
   for (int i = 0; i < ni; i++) {
@@ -516,7 +517,7 @@ int calib_collect(const struct ir_graph *g, const char *path, struct calib_range
   if (g->n_inputs < 1) return ir_errorf(err, "%s: the model has no input to calibrate on", g->source), -1;
   int *last = last_uses(g), rc;
   if (g->n_inputs > 1) {
-    rc = run_inputs(g, path, last, ranges, samples, err);
+    rc = run_inputs(g, path, last, ranges, samples, prog, err);
   } else {
     int n;
     char **files = list_files(path, &n, err);

@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "asm_internal.h"
+#include "kernel.h"
 
 enum data_unit {
   UNIT_BYTE = 0, /* .byte, 16 per line */
@@ -265,7 +266,8 @@ static void put_kernel(FILE *out, const struct loom_file *f, const struct loom_f
     fputs("  .attr ", out);
     put_name(out, loom_file_string(f, a[i].name));
     fprintf(out, " %s", kinds[a[i].kind]);
-    const uint8_t *v = f->data + a[i].value;
+    /* the lists' values are in DATA; the other kinds' value is not an offset */
+    const uint8_t *v = a[i].kind >= LOOM_KATTR_INTS && a[i].kind <= LOOM_KATTR_STRINGS ? f->data + a[i].value : NULL;
     for (uint64_t j = 0; j < a[i].count; j++) {
       float x;
       uint32_t bits = (uint32_t)a[i].value;

@@ -46,8 +46,8 @@ static int foldable(const struct ir_graph *g, const struct ir_node *n) {
   int64_t bytes = 0;
   for (int k = 0; k < n->n_out; k++) {
     if (!ir_shape_known(&g->tensors[n->out[k]])) return 0;
-    bytes += ir_tensor_bytes(&g->tensors[n->out[k]]);
-    if (bytes > FOLD_MAX_BYTES) return 0;
+    int64_t b = ir_tensor_bytes(&g->tensors[n->out[k]]); /* -1: beyond IR_MAX_TENSOR_BYTES */
+    if (b < 0 || (bytes += b) > FOLD_MAX_BYTES) return 0;
   }
   if (n->op == IR_OP_SHAPE) return static_shape(&g->tensors[n->in[0]]) && !g->tensors[n->in[0]].dyn;
   if (n->op == IR_OP_ONNX && !ir_have_kernel(n->type)) return 0; /* left to run time */

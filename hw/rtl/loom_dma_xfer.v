@@ -23,10 +23,16 @@
 // The address of row y of the transfer is seg_base + (dram_offset +
 // y * x_stride) << row_shift_i and a row is x_size << row_shift_i bytes
 // (docs/isa.md); the segment table entry is picked here as well.
+// ShiftSet names the row_shift_i values an instance can see (bit k: shift
+// k): the three address shifts are built from those constants only, so a
+// LOAD/STORE with one or two row sizes gets wiring and a small mux instead
+// of three general 64-bit barrel shifters (about 580 cells an instance:
+// Yosys does not flatten, so it cannot see a constant port from outside).
 `include "loom_isa.vh"
 
 module loom_dma_xfer #(
   parameter integer BusBytes = 8,
+  parameter [31:0]   ShiftSet = 32'hFFFF_FFFF,
   localparam integer NumSeg  = `LOOM_NUM_SEGMENTS
 ) (
   input  wire                 clk_i,
@@ -104,6 +110,25 @@ module loom_dma_xfer #(
     .sram_err_o    (chk_sram)
   );
 
+  // x << row_shift_i over the shifts ShiftSet allows (one term is nonzero)
+  function automatic [63:0] shl(input [63:0] x, input [4:0] sh);
+    integer k;
+    begin
+      shl = 64'd0;
+      for (k = 0; k < 32; k = k + 1)
+        if (ShiftSet[k] && (sh == k[4:0])) shl = shl | (x << k);
+    end
+  endfunction
+
+  function automatic [31:0] shl32(input [31:0] x, input [4:0] sh);
+    integer k;
+    begin
+      shl32 = 32'd0;
+      for (k = 0; k < 32; k = k + 1)
+        if (ShiftSet[k] && (sh == k[4:0])) shl32 = shl32 | (x << k);
+    end
+  endfunction
+
   wire checked   = (state_q == StCheck) && chk_done;
   wire run_start = checked && !chk_empty && !chk_seg && !chk_sram && !abort_i;
   wire stop      = (state_q == StErr) || (state_q == StDrain);
@@ -114,9 +139,9 @@ module loom_dma_xfer #(
     .start_i     (run_start),
     .abort_i     (abort_i || stop),
     .enable_i    (enable_i),
-    .base_i      (seg_base + ({36'd0, dram_offset_i} << row_shift_i)),
-    .stride_i    ({16'd0, x_stride_i} << row_shift_i),
-    .row_bytes_i ({16'd0, x_size_i} << row_shift_i),
+    .base_i      (seg_base + shl({36'd0, dram_offset_i}, row_shift_i)),
+    .stride_i    (shl32({16'd0, x_stride_i}, row_shift_i)),
+    .row_bytes_i (shl32({16'd0, x_size_i}, row_shift_i)),
     .rows_i      (y_size_i),
     .ax_valid_o  (ax_valid_o),
     .ax_ready_i  (ax_ready_i),

@@ -171,7 +171,12 @@ module loom_load #(
   wire        dma_done, dma_idle;
   wire        lut_hold, lut_done;
 
-  loom_dma_rd #(.BusBits(BusBits), .RowBits(RowBits), .NbW(NbW)) u_dma (
+  loom_dma_rd #(
+    .BusBits  (BusBits),
+    .RowBits  (RowBits),
+    .NbW      (NbW),
+    .ShiftSet ((32'd1 << InpShift) | (32'd1 << WgtShift) | (32'd1 << ParShift) | (32'd1 << 8))
+  ) u_dma (
     .clk_i          (clk_i),
     .rst_ni         (rst_ni),
     .abort_i        (abort_i),

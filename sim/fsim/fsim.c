@@ -96,6 +96,7 @@ static void reset_state(struct fsim *sim, const struct fsim_job *job, struct fsi
   memset(&st->gcfg, 0, sizeof st->gcfg);
   st->finished = 0;
   st->work = 0;
+  st->next_progress = FSIM_PROGRESS_WORK;
 }
 
 uint32_t fsim_run(struct fsim *sim, const struct fsim_job *job, struct fsim_result *res) {
@@ -123,6 +124,12 @@ int fsim_set_timing(struct fsim *sim, int on) {
 }
 
 void fsim_set_reverse_schedule(struct fsim *sim, int on) { sim->reverse_schedule = on != 0; }
+
+int fsim_set_dram_bw(struct fsim *sim, uint32_t bytes_per_cycle) {
+  if (!sim->timing || !bytes_per_cycle || (bytes_per_cycle & (bytes_per_cycle - 1))) return -1;
+  fsim_timing_set_dram_bw(sim->timing, bytes_per_cycle);
+  return 0;
+}
 
 void fsim_set_trace(struct fsim *sim, int on) {
   if (sim->timing) fsim_timing_set_trace(sim->timing, on);

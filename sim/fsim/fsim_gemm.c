@@ -215,5 +215,7 @@ uint32_t fsim_gemm(struct fsim *sim, const struct fsim_slot *s) {
   for (l.i = 0; l.i < g->iter_out && !err; l.i++)
     for (l.j = 0; l.j < g->iter_in && !err; l.j++) err = gemm_pass(sim, &l);
   sim->st.res->counters[LOOM_CNT_GEMM_OPS] += l.ops;
+  if (sim->timing && !err && g->dw)
+    fsim_timing_dw(sim->timing, s->index, g, &sim->st.gcfg, sim->uop_scratch, (uint32_t)sim->cfg->block_in);
   return err;
 }

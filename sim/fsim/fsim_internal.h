@@ -174,6 +174,10 @@ void fsim_timing_begin(struct fsim_timing *tm, const struct fsim_job *job);
  * indexed by micro-op number): records its interlock stalls. */
 void fsim_timing_alu(struct fsim_timing *tm, uint32_t index, const struct loom_insn_alu *in,
                      const struct loom_uop *uops);
+/* fsim_gemm() of a depthwise GEMM, likewise: records its window reads
+ * (with the GCFG in force). */
+void fsim_timing_dw(struct fsim_timing *tm, uint32_t index, const struct loom_insn_gemm *g,
+                    const struct loom_insn_gcfg *gc, const struct loom_uop *uops, uint32_t block_in);
 /* Estimates the timed counters of a job that ran to FINISH; 0, or -1 when
  * the job failed (counters NULL: the timeline is cleared), the stream has no
  * FINISH or memory ran out (counters untouched). */

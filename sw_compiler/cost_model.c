@@ -37,7 +37,7 @@
 /* The constants follow the RTL as docs/fsim-timing.md measured it (tsim,
  * default DRAM model): an instruction's engine start to done. */
 #define COST_GEMM_FILL 12    /* loom_gemm.v pipeline after the last issue, StDone */
-#define COST_ALU_FILL 12     /* loom_uop_fe.v + loom_alu.v (Lat 7), StDone */
+#define COST_ALU_FILL 13     /* loom_uop_fe.v + loom_alu.v (Lat 8), StDone */
 #define COST_SMALL 1         /* QCFG, NOP, FINISH, empty transfers */
 #define COST_DMA_FIXED 9     /* bounds check 3, beat to SRAM row 2, tail 3, idle 1 */
 #define COST_DMA_LATENCY 33  /* a burst's address to its first beat (DRAM 32, AR register 1) */

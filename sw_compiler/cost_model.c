@@ -105,16 +105,22 @@ void cost_pipe_init(struct cost_pipe *p, uint64_t prologue_compute) {
 /* The chunk pipeline's bus: the busy intervals of the last transfers,
  * sorted (older ones are past every transfer still to come).  A transfer
  * fills the free beats from its first possible beat on, as in the timed
- * walk below, so loads and stores share the bus. */
+ * walk below, so loads and stores share the bus; a store (`shared`) also
+ * moves one beat in two cycles beside a load's beats, which then move
+ * after them (bus_take_shared). */
 static uint64_t pipe_bus(struct cost_pipe *p, const struct loom_hw_config *cfg, uint64_t start, uint64_t end,
-                         uint64_t bytes) {
+                         uint64_t bytes, int shared) {
   if (!bytes) return end;
   uint64_t need = (bytes + bus_bytes(cfg) - 1) / bus_bytes(cfg), cur = start + COST_DMA_LATENCY + 3;
+  uint64_t stolen_at = 0, stolen = 0;
   uint32_t i = 0;
   while (i < p->nbus && p->bus_hi[i] <= cur) i++;
   while (need) {
     if (i < p->nbus && p->bus_lo[i] <= cur) {
-      cur = p->bus_hi[i++];
+      uint64_t span = p->bus_hi[i] - cur, take = shared ? (span / 2 < need ? span / 2 : need) : 0;
+      if (take) stolen_at = p->bus_hi[i], stolen += take;
+      need -= take;
+      cur = need ? p->bus_hi[i++] : cur + 2 * take;
       continue;
     }
     uint64_t gap_end = i < p->nbus ? p->bus_lo[i] : UINT64_MAX, take = gap_end - cur < need ? gap_end - cur : need;
@@ -128,6 +134,7 @@ static uint64_t pipe_bus(struct cost_pipe *p, const struct loom_hw_config *cfg, 
     p->bus_lo[i] = cur, p->bus_hi[i] = cur + take, p->nbus++, i++;
     cur += take, need -= take;
   }
+  if (stolen) pipe_bus(p, cfg, stolen_at - COST_DMA_LATENCY - 3, 0, stolen * bus_bytes(cfg), 0);
   return max2(end, cur + COST_DMA_FIXED - 3);
 }
 
@@ -137,7 +144,7 @@ void cost_pipe_chunk(struct cost_pipe *p, const struct loom_hw_config *cfg, uint
   p->bus_bytes += load_bytes;
   /* comp_end[kp] still holds chunk k-2's end, store_end[op] tile o-2's. */
   uint64_t load_start = max2(p->load_prev, p->comp_end[kp]);
-  uint64_t load_end = pipe_bus(p, cfg, load_start, load_start + load, load_bytes);
+  uint64_t load_end = pipe_bus(p, cfg, load_start, load_start + load, load_bytes, 0);
   uint64_t start = max2(p->comp_prev, load_end);
   if (first) start = max2(start, p->store_end[op]);
   uint64_t comp_end = start + compute;
@@ -148,7 +155,7 @@ void cost_pipe_chunk(struct cost_pipe *p, const struct loom_hw_config *cfg, uint
   if (last) {
     uint64_t store_start = max2(p->store_prev, comp_end);
     p->bus_bytes += store_bytes;
-    p->store_prev = pipe_bus(p, cfg, store_start, store_start + store, store_bytes);
+    p->store_prev = pipe_bus(p, cfg, store_start, store_start + store, store_bytes, 1);
     p->store_end[op] = p->store_prev;
     p->o++;
   }
@@ -294,6 +301,33 @@ static uint64_t bus_take(struct bus *b, uint64_t t, uint64_t need) {
   return cur;
 }
 
+/* A store's beats beside the loads already on the bus: the DRAM model
+ * alternates reads and writes beat by beat (docs/fsim-timing.md), so where
+ * a load's beats hold the bus the store moves one beat in two cycles, and
+ * the load loses as many beats, which move after its interval.  Returns
+ * the cycle after the store's last beat. */
+static uint64_t bus_take_shared(struct bus *b, uint64_t t, uint64_t need) {
+  uint64_t stolen_at[64], stolen[64];
+  uint32_t ns = 0, i = 0;
+  while (i < b->n && b->hi[i] <= t) i++;
+  uint64_t cur = t;
+  while (need) {
+    if (i < b->n && b->lo[i] <= cur) { /* a load's beats: one in two */
+      uint64_t span = b->hi[i] - cur, take = span / 2 < need ? span / 2 : need;
+      if (take && ns < 64) stolen_at[ns] = b->hi[i], stolen[ns++] = take;
+      need -= take;
+      cur = need ? b->hi[i++] : cur + 2 * take;
+      continue;
+    }
+    uint64_t gap_end = i < b->n ? b->lo[i] : UINT64_MAX, take = gap_end - cur < need ? gap_end - cur : need;
+    bus_add(b, i, cur, cur + take);
+    i++;
+    cur += take, need -= take;
+  }
+  for (uint32_t k = 0; k < ns; k++) bus_take(b, stolen_at[k], stolen[k]);
+  return cur;
+}
+
 enum { TOK_L2C, TOK_C2L, TOK_C2S, TOK_S2C, TOK_COUNT };
 
 /* Token queue popped by pop_prev (p = 0) / pop_next (1), or pushed by
@@ -358,7 +392,8 @@ static uint64_t dma_end(struct sim *s, const struct loom_insn *in, uint64_t t, u
   uint32_t buf = in->opcode == LOOM_OP_STORE ? LOOM_BUF_OUT : m->buffer;
   uint64_t bytes = (uint64_t)m->x_size * m->y_size * loom_hw_row_bytes(s->cfg, (int)buf, (int)m->src_int8);
   uint64_t beats = (bytes + bus_bytes(s->cfg) - 1) / bus_bytes(s->cfg);
-  uint64_t data_end = bus_take(&s->bus, t + COST_DMA_LATENCY + 3, beats);
+  uint64_t data_end = in->opcode == LOOM_OP_STORE ? bus_take_shared(&s->bus, t + COST_DMA_LATENCY + 3, beats)
+                                                 : bus_take(&s->bus, t + COST_DMA_LATENCY + 3, beats);
   return max2(e, data_end + COST_DMA_FIXED - 3);
 }
 

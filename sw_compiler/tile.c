@@ -418,7 +418,7 @@ static int evaluate(struct tile_ctx *c, uint64_t bound, uint64_t *bus) {
    * run (chunks compute one after another, each at one micro-op per
    * cycle or more), so a candidate is abandoned as soon as that exceeds
    * `bound`: a tiling that loses anyway is not walked to its end. */
-  uint64_t need = min_gemm_uops(c), done = 0;
+  uint64_t need = min_gemm_uops(c), done = 0, first_load = 0;
   while (ok && tile_iter_next(&it)) {
     struct tile_step st;
     tile_step(c, &s, &it.ch, &st);
@@ -427,6 +427,7 @@ static int evaluate(struct tile_ctx *c, uint64_t bound, uint64_t *bus) {
     uint64_t load = load_cycles(c, &it.ch, &st, &lb);
     if (it.ch.last) store = store_cycles(c, &it.ch, &sb);
     cost_pipe_chunk(&p, c->cfg, load, lb, compute_cycles(c, &it.ch), it.ch.first, it.ch.last, store, sb);
+    if (p.k == 1) first_load = p.load_prev;
     done += chunk_gemm_uops(c, &it.ch);
     ok = !e->overflow && p.comp_prev + (need > done ? need - done : 0) <= bound;
   }
@@ -435,8 +436,11 @@ static int evaluate(struct tile_ctx *c, uint64_t bound, uint64_t *bus) {
   if (c->g->acc_out) c->t.uops += 2 * 5; /* byte lanes: five ALU micro-ops per ACC half */
   if (c->g->pool) c->t.uops += lower_conv_pool_uops(c->g);
   ok = ok && c->t.uops <= (uint32_t)c->cfg->uop_rows;
-  /* The micro-op load delays compute by its DMA time (known only now). */
-  c->t.est_cycles = cost_pipe_total(c->cfg, &p) + cost_dma(c->cfg, (uint64_t)c->t.uops * 4, 1, 0);
+  /* The micro-op load (known only now) runs on the compute module while
+   * the load module brings the first chunk's operands: it delays compute
+   * by what it takes beyond them. */
+  uint64_t uop_load = cost_dma(c->cfg, (uint64_t)c->t.uops * 4, 1, 0);
+  c->t.est_cycles = cost_pipe_total(c->cfg, &p) + (uop_load > first_load ? uop_load - first_load : 0);
   *bus = p.bus_bytes;
   tile_state_free(&s);
   free(e);

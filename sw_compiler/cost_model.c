@@ -215,23 +215,12 @@ void cost_count(const struct loom_hw_config *cfg, const struct loom_insn *insns,
 /* ---- level 3: the instruction-level walk ---- */
 
 /* Cycles of a depthwise GEMM: each micro-op's window reads, the window
- * sliding when x moves left by 0 < n < kw columns (docs/isa.md, "GEMM"). */
+ * sliding when x moves left by 1 or 2 columns (docs/isa.md, "GEMM";
+ * loom_dw_gemm_cycles, which fsim's timing model shares). */
 static uint64_t dw_cycles(const struct loom_insn_gemm *g, const struct loom_insn_gcfg *gc,
                           const struct loom_uop *uops, uint32_t n_uops, uint64_t bi) {
-  uint64_t cyc = 0, taps = (uint64_t)gc->dw_kh * gc->dw_kw;
-  if (taps > bi) taps = bi;
   if (!uops || g->uop_end > n_uops) return cost_gemm(2 * loop_uops(g->uop_begin, g->uop_end, g->iter_out, g->iter_in));
-  int have_prev = 0;
-  uint32_t prev = 0;
-  for (uint32_t i = 0; i < g->iter_out; i++)
-    for (uint32_t j = 0; j < g->iter_in; j++)
-      for (uint32_t u = g->uop_begin; u < g->uop_end; u++) {
-        uint32_t x = uops[u].inp + i * g->inp_factor_out + j * g->inp_factor_in, cols = gc->dw_kw;
-        for (uint32_t n = 1; have_prev && gc->dw_col && n < gc->dw_kw && n <= 2; n++)
-          if ((uint64_t)x + (uint64_t)n * gc->dw_col == prev && cols == gc->dw_kw) cols = n;
-        cyc += cost_dw_uop(loom_dw_read_cycles(x, gc->dw_kh, cols, (uint32_t)taps, gc->dw_row, gc->dw_col));
-        prev = x, have_prev = 1;
-      }
+  uint64_t cyc = loom_dw_gemm_cycles(g, gc, uops, (uint32_t)bi);
   return cyc ? cyc + COST_GEMM_FILL : COST_SMALL;
 }
 

@@ -322,6 +322,25 @@ uint32_t loom_dw_read_cycles(uint32_t x, uint32_t kh, uint32_t cols, uint32_t ta
   return cycles;
 }
 
+uint64_t loom_dw_gemm_cycles(const struct loom_insn_gemm *g, const struct loom_insn_gcfg *gc,
+                             const struct loom_uop *uops, uint32_t block_in) {
+  uint64_t cycles = 0, taps = (uint64_t)gc->dw_kh * gc->dw_kw;
+  uint32_t prev = 0;
+  int have_prev = 0;
+  if (taps > block_in) taps = block_in;
+  for (uint32_t i = 0; i < g->iter_out; i++)
+    for (uint32_t j = 0; j < g->iter_in; j++)
+      for (uint32_t u = g->uop_begin; u < g->uop_end; u++) {
+        uint32_t x = uops[u].inp + i * g->inp_factor_out + j * g->inp_factor_in, cols = gc->dw_kw;
+        for (uint32_t n = 1; have_prev && gc->dw_col && n < gc->dw_kw && n <= 2 && cols == gc->dw_kw; n++)
+          if ((uint64_t)x + (uint64_t)n * gc->dw_col == prev) cols = n;
+        uint32_t r = loom_dw_read_cycles(x, gc->dw_kh, cols, (uint32_t)taps, gc->dw_row, gc->dw_col);
+        cycles += r > 2 ? r : 2;
+        prev = x, have_prev = 1;
+      }
+  return cycles;
+}
+
 int loom_insn_queue(const struct loom_insn *in) {
   switch (in->opcode) {
   case LOOM_OP_LOAD:

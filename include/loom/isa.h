@@ -101,6 +101,12 @@ int loom_insn_decode(const uint8_t in[LOOM_INSN_BYTES], struct loom_insn *out,
  * 2 when its x is the previous depthwise micro-op's minus n * col (n < kw,
  * col != 0, same instruction): the window slid and kept the rest. */
 uint32_t loom_dw_read_cycles(uint32_t x, uint32_t kh, uint32_t cols, uint32_t taps, uint32_t row, uint32_t col);
+/* Cycles of a depthwise GEMM's micro-ops (its pipeline fill aside): each
+ * takes max(2, its window reads) -- two multiplier phases -- with the
+ * window sliding from one micro-op to the next as above; uops is indexed
+ * by micro-op number and gc is the GCFG in force. */
+uint64_t loom_dw_gemm_cycles(const struct loom_insn_gemm *g, const struct loom_insn_gcfg *gc,
+                             const struct loom_uop *uops, uint32_t block_in);
 
 /* The queue fetch dispatches a decoded instruction to (enum loom_queue). */
 int loom_insn_queue(const struct loom_insn *in);

@@ -331,26 +331,13 @@ void fsim_timing_alu(struct fsim_timing *tm, uint32_t index, const struct loom_i
 }
 
 /* A depthwise GEMM's extra cycles over one per micro-op: each micro-op
- * reads its window's new taps from the INP banks (loom_dw_read_cycles;
- * docs/rtl.md), at least two cycles (two multiplier phases). */
+ * reads its window's new taps from the INP banks, at least two cycles
+ * (loom_dw_gemm_cycles; docs/rtl.md). */
 void fsim_timing_dw(struct fsim_timing *tm, uint32_t index, const struct loom_insn_gemm *g,
                     const struct loom_insn_gcfg *gc, const struct loom_uop *uops, uint32_t block_in) {
-  uint64_t taps = (uint64_t)gc->dw_kh * gc->dw_kw, extra = 0;
-  uint32_t prev = 0;
-  int have_prev = 0;
   if (index >= tm->alu_cap) return;
-  if (taps > block_in) taps = block_in;
-  for (uint32_t i = 0; i < g->iter_out; i++)
-    for (uint32_t j = 0; j < g->iter_in; j++)
-      for (uint32_t u = g->uop_begin; u < g->uop_end; u++) {
-        uint32_t x = uops[u].inp + i * g->inp_factor_out + j * g->inp_factor_in, cols = gc->dw_kw;
-        for (uint32_t n = 1; have_prev && gc->dw_col && n < gc->dw_kw && n <= 2; n++)
-          if ((uint64_t)x + (uint64_t)n * gc->dw_col == prev && cols == gc->dw_kw) cols = n;
-        uint32_t r = loom_dw_read_cycles(x, gc->dw_kh, cols, (uint32_t)taps, gc->dw_row, gc->dw_col);
-        extra += (r > 2 ? r : 2) - 1;
-        prev = x, have_prev = 1;
-      }
-  tm->alu_stall[index] = extra;
+  uint64_t n = (uint64_t)g->iter_out * g->iter_in * (g->uop_end - g->uop_begin);
+  tm->alu_stall[index] = loom_dw_gemm_cycles(g, gc, uops, block_in) - n;
 }
 
 void fsim_timing_begin(struct fsim_timing *tm, const struct fsim_job *job) {

@@ -15,8 +15,17 @@ linux-headers-amd64 linux-image-amd64 sparse qemu-system-x86 busybox-static cpio
 gcc-aarch64-linux-gnu gcc-arm-linux-gnueabihf libc6-dev-arm64-cross libc6-dev-armhf-cross
 qemu-user-static"
 
+# Node and npm run the model zoo's onnxruntime-node reference (tests only,
+# tests/zoo/): Debian's nodejs and npm, unless node and npm are already on the
+# PATH (another distribution's nodejs package ships npm inside it, and
+# Debian's npm would conflict with it).
+NODE_PACKAGES=""
+if ! command -v node > /dev/null 2>&1 || ! command -v npm > /dev/null 2>&1; then
+  NODE_PACKAGES="nodejs npm"
+fi
+
 missing=""
-for p in $PACKAGES; do
+for p in $PACKAGES $NODE_PACKAGES; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed"; then
     missing="$missing $p"
   fi

@@ -196,6 +196,8 @@ static void verilog_isa(FILE *f) {
   fprintf(f, "`define LOOM_ISA_VERSION 16'd%d\n`define LOOM_INSN_BITS %d\n`define LOOM_UOP_BITS %d\n",
           LOOM_ISA_VERSION, LOOM_INSN_BITS, LOOM_UOP_BITS);
   fprintf(f, "`define LOOM_NUM_SEGMENTS %d\n`define LOOM_HW_ID 32'h%08X\n", LOOM_NUM_SEGMENTS, LOOM_HW_ID);
+  fprintf(f, "`define LOOM_CMD_INDEX_BITS %d\n`define LOOM_CMD_BITS %d\n", LOOM_CMD_INDEX_BITS,
+          LOOM_INSN_BITS + LOOM_CMD_INDEX_BITS);
   for (i = 0; i < COUNT(opcodes); i++) fprintf(f, "`define LOOM_OP_%s 3'd%d\n", opcodes[i].name, opcodes[i].value);
   for (i = 0; i < COUNT(buffers); i++) fprintf(f, "`define LOOM_BUF_%s 3'd%d\n", buffers[i].name, buffers[i].value);
   for (i = 0; i < COUNT(queues); i++) fprintf(f, "`define LOOM_Q_%s 2'd%d\n", queues[i].name, queues[i].value);

@@ -155,11 +155,13 @@ module loom_alu #(
         .v_i            (vsel[32*i +: 32]),
         .res_o          (res[32*i +: 32])
       );
-      wire [31:0] r = res[32*i +: 32];
-      assign out_wdata_o[8*i +: 8] = ($signed(r) < -32'sd128) ? 8'h80 :
-                                     ($signed(r) > 32'sd127)  ? 8'h7F : r[7:0];
     end
   endgenerate
+
+  loom_sat8 #(.Lanes(Lanes)) u_sat8 (
+    .a_i (res),
+    .y_o (out_wdata_o)
+  );
 
   assign acc_we_o    = pipe_q[(Lat-1)*MW + AccAddrW] && !abort_i;
   assign acc_waddr_o = pipe_q[(Lat-1)*MW +: AccAddrW];

@@ -3,14 +3,15 @@
 //
 // loom_insn_seq runs the instruction life cycle (L2C/S2C pops, C2L/C2S
 // pushes).  The engine then executes one instruction at a time:
-//   LOAD UOP/ACC  StCheck (loom_mem_check) then StLoad: bursts on this
-//                 module's AXI read ID.  Micro-op rows are 4 bytes, so a
-//                 bus beat holds several: the beat is held (RREADY low)
-//                 while its micro-ops are written one per cycle, starting
-//                 at the lane of the row's first byte (any 4-byte
-//                 alignment).  ACC rows go through loom_rd_rows (int32, or
-//                 int8 sign-extended) and loom_pad_walk like an INP load;
-//                 each write also writes OUT = sat8.
+//   LOAD UOP/ACC  loom_dma_rd (checks, bursts on this module's AXI read
+//                 ID, errors, drain), as a LOAD of INP in loom_load.  ACC
+//                 rows use its rows sink (int32, or int8 sign-extended,
+//                 and padding); each write also writes OUT = sat8.
+//                 Micro-op rows are 4 bytes, so a bus beat holds several:
+//                 this module takes those beats itself (the engine's
+//                 external sink) and holds each (RREADY low) while its
+//                 micro-ops are written one per cycle, starting at the
+//                 lane of the row's first byte (any 4-byte alignment).
 //   GEMM          loom_uop_fe feeds loom_gemm (II = 1, forwarding).
 //   ALU           loom_uop_fe feeds loom_alu (interlocked).
 //                 Both: an out-of-range index stops issue at that
@@ -33,7 +34,7 @@ module loom_compute #(
   parameter integer WgtAddrW = 10,
   parameter integer AccAddrW = 11,
   parameter integer UopAddrW = 13,
-  localparam integer CmdW    = 160,
+  localparam integer CmdW    = `LOOM_CMD_BITS,
   localparam integer NumSeg  = `LOOM_NUM_SEGMENTS,
   localparam integer Lanes   = Batch * BlockOut,
   localparam integer InpBits = Batch * BlockIn * 8,
@@ -110,7 +111,6 @@ module loom_compute #(
   output wire                 uop_word_o,
   output wire                 acc_beat_o
 );
-  localparam integer BusBytes = BusBits / 8;
   localparam integer Sh32     = $clog2(Lanes * 4);
   localparam integer Sh8      = $clog2(Lanes);
   localparam integer Nb32     = AccBits / BusBits;
@@ -123,8 +123,8 @@ module loom_compute #(
   localparam integer InpRows  = 1 << InpAddrW;
   localparam integer WgtRows  = 1 << WgtAddrW;
   localparam integer BAddrW   = (InpAddrW > AccAddrW) ? InpAddrW : AccAddrW;
-  localparam [3:0] StIdle = 4'd0, StCheck = 4'd1, StLoad = 4'd2, StGemm = 4'd3, StAlu = 4'd4,
-                   StFinish = 4'd5, StErr = 4'd6, StDrain = 4'd7, StDone = 4'd8, StOpErr = 4'd9;
+  localparam [2:0] StIdle = 3'd0, StGemm = 3'd1, StAlu = 3'd2, StFinish = 3'd3, StErr = 3'd4,
+                   StDone = 3'd5, StOpErr = 3'd6;
 
   generate
     if ((OutBits % BusBits) != 0 || (1 << Sh8) != Lanes || LW < 1) begin : g_bad
@@ -190,15 +190,6 @@ module loom_compute #(
   // token flags are the sequencer's; the top reserved bit is zero
   wire [4:0]  unused_cmd = {cmd[127], cmd[6:3]};
 
-  wire [63:0] seg_base, seg_size;
-  loom_seg_sel #(.NumSeg(NumSeg)) u_seg (
-    .seg_base_i (seg_base_i),
-    .seg_size_i (seg_size_i),
-    .sel_i      (segment),
-    .base_o     (seg_base),
-    .size_o     (seg_size)
-  );
-
   // ---- QCFG registers (zero at job start)
   reg [31:0] q_mult_q, q_mult_d;
   reg [5:0]  q_shift_q, q_shift_d;
@@ -249,59 +240,62 @@ module loom_compute #(
   end
 
   // ---- engine state
-  reg [3:0] state_q, state_d;
-  reg [3:0] err_code_q, err_code_d;
-  reg [7:0] outst_q, outst_d;
+  reg [2:0] state_q, state_d;
 
-  // ---- LOAD UOP / ACC: checks and bursts
-  wire [4:0]  row_shift  = is_uop ? 5'd2 : (src_int8 ? Sh8[4:0] : Sh32[4:0]);
-  wire        load_start = exec_start && (opcode == `LOOM_OP_LOAD);
-  wire        chk_done, chk_empty, chk_seg, chk_sram;
+  // ---- LOAD UOP / ACC: the DMA-read engine
+  wire [4:0]  row_shift = is_uop ? 5'd2 : (src_int8 ? Sh8[4:0] : Sh32[4:0]);
+  wire        loading, run_start, dma_beat, dma_done, dma_idle, dma_err;
+  wire [3:0]  dma_code;
+  wire        ld_we, row_valid, ul_hold, ul_done;
+  wire [17:0] ld_addr;
+  wire [AccBits-1:0] row_data;
 
-  loom_mem_check #(.RowsW(17)) u_check (
-    .clk_i         (clk_i),
-    .rst_ni        (rst_ni),
-    .start_i       (load_start),
-    .dram_offset_i (dram_off),
-    .y_size_i      (y_size),
-    .x_size_i      (x_size),
-    .x_stride_i    (x_stride),
-    .y_pad_i       ({1'b0, y_pad_t} + {1'b0, y_pad_b}),
-    .x_pad_i       ({1'b0, x_pad_l} + {1'b0, x_pad_r}),
-    .sram_base_i   (sram_base),
-    .row_shift_i   (row_shift),
-    .rows_i        (is_uop ? UopRows[16:0] : AccRows[16:0]),
-    .seg_size_i    (seg_size),
-    .done_o        (chk_done),
-    .empty_o       (chk_empty),
-    .seg_err_o     (chk_seg),
-    .sram_err_o    (chk_sram)
+  loom_dma_rd #(.BusBits(BusBits), .RowBits(AccBits), .NbW(NbW)) u_dma (
+    .clk_i          (clk_i),
+    .rst_ni         (rst_ni),
+    .abort_i        (abort_i),
+    .start_i        (exec_start && opcode == `LOOM_OP_LOAD),
+    .segment_i      (segment),
+    .dram_offset_i  (dram_off),
+    .sram_base_i    (sram_base),
+    .y_size_i       (y_size),
+    .x_size_i       (x_size),
+    .x_stride_i     (x_stride),
+    .y_pad_top_i    (y_pad_t),
+    .y_pad_bottom_i (y_pad_b),
+    .x_pad_left_i   (x_pad_l),
+    .x_pad_right_i  (x_pad_r),
+    .row_shift_i    (row_shift),
+    .rows_i         (is_uop ? UopRows[16:0] : AccRows[16:0]),
+    .nb_i           (src_int8 ? Nb8[NbW-1:0] : Nb32[NbW-1:0]),
+    .pad_en_i       (1'b1),
+    .ext_i          (is_uop),
+    .seg_base_i     (seg_base_i),
+    .seg_size_i     (seg_size_i),
+    .ar_valid_o     (ar_valid_o),
+    .ar_ready_i     (ar_ready_i),
+    .ar_addr_o      (ar_addr_o),
+    .ar_len_o       (ar_len_o),
+    .r_valid_i      (r_valid_i),
+    .r_data_i       (r_data_i),
+    .r_resp_i       (r_resp_i),
+    .r_last_i       (r_last_i),
+    .r_ready_o      (r_ready_o),
+    .hold_i         (ul_hold),
+    .ext_done_i     (ul_done),
+    .wr_valid_o     (ld_we),
+    .wr_row_o       (row_valid),
+    .wr_addr_o      (ld_addr),
+    .row_data_o     (row_data),
+    .run_start_o    (run_start),
+    .running_o      (loading),
+    .beat_o         (dma_beat),
+    .done_o         (dma_done),
+    .idle_o         (dma_idle),
+    .err_valid_o    (dma_err),
+    .err_code_o     (dma_code),
+    .mem_stall_o    (mem_stall_o)
   );
-
-  wire run_start = (state_q == StCheck) && chk_done && !chk_empty && !chk_seg && !chk_sram &&
-                   !abort_i;
-  wire loading   = (state_q == StLoad);
-  wire ar_busy;
-
-  loom_burst_gen #(.BusBytes(BusBytes)) u_ar (
-    .clk_i       (clk_i),
-    .rst_ni      (rst_ni),
-    .start_i     (run_start),
-    .abort_i     (abort_i || state_q == StErr),
-    .enable_i    (1'b1),
-    .base_i      (seg_base + ({36'd0, dram_off} << row_shift)),
-    .stride_i    ({16'd0, x_stride} << row_shift),
-    .row_bytes_i ({16'd0, x_size} << row_shift),
-    .rows_i      (y_size),
-    .ax_valid_o  (ar_valid_o),
-    .ax_ready_i  (ar_ready_i),
-    .ax_addr_o   (ar_addr_o),
-    .ax_len_o    (ar_len_o),
-    .busy_o      (ar_busy)
-  );
-
-  wire bus_err = loading && r_valid_i && r_resp_i[1];
-  wire unused_resp0 = r_resp_i[0];
 
   // ---- LOAD UOP: micro-ops out of the bus lanes
   reg [LW-1:0] ul_lane_q, ul_lane_d;   // lane of the next micro-op in the beat
@@ -310,7 +304,7 @@ module loom_compute #(
   reg [15:0]   ul_y_q, ul_y_d;
   reg [17:0]   ul_addr_q, ul_addr_d;
 
-  wire ul_active  = loading && is_uop && (ul_y_q != y_size);
+  wire ul_active  = loading && is_uop && !ul_done;
   wire ul_beat    = ul_active && r_valid_i && !r_resp_i[1];
   wire ul_row_end = (ul_left_q == 16'd1);
   wire ul_consume = ul_row_end || (ul_lane_q == UopLanes[LW-1:0] - {{(LW-1){1'b0}}, 1'b1});
@@ -319,7 +313,8 @@ module loom_compute #(
   assign uop_we_o    = ul_beat;
   assign uop_waddr_o = ul_addr_q[UopAddrW-1:0];
   assign uop_wdata_o = r_data_i[32*ul_lane_q +: 32];
-  assign r_ready_o   = !ul_active || ul_consume;
+  assign ul_done     = (ul_y_q == y_size);
+  assign ul_hold     = ul_active && !ul_consume;
   wire [17-UopAddrW:0] unused_ul_addr = ul_addr_q[17:UopAddrW];
 
   always @* begin
@@ -357,51 +352,11 @@ module loom_compute #(
     ul_addr_q <= ul_addr_d;
   end
 
-  // ---- LOAD ACC: rows, sign extension, padding
-  wire        acc_beat = loading && !is_uop && r_valid_i && !r_resp_i[1];
-  wire [16:0] w_row    = {1'b0, x_size} + {14'd0, x_pad_l} + {14'd0, x_pad_r};
-  wire [17:0] top_rows = (y_pad_t[0] ? {1'b0, w_row} : 18'd0) +
-                         (y_pad_t[1] ? {w_row, 1'b0} : 18'd0) +
-                         (y_pad_t[2] ? {w_row[15:0], 2'b0} : 18'd0);
-  wire        row_valid, rows_done;
-  wire [17:0] row_addr;
-  wire [AccBits-1:0] row_data;
-
-  loom_rd_rows #(.BusBits(BusBits), .RowBits(AccBits), .NbW(NbW)) u_rows (
-    .clk_i        (clk_i),
-    .rst_ni       (rst_ni),
-    .start_i      (run_start && !is_uop),
-    .nb_i         (src_int8 ? Nb8[NbW-1:0] : Nb32[NbW-1:0]),
-    .first_addr_i ({2'd0, sram_base} + top_rows + {15'd0, x_pad_l}),
-    .x_size_i     (x_size),
-    .y_size_i     (y_size),
-    .skip_i       ({1'b0, x_pad_l} + {1'b0, x_pad_r}),
-    .beat_valid_i (acc_beat),
-    .beat_data_i  (r_data_i),
-    .row_valid_o  (row_valid),
-    .row_addr_o   (row_addr),
-    .row_data_o   (row_data),
-    .done_o       (rows_done)
-  );
-
-  wire        pad_valid, pad_busy;
-  wire [17:0] pad_addr;
-  loom_pad_walk u_pad (
-    .clk_i          (clk_i),
-    .rst_ni         (rst_ni),
-    .start_i        (run_start && !is_uop),
-    .abort_i        (abort_i || state_q == StErr),
-    .sram_base_i    (sram_base),
-    .y_size_i       (y_size),
-    .x_size_i       (x_size),
-    .y_pad_top_i    (y_pad_t),
-    .y_pad_bottom_i (y_pad_b),
-    .x_pad_left_i   (x_pad_l),
-    .x_pad_right_i  (x_pad_r),
-    .pad_valid_o    (pad_valid),
-    .pad_ready_i    (!row_valid),
-    .pad_addr_o     (pad_addr),
-    .busy_o         (pad_busy)
+  // ---- LOAD ACC: sign extension, padding, OUT = sat8
+  wire [OutBits-1:0] row_sat8;
+  loom_sat8 #(.Lanes(Lanes)) u_ld_sat8 (
+    .a_i (row_data),
+    .y_o (row_sat8)
   );
 
   wire [OutBits-1:0] row8 = row_data[AccBits-1 -: OutBits];
@@ -418,14 +373,10 @@ module loom_compute #(
         ld_out[8*li +: 8]   = row8[8*li +: 8];
       end else begin
         ld_acc[32*li +: 32] = row_data[32*li +: 32];
-        ld_out[8*li +: 8]   = ($signed(row_data[32*li +: 32]) < -32'sd128) ? 8'h80 :
-                              ($signed(row_data[32*li +: 32]) > 32'sd127)  ? 8'h7F :
-                              row_data[32*li +: 8];
+        ld_out[8*li +: 8]   = row_sat8[8*li +: 8];
       end
     end
   end
-  wire        ld_we   = loading && (row_valid || pad_valid);
-  wire [17:0] ld_addr = row_valid ? row_addr : pad_addr;
   wire [17-AccAddrW:0] unused_ld_addr = ld_addr[17:AccAddrW];
 
   // ---- GEMM / ALU micro-op front end
@@ -573,65 +524,35 @@ module loom_compute #(
   assign out_wdata_o = g_acc_we ? g_out_wdata : a_acc_we ? a_out_wdata : ld_out;
 
   // ---- completion, errors, drain
-  wire rlast_seen = r_valid_i && r_ready_o && r_last_i;
-  wire ar_fire    = ar_valid_o && ar_ready_i;
-  wire bus_quiet  = !ar_busy && (outst_q == 8'd0);
-  wire load_done  = bus_quiet && (is_uop ? (ul_y_q == y_size) : (rows_done && !pad_busy));
   wire finish_go  = (state_q == StFinish) && others_drained_i && !abort_i;
   wire simple     = exec_start && (opcode == `LOOM_OP_QCFG || opcode == `LOOM_OP_NOP);
 
-  assign exec_done   = (state_q == StDone) || simple || finish_go ||
-                       ((state_q == StCheck) && chk_done && chk_empty);
+  assign exec_done   = dma_done || (state_q == StDone) || simple || finish_go;
   assign finish_o    = finish_go;
-  assign err_valid_o = (state_q == StErr);
-  assign err_code_o  = err_code_q;
+  assign err_valid_o = dma_err || (state_q == StErr);
+  assign err_code_o  = dma_err ? dma_code : `LOOM_ERR_SRAM;
   assign err_idx_o   = idx;
   assign idle_o      = seq_idle;
   assign blocked_o   = seq_blocked || ((state_q == StFinish) && !others_drained_i);
-  assign quiet_o     = (state_q == StIdle) && seq_idle && !g_busy && !a_busy;
-  assign mem_stall_o = loading && !r_valid_i;
+  assign quiet_o     = (state_q == StIdle) && dma_idle && seq_idle && !g_busy && !a_busy;
   assign gemm_op_o   = fe_valid && (state_q == StGemm) && !g_reset;
   assign alu_op_o    = a_ready && (state_q == StAlu);
   assign uop_word_o  = ul_beat;
-  assign acc_beat_o  = acc_beat;
+  assign acc_beat_o  = dma_beat && !is_uop;
 
+  // A LOAD is the engine's (this state machine stays in StIdle); GEMM and
+  // ALU errors wait in StOpErr for the pipelines to drain, then raise SRAM.
   always @* begin
-    state_d    = state_q;
-    err_code_d = err_code_q;
-    outst_d    = outst_q + (ar_fire ? 8'd1 : 8'd0) - (rlast_seen ? 8'd1 : 8'd0);
+    state_d = state_q;
     case (state_q)
       StIdle: begin
         if (exec_start) begin
           case (opcode)
-            `LOOM_OP_LOAD:   state_d = StCheck;
             `LOOM_OP_GEMM:   state_d = StGemm;
             `LOOM_OP_ALU:    state_d = StAlu;
             `LOOM_OP_FINISH: state_d = StFinish;
             default:         state_d = StIdle;
           endcase
-        end
-      end
-      StCheck: begin
-        if (chk_done) begin
-          if (chk_empty) begin
-            state_d = StIdle;
-          end else if (chk_seg) begin
-            state_d    = StErr;
-            err_code_d = `LOOM_ERR_SEGMENT;
-          end else if (chk_sram) begin
-            state_d    = StErr;
-            err_code_d = `LOOM_ERR_SRAM;
-          end else begin
-            state_d = StLoad;
-          end
-        end
-      end
-      StLoad: begin
-        if (bus_err) begin
-          state_d    = StErr;
-          err_code_d = `LOOM_ERR_BUS;
-        end else if (load_done && !row_valid) begin
-          state_d = StDone;
         end
       end
       StGemm: begin
@@ -642,30 +563,17 @@ module loom_compute #(
         if (fe_err)                     state_d = StOpErr;
         else if (fe_done && !a_busy)    state_d = StDone;
       end
-      StOpErr: begin
-        if (!g_busy && !a_busy) begin
-          state_d    = StErr;
-          err_code_d = `LOOM_ERR_SRAM;
-        end
-      end
+      StOpErr:  if (!g_busy && !a_busy) state_d = StErr;
       StFinish: if (finish_go) state_d = StIdle;
       StDone:   state_d = StIdle;
       StErr:    state_d = StErr;
-      StDrain:  if (bus_quiet) state_d = StIdle;
       default:  state_d = StIdle;
     endcase
-    if (abort_i) state_d = (!ar_busy && outst_d == 8'd0) ? StIdle : StDrain;
+    if (abort_i) state_d = StIdle;
   end
 
   always @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      state_q    <= StIdle;
-      err_code_q <= `LOOM_ERR_NONE;
-      outst_q    <= 8'd0;
-    end else begin
-      state_q    <= state_d;
-      err_code_q <= err_code_d;
-      outst_q    <= outst_d;
-    end
+    if (!rst_ni) state_q <= StIdle;
+    else         state_q <= state_d;
   end
 endmodule

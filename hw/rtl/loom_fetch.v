@@ -25,7 +25,7 @@
 module loom_fetch #(
   parameter integer BusBits  = 64,
   parameter integer BufDepth = 16,
-  localparam integer CmdW    = 160,
+  localparam integer CmdW    = `LOOM_CMD_BITS,
   localparam integer BufCntW = $clog2(BufDepth + 1)
 ) (
   input  wire               clk_i,

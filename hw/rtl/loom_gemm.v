@@ -131,10 +131,13 @@ module loom_gemm #(
       wire [31:0] d32 = {{(32 - DotW){dot[DotW*o + DotW - 1]}}, dot[DotW*o +: DotW]};
       wire [31:0] s   = wr_r ? 32'd0 : old[32*o +: 32] + d32;
       assign sum[32*o +: 32] = s;
-      assign out_wdata_o[8*o +: 8] = ($signed(s) < -32'sd128) ? 8'h80 :
-                                     ($signed(s) > 32'sd127)  ? 8'h7F : s[7:0];
     end
   endgenerate
+
+  loom_sat8 #(.Lanes(Lanes)) u_sat8 (
+    .a_i (sum),
+    .y_o (out_wdata_o)
+  );
 
   wire last_v_d = wr_v && !abort_i;
   always @(posedge clk_i or negedge rst_ni) begin

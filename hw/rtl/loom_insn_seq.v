@@ -15,7 +15,7 @@
 `include "loom_isa.vh"
 
 module loom_insn_seq #(
-  parameter integer CmdW = 160
+  parameter integer CmdW = `LOOM_CMD_BITS
 ) (
   input  wire            clk_i,
   input  wire            rst_ni,

@@ -2,21 +2,11 @@
 // load queue.
 //
 // loom_insn_seq runs the instruction life cycle (command queue, C2L pops,
-// L2C pushes).  A LOAD then goes through:
-//   StCheck  loom_mem_check: SEGMENT, then SRAM, before any request; an
-//            empty transfer finishes here.
-//   StRun    loom_burst_gen issues the read bursts (AXI ID of the load
-//            port); loom_rd_rows assembles each DRAM row from its beats and
-//            writes it to its SRAM row; loom_pad_walk writes the padding
-//            rows (INP only) in the cycles the DRAM rows leave the write
-//            port free.  RREADY is always high: nothing here waits on
-//            another module, so the shared read data channel never stalls
-//            on the load module.  Done when every row and pad is written
-//            and every burst has returned.
-//   StErr    an error is raised (held until loom_job aborts the job).
-//   StDrain  after abort: the presented burst is let through, every
-//            outstanding burst is received and dropped, then idle.
-// A SLVERR/DECERR beat raises BUS.
+// L2C pushes); loom_dma_rd executes a LOAD (checks, bursts on the load
+// port's AXI ID, row assembly, padding for INP, errors, drain).  This
+// module picks the row geometry of the buffer and turns the engine's write
+// stream into the INP or WGT write port: a data row in the top bits of the
+// row register, a padding row of pad_value.  RREADY is always high.
 `include "loom_isa.vh"
 
 module loom_load #(
@@ -26,7 +16,7 @@ module loom_load #(
   parameter integer BlockOut = 16,
   parameter integer InpAddrW = 11,
   parameter integer WgtAddrW = 10,
-  localparam integer CmdW    = 160,
+  localparam integer CmdW    = `LOOM_CMD_BITS,
   localparam integer NumSeg  = `LOOM_NUM_SEGMENTS,
   localparam integer InpBits = Batch * BlockIn * 8,
   localparam integer WgtBits = BlockOut * BlockIn * 8
@@ -77,7 +67,6 @@ module loom_load #(
   output wire                 inp_beat_o,
   output wire                 wgt_beat_o
 );
-  localparam integer BusBytes = BusBits / 8;
   localparam integer RowBits  = (WgtBits > InpBits) ? WgtBits : InpBits;
   localparam integer InpShift = $clog2(Batch * BlockIn);
   localparam integer WgtShift = $clog2(BlockOut * BlockIn);
@@ -86,8 +75,6 @@ module loom_load #(
   localparam integer NbW      = $clog2(NbWgt + 1) + 1;
   localparam integer InpRows  = 1 << InpAddrW;
   localparam integer WgtRows  = 1 << WgtAddrW;
-  localparam [2:0] StIdle = 3'd0, StCheck = 3'd1, StRun = 3'd2, StErr = 3'd3, StDrain = 3'd4,
-                   StDone = 3'd5;
 
   generate
     if ((InpBits % BusBits) != 0 || (WgtBits % BusBits) != 0 ||
@@ -146,124 +133,64 @@ module loom_load #(
   assign cur_idx_o = idx;
 
   wire [4:0]  row_shift = is_inp ? InpShift[4:0] : WgtShift[4:0];
-  wire [63:0] seg_base, seg_size;
-  loom_seg_sel #(.NumSeg(NumSeg)) u_seg (
-    .seg_base_i (seg_base_i),
-    .seg_size_i (seg_size_i),
-    .sel_i      (segment),
-    .base_o     (seg_base),
-    .size_o     (seg_size)
-  );
-
-  // ---- engine state
-  reg [2:0] state_q, state_d;
-  reg [3:0] err_code_q, err_code_d;
-  reg [7:0] outst_q, outst_d;  // bursts in flight
-
-  wire check_start = exec_start && (opcode == `LOOM_OP_LOAD);
-  wire chk_done, chk_empty, chk_seg, chk_sram;
-
-  loom_mem_check #(.RowsW(17)) u_check (
-    .clk_i         (clk_i),
-    .rst_ni        (rst_ni),
-    .start_i       (check_start),
-    .dram_offset_i (dram_off),
-    .y_size_i      (y_size),
-    .x_size_i      (x_size),
-    .x_stride_i    (x_stride),
-    .y_pad_i       ({1'b0, y_pad_t} + {1'b0, y_pad_b}),
-    .x_pad_i       ({1'b0, x_pad_l} + {1'b0, x_pad_r}),
-    .sram_base_i   (sram_base),
-    .row_shift_i   (row_shift),
-    .rows_i        (is_inp ? InpRows[16:0] : WgtRows[16:0]),
-    .seg_size_i    (seg_size),
-    .done_o        (chk_done),
-    .empty_o       (chk_empty),
-    .seg_err_o     (chk_seg),
-    .sram_err_o    (chk_sram)
-  );
-
-  wire run_start = (state_q == StCheck) && chk_done && !chk_empty && !chk_seg && !chk_sram &&
-                   !abort_i;
-
-  // ---- read requests
-  wire ar_busy;
-  loom_burst_gen #(.BusBytes(BusBytes)) u_ar (
-    .clk_i       (clk_i),
-    .rst_ni      (rst_ni),
-    .start_i     (run_start),
-    .abort_i     (abort_i || state_q == StErr),
-    .enable_i    (1'b1),
-    .base_i      (seg_base + ({36'd0, dram_off} << row_shift)),
-    .stride_i    ({16'd0, x_stride} << row_shift),
-    .row_bytes_i ({16'd0, x_size} << row_shift),
-    .rows_i      (y_size),
-    .ax_valid_o  (ar_valid_o),
-    .ax_ready_i  (ar_ready_i),
-    .ax_addr_o   (ar_addr_o),
-    .ax_len_o    (ar_len_o),
-    .busy_o      (ar_busy)
-  );
-
-  // ---- rows and padding
-  wire        running  = (state_q == StRun);
-  wire        beat_ok  = running && r_valid_i && !r_resp_i[1];
-  wire        bus_err  = running && r_valid_i && r_resp_i[1];
-  wire [16:0] w_row    = {1'b0, x_size} + {14'd0, x_pad_l} + {14'd0, x_pad_r};
-  wire [17:0] top_rows = (y_pad_t[0] ? {1'b0, w_row} : 18'd0) +
-                         (y_pad_t[1] ? {w_row, 1'b0} : 18'd0) +
-                         (y_pad_t[2] ? {w_row[15:0], 2'b0} : 18'd0);
-  wire [17:0] first_addr = {2'd0, sram_base} + top_rows + {15'd0, x_pad_l};
-  wire        row_valid, rows_done;
-  wire [17:0] row_addr;
+  wire        wr_en, wr_row, beat;
+  wire [17:0] wr_addr;
   wire [RowBits-1:0] row_data;
+  wire        dma_done, dma_idle, unused_run_start, unused_running;
 
-  loom_rd_rows #(.BusBits(BusBits), .RowBits(RowBits), .NbW(NbW)) u_rows (
-    .clk_i        (clk_i),
-    .rst_ni       (rst_ni),
-    .start_i      (run_start),
-    .nb_i         (is_inp ? NbInp[NbW-1:0] : NbWgt[NbW-1:0]),
-    .first_addr_i (first_addr),
-    .x_size_i     (x_size),
-    .y_size_i     (y_size),
-    .skip_i       ({1'b0, x_pad_l} + {1'b0, x_pad_r}),
-    .beat_valid_i (beat_ok),
-    .beat_data_i  (r_data_i),
-    .row_valid_o  (row_valid),
-    .row_addr_o   (row_addr),
-    .row_data_o   (row_data),
-    .done_o       (rows_done)
-  );
-
-  wire        pad_valid, pad_busy;
-  wire [17:0] pad_addr;
-  loom_pad_walk u_pad (
+  loom_dma_rd #(.BusBits(BusBits), .RowBits(RowBits), .NbW(NbW)) u_dma (
     .clk_i          (clk_i),
     .rst_ni         (rst_ni),
-    .start_i        (run_start && is_inp),
-    .abort_i        (abort_i || state_q == StErr),
+    .abort_i        (abort_i),
+    .start_i        (exec_start && opcode == `LOOM_OP_LOAD),
+    .segment_i      (segment),
+    .dram_offset_i  (dram_off),
     .sram_base_i    (sram_base),
     .y_size_i       (y_size),
     .x_size_i       (x_size),
+    .x_stride_i     (x_stride),
     .y_pad_top_i    (y_pad_t),
     .y_pad_bottom_i (y_pad_b),
     .x_pad_left_i   (x_pad_l),
     .x_pad_right_i  (x_pad_r),
-    .pad_valid_o    (pad_valid),
-    .pad_ready_i    (!row_valid),
-    .pad_addr_o     (pad_addr),
-    .busy_o         (pad_busy)
+    .row_shift_i    (row_shift),
+    .rows_i         (is_inp ? InpRows[16:0] : WgtRows[16:0]),
+    .nb_i           (is_inp ? NbInp[NbW-1:0] : NbWgt[NbW-1:0]),
+    .pad_en_i       (is_inp),
+    .ext_i          (1'b0),
+    .seg_base_i     (seg_base_i),
+    .seg_size_i     (seg_size_i),
+    .ar_valid_o     (ar_valid_o),
+    .ar_ready_i     (ar_ready_i),
+    .ar_addr_o      (ar_addr_o),
+    .ar_len_o       (ar_len_o),
+    .r_valid_i      (r_valid_i),
+    .r_data_i       (r_data_i),
+    .r_resp_i       (r_resp_i),
+    .r_last_i       (r_last_i),
+    .r_ready_o      (r_ready_o),
+    .hold_i         (1'b0),
+    .ext_done_i     (1'b0),
+    .wr_valid_o     (wr_en),
+    .wr_row_o       (wr_row),
+    .wr_addr_o      (wr_addr),
+    .row_data_o     (row_data),
+    .run_start_o    (unused_run_start),
+    .running_o      (unused_running),
+    .beat_o         (beat),
+    .done_o         (dma_done),
+    .idle_o         (dma_idle),
+    .err_valid_o    (err_valid_o),
+    .err_code_o     (err_code_o),
+    .mem_stall_o    (mem_stall_o)
   );
 
-  // Data rows take the write port first; padding fills the gaps.
-  wire        wr_pad  = pad_valid && !row_valid;
-  wire        wr_en   = (running || state_q == StDone) && (row_valid || wr_pad);
-  wire [17:0] wr_addr = row_valid ? row_addr : pad_addr;
+  // ---- SRAM write ports
   wire [InpBits-1:0] pad_row = {(InpBits / 8){pad_val}};
 
   assign inp_we_o    = wr_en && is_inp;
   assign inp_waddr_o = wr_addr[InpAddrW-1:0];
-  assign inp_wdata_o = row_valid ? row_data[RowBits-1 -: InpBits] : pad_row;
+  assign inp_wdata_o = wr_row ? row_data[RowBits-1 -: InpBits] : pad_row;
   assign wgt_we_o    = wr_en && !is_inp;
   assign wgt_waddr_o = wr_addr[WgtAddrW-1:0];
   assign wgt_wdata_o = row_data[RowBits-1 -: WgtBits];
@@ -271,75 +198,15 @@ module loom_load #(
   wire [17-InpAddrW:0] unused_inp_addr = wr_addr[17:InpAddrW];
   wire [17-WgtAddrW:0] unused_wgt_addr = wr_addr[17:WgtAddrW];
   wire [1:0] unused_ops = {unused_pop_prev, unused_push_prev};
-  wire       unused_resp0 = r_resp_i[0];
   // token flags are the sequencer's; src_int8 and reserved are zero here
   wire [6:0] unused_cmd = {cmd[127:125], cmd[6:3]};
 
-  // ---- completion, errors, drain
-  wire rlast_seen = r_valid_i && r_last_i;
-  wire ar_fire    = ar_valid_o && ar_ready_i;
-  wire all_in     = rows_done && !pad_busy && !ar_busy && (outst_q == 8'd0);
-
-  assign r_ready_o   = 1'b1;
-  assign exec_done   = (state_q == StDone) ||
-                       (exec_start && opcode != `LOOM_OP_LOAD) ||
-                       ((state_q == StCheck) && chk_done && chk_empty);
-  assign err_valid_o = (state_q == StErr);
-  assign err_code_o  = err_code_q;
+  // ---- status
+  assign exec_done   = dma_done || (exec_start && opcode != `LOOM_OP_LOAD);
   assign err_idx_o   = idx;
   assign idle_o      = seq_idle;
   assign blocked_o   = seq_blocked;
-  assign quiet_o     = (state_q == StIdle) && seq_idle;
-  assign mem_stall_o = running && !r_valid_i;
-  assign inp_beat_o  = beat_ok && is_inp;
-  assign wgt_beat_o  = beat_ok && !is_inp;
-
-  always @* begin
-    state_d    = state_q;
-    err_code_d = err_code_q;
-    outst_d    = outst_q + (ar_fire ? 8'd1 : 8'd0) - (rlast_seen ? 8'd1 : 8'd0);
-    case (state_q)
-      StIdle: if (check_start) state_d = StCheck;
-      StCheck: begin
-        if (chk_done) begin
-          if (chk_empty) begin
-            state_d = StIdle;
-          end else if (chk_seg) begin
-            state_d    = StErr;
-            err_code_d = `LOOM_ERR_SEGMENT;
-          end else if (chk_sram) begin
-            state_d    = StErr;
-            err_code_d = `LOOM_ERR_SRAM;
-          end else begin
-            state_d = StRun;
-          end
-        end
-      end
-      StRun: begin
-        if (bus_err) begin
-          state_d    = StErr;
-          err_code_d = `LOOM_ERR_BUS;
-        end else if (all_in && !row_valid) begin
-          state_d = StDone;
-        end
-      end
-      StDone:  state_d = StIdle;
-      StErr:   state_d = StErr;
-      StDrain: if (!ar_busy && outst_q == 8'd0) state_d = StIdle;
-      default: state_d = StIdle;
-    endcase
-    if (abort_i) state_d = (!ar_busy && outst_d == 8'd0) ? StIdle : StDrain;
-  end
-
-  always @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      state_q    <= StIdle;
-      err_code_q <= `LOOM_ERR_NONE;
-      outst_q    <= 8'd0;
-    end else begin
-      state_q    <= state_d;
-      err_code_q <= err_code_d;
-      outst_q    <= outst_d;
-    end
-  end
+  assign quiet_o     = dma_idle && seq_idle;
+  assign inp_beat_o  = beat && is_inp;
+  assign wgt_beat_o  = beat && !is_inp;
 endmodule

@@ -15,11 +15,14 @@ hw/rtl/loom_mem_check.v
 hw/rtl/loom_burst_gen.v
 hw/rtl/loom_pad_walk.v
 hw/rtl/loom_rd_rows.v
+hw/rtl/loom_dma_xfer.v
+hw/rtl/loom_dma_rd.v
 hw/rtl/loom_load.v
 hw/rtl/loom_store.v
 hw/rtl/loom_uop_fe.v
 hw/rtl/loom_mul2.v
 hw/rtl/loom_sum_tree.v
+hw/rtl/loom_sat8.v
 hw/rtl/loom_gemm.v
 hw/rtl/loom_alu_lane.v
 hw/rtl/loom_alu.v

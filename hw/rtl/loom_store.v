@@ -2,10 +2,11 @@
 // the store queue.
 //
 // loom_insn_seq runs the life cycle (command queue, C2S pops, S2C pushes).
-// A STORE then goes through StCheck (loom_mem_check: SEGMENT, then SRAM,
-// before any request; empty transfers finish there) and StRun, where three
-// independent streams run:
-//   - loom_burst_gen issues the write bursts (<= 256 beats, no 4 KiB
+// loom_dma_xfer sequences a STORE as it does every DMA instruction (checks:
+// SEGMENT, then SRAM, before any request, empty transfers finishing there;
+// then the run; error; drain).  While it runs, three independent streams
+// move the data:
+//   - its loom_burst_gen issues the write bursts (<= 256 beats, no 4 KiB
 //     crossing, one transfer row never shares a burst with another);
 //     each accepted AW pushes its length onto a small queue that the W
 //     stream follows, so W never runs ahead of its AW;
@@ -26,7 +27,7 @@ module loom_store #(
   parameter integer Batch    = 1,
   parameter integer BlockOut = 16,
   parameter integer AccAddrW = 11,
-  localparam integer CmdW    = 160,
+  localparam integer CmdW    = `LOOM_CMD_BITS,
   localparam integer NumSeg  = `LOOM_NUM_SEGMENTS,
   localparam integer OutBits = Batch * BlockOut * 8
 ) (
@@ -83,8 +84,6 @@ module loom_store #(
   localparam integer RowQ     = 4;
   localparam integer LenQ     = 8;
   localparam integer RqW      = $clog2(RowQ + 1);
-  localparam [2:0] StIdle = 3'd0, StCheck = 3'd1, StRun = 3'd2, StErr = 3'd3, StDrain = 3'd4,
-                   StDone = 3'd5;
 
   generate
     if ((OutBits % BusBits) != 0 || (1 << OutShift) != Batch * BlockOut) begin : g_bad
@@ -130,14 +129,6 @@ module loom_store #(
   wire [15:0] x_size    = cmd[`LOOM_MEM_X_SIZE_LSB +: `LOOM_MEM_X_SIZE_W];
   wire [15:0] x_stride  = cmd[`LOOM_MEM_X_STRIDE_LSB +: `LOOM_MEM_X_STRIDE_W];
   wire [31:0] idx       = cmd[CmdW-1 -: 32];
-  wire [63:0] seg_base, seg_size;
-  loom_seg_sel #(.NumSeg(NumSeg)) u_seg (
-    .seg_base_i (seg_base_i),
-    .seg_size_i (seg_size_i),
-    .sel_i      (segment),
-    .base_o     (seg_base),
-    .size_o     (seg_size)
-  );
   // buffer (always OUT), padding and src_int8 (zero for a legal STORE),
   // token flags (the sequencer's) and reserved bits are not needed here
   wire [29:0] unused_cmd = {cmd[127:105], cmd[9:3]};
@@ -145,38 +136,9 @@ module loom_store #(
 
   assign cur_idx_o = idx;
 
-  reg [2:0] state_q, state_d;
-  reg [3:0] err_code_q, err_code_d;
-
-  wire check_start = exec_start && (opcode == `LOOM_OP_STORE);
-  wire chk_done, chk_empty, chk_seg, chk_sram;
-
-  loom_mem_check #(.RowsW(17)) u_check (
-    .clk_i         (clk_i),
-    .rst_ni        (rst_ni),
-    .start_i       (check_start),
-    .dram_offset_i (dram_off),
-    .y_size_i      (y_size),
-    .x_size_i      (x_size),
-    .x_stride_i    (x_stride),
-    .y_pad_i       (4'd0),
-    .x_pad_i       (4'd0),
-    .sram_base_i   (sram_base),
-    .row_shift_i   (OutShift[4:0]),
-    .rows_i        (AccRows[16:0]),
-    .seg_size_i    (seg_size),
-    .done_o        (chk_done),
-    .empty_o       (chk_empty),
-    .seg_err_o     (chk_seg),
-    .sram_err_o    (chk_sram)
-  );
-
-  wire run_start = (state_q == StCheck) && chk_done && !chk_empty && !chk_seg && !chk_sram &&
-                   !abort_i;
-  wire running   = (state_q == StRun);
-
-  // ---- write addresses and the burst length queue
-  wire       aw_busy;
+  // ---- sequencing, write addresses and the burst length queue
+  wire       run_start, running, draining, aw_busy, all_done, bus_idle, b_err;
+  wire       xfer_done, xfer_idle;
   wire       aw_fire = aw_valid_o && aw_ready_i;
   wire       len_rvalid, len_pop, unused_len_wready;
   wire [7:0] len_head;
@@ -185,21 +147,40 @@ module loom_store #(
   wire       aw_room = ({{(8 - $clog2(LenQ + 1)){1'b0}}, len_count} + 8'd2 <= LenQ[7:0]) &&
                        (b_outst_q < 8'd64);
 
-  loom_burst_gen #(.BusBytes(BusBytes)) u_aw (
-    .clk_i       (clk_i),
-    .rst_ni      (rst_ni),
-    .start_i     (run_start),
-    .abort_i     (abort_i || state_q == StErr || state_q == StDrain),
-    .enable_i    (aw_room),
-    .base_i      (seg_base + ({36'd0, dram_off} << OutShift)),
-    .stride_i    ({16'd0, x_stride} << OutShift),
-    .row_bytes_i ({16'd0, x_size} << OutShift),
-    .rows_i      (y_size),
-    .ax_valid_o  (aw_valid_o),
-    .ax_ready_i  (aw_ready_i),
-    .ax_addr_o   (aw_addr_o),
-    .ax_len_o    (aw_len_o),
-    .busy_o      (aw_busy)
+  loom_dma_xfer #(.BusBytes(BusBytes)) u_xfer (
+    .clk_i         (clk_i),
+    .rst_ni        (rst_ni),
+    .abort_i       (abort_i),
+    .start_i       (exec_start && opcode == `LOOM_OP_STORE),
+    .segment_i     (segment),
+    .dram_offset_i (dram_off),
+    .sram_base_i   (sram_base),
+    .y_size_i      (y_size),
+    .x_size_i      (x_size),
+    .x_stride_i    (x_stride),
+    .y_pad_i       (4'd0),
+    .x_pad_i       (4'd0),
+    .row_shift_i   (OutShift[4:0]),
+    .rows_i        (AccRows[16:0]),
+    .seg_base_i    (seg_base_i),
+    .seg_size_i    (seg_size_i),
+    .enable_i      (aw_room),
+    .ax_valid_o    (aw_valid_o),
+    .ax_ready_i    (aw_ready_i),
+    .ax_addr_o     (aw_addr_o),
+    .ax_len_o      (aw_len_o),
+    .run_done_i    (all_done),
+    .bus_err_i     (b_err),
+    .quiet_i       (bus_idle),
+    .quiet_next_i  (bus_idle && !aw_fire),
+    .run_start_o   (run_start),
+    .running_o     (running),
+    .stop_o        (draining),
+    .ax_busy_o     (aw_busy),
+    .done_o        (xfer_done),
+    .idle_o        (xfer_idle),
+    .err_valid_o   (err_valid_o),
+    .err_code_o    (err_code_o)
   );
 
   loom_fifo #(.Width(8), .Depth(LenQ)) u_lenq (
@@ -246,10 +227,10 @@ module loom_store #(
 
   // ---- W stream, through a register slice: AXI wants WVALID, WDATA and
   // WSTRB stable until WREADY, also when an abort turns the remaining
-  // beats into empty ones.
+  // beats into empty ones (draining: StErr or StDrain; no burst is left
+  // to finish in any other state but StRun).
   reg [7:0]     wcnt_q, wcnt_d;   // beat within the burst
   reg [NbW-1:0] wbeat_q, wbeat_d; // beat within the row
-  wire          draining = !running && (state_q != StDone);
   wire          beat_valid = len_rvalid && (draining || row_rvalid);
   wire          beat_ready;
   wire          w_fire   = beat_valid && beat_ready;
@@ -283,29 +264,23 @@ module loom_store #(
 
   // ---- B responses
   wire b_fire = b_valid_i && b_ready_o;
-  wire b_err  = b_fire && b_resp_i[1];
+  assign b_err = b_fire && b_resp_i[1];
   wire unused_bresp0 = b_resp_i[0];
   assign b_ready_o = 1'b1;
 
-  wire all_done = reader_done && !rpend_q && !row_rvalid && !aw_busy && !len_rvalid &&
-                  (b_outst_q == 8'd0);
-  wire bus_idle = !aw_busy && !len_rvalid && (b_outst_q == 8'd0);
+  assign all_done = reader_done && !rpend_q && !row_rvalid && !aw_busy && !len_rvalid &&
+                    (b_outst_q == 8'd0);
+  assign bus_idle = !aw_busy && !len_rvalid && (b_outst_q == 8'd0);
 
-  assign exec_done   = (state_q == StDone) ||
-                       (exec_start && opcode != `LOOM_OP_STORE) ||
-                       ((state_q == StCheck) && chk_done && chk_empty);
-  assign err_valid_o = (state_q == StErr);
-  assign err_code_o  = err_code_q;
+  assign exec_done   = xfer_done || (exec_start && opcode != `LOOM_OP_STORE);
   assign err_idx_o   = idx;
   assign idle_o      = seq_idle;
   assign blocked_o   = seq_blocked;
-  assign quiet_o     = (state_q == StIdle) && seq_idle;
+  assign quiet_o     = xfer_idle && seq_idle;
   assign mem_stall_o = running && ((aw_valid_o && !aw_ready_i) || (w_valid_o && !w_ready_i) ||
                                    (reader_done && !len_rvalid && b_outst_q != 8'd0));
 
   always @* begin
-    state_d    = state_q;
-    err_code_d = err_code_q;
     rx_d       = rx_q;
     ry_d       = ry_q;
     raddr_d    = raddr_q;
@@ -333,45 +308,10 @@ module loom_store #(
       raddr_d = {2'd0, sram_base};
       wbeat_d = {NbW{1'b0}};
     end
-
-    case (state_q)
-      StIdle: if (check_start) state_d = StCheck;
-      StCheck: begin
-        if (chk_done) begin
-          if (chk_empty) begin
-            state_d = StIdle;
-          end else if (chk_seg) begin
-            state_d    = StErr;
-            err_code_d = `LOOM_ERR_SEGMENT;
-          end else if (chk_sram) begin
-            state_d    = StErr;
-            err_code_d = `LOOM_ERR_SRAM;
-          end else begin
-            state_d = StRun;
-          end
-        end
-      end
-      StRun: begin
-        if (b_err) begin
-          state_d    = StErr;
-          err_code_d = `LOOM_ERR_BUS;
-        end else if (all_done) begin
-          state_d = StDone;
-        end
-      end
-      StDone:  state_d = StIdle;
-      StErr:   state_d = StErr;
-      StDrain: if (bus_idle) state_d = StIdle;
-      default: state_d = StIdle;
-    endcase
-    if (abort_i) state_d = StDrain;
-    if (abort_i && bus_idle && !aw_fire) state_d = StIdle;
   end
 
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      state_q    <= StIdle;
-      err_code_q <= `LOOM_ERR_NONE;
       rx_q       <= 16'd0;
       ry_q       <= 16'd0;
       raddr_q    <= 18'd0;
@@ -380,8 +320,6 @@ module loom_store #(
       wbeat_q    <= {NbW{1'b0}};
       b_outst_q  <= 8'd0;
     end else begin
-      state_q    <= state_d;
-      err_code_q <= err_code_d;
       rx_q       <= rx_d;
       ry_q       <= ry_d;
       raddr_q    <= raddr_d;

@@ -91,7 +91,7 @@ module loom_top (
   localparam integer AccBits  = Lanes * 32;
   localparam integer OutBits  = Lanes * 8;
   localparam integer BusBytes = BusBits / 8;
-  localparam integer CmdW     = 160;
+  localparam integer CmdW     = `LOOM_CMD_BITS;
   localparam integer AxiSizeI = $clog2(BusBytes);
   localparam [2:0]   AXI_SIZE  = AxiSizeI[2:0];
   localparam [1:0]   AXI_INCR  = 2'b01;
@@ -107,6 +107,11 @@ module loom_top (
         WgtAddrW > `LOOM_UOP_WGT_W || UopAddrW > `LOOM_GEMM_UOP_BEGIN_W ||
         CmdDepth < 1 || TokDepth < 1 || MaxOut < 1 || MaxOut > 64) begin : g_bad_config
       loom_top_illegal_configuration u_illegal ();
+    end
+    // commands are {stream index, instruction}; the index is as wide as
+    // ERR_INSN and the modules' 32-bit index ports
+    if (`LOOM_CMD_INDEX_BITS != 32 || CmdW != `LOOM_INSN_BITS + 32) begin : g_bad_cmd
+      loom_top_command_must_be_insn_and_32_bit_index u_illegal ();
     end
   endgenerate
 

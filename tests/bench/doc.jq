@@ -72,4 +72,10 @@ elif $section == "reference" then
   (["end to end on the board", "0.42 s (PYNQ, 100 MHz)", "[DESIGN.md, tvm#4986]", "\($r.latency_ms_at_clock | r(1)) ms of accelerator time at \($R.config.clock_mhz) MHz (cycles / clock; no board run)"] | row),
   (["RTL simulation of one inference", "227.73 s (TSIM, Verilator)", "[tvm#4986]", "\($r.tsim.wall_s | r(1)) s wall, \($r.tsim.cpu_s | r(1)) s CPU"] | row),
   (["functional simulation of one inference", "1.01 s (fsim)", "[tvm#4986]", "\($r.fsim.wall_s | r(3)) s wall, \($r.fsim.cpu_s | r(3)) s CPU"] | row)
+elif $section == "zoo" then
+  head(["network", "compile wall / CPU", "nodes acc. / host", "MACs on acc.", "cycles (fsim timing)", "host share of run time", "refused or failed with"]),
+  (.zoo[] | [.net, (if .compile then "\(.compile.wall_s | r(2)) s / \(.compile.cpu_s | r(2)) s" else "-" end),
+     (if .placement then "\(.placement.acc_nodes) / \(.placement.host_nodes)" else "-" end),
+     (if .placement then "\(.placement.acc_mac_pct)%" else "-" end), (.cycles | mega), (.host_share | pct),
+     (if .error then "`" + (.error | sub("^loom: [^ ]*/zoo/"; "") | gsub("\\|"; "/")) + "`" else "" end)] | row)
 else error("doc.jq: unknown section \($section)") end

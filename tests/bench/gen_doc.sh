@@ -1,6 +1,7 @@
 #!/bin/sh
-# gen_doc.sh RESULTS.json DOC.md - rewrites the generated blocks of DOC.md
-# (`make bench-doc`): every
+# gen_doc.sh RESULTS.json DOC.md [SECTION...] - rewrites the generated blocks
+# of DOC.md (`make bench-doc`; with SECTIONs only those, as `make
+# bench-zoo-doc` does from a zoo-only run): every
 #     <!-- bench:begin NAME -->
 #     ...
 #     <!-- bench:end NAME -->
@@ -10,9 +11,11 @@ set -eu
 HERE=$(cd "$(dirname "$0")" && pwd)
 R=$1
 DOC=$2
+shift 2
+ONLY=" $* "
 [ -f "$R" ] || { echo "gen_doc.sh: $R: no results (run make bench first)" >&2; exit 1; }
-awk -v r="$R" -v jqf="$HERE/doc.jq" '
-  /^<!-- bench:begin [a-z0-9_]+ -->$/ {
+awk -v r="$R" -v jqf="$HERE/doc.jq" -v only="$ONLY" '
+  /^<!-- bench:begin [a-z0-9_]+ -->$/ && (only == "  " || index(only, " " $3 " ")) {
     print; name = $3; cmd = "jq -r --arg section " name " -f \"" jqf "\" \"" r "\""
     while ((cmd | getline line) > 0) print line
     if (close(cmd) != 0) { print "gen_doc.sh: section " name ": jq failed" > "/dev/stderr"; exit 1 }

@@ -6,6 +6,9 @@
 #                         cycles on tsim, the per-layer table (about 3 min)
 #   make bench-doc        rewrites docs/performance.md's tables from bench/results.json
 #                         and copies the roofline plot next to it
+#   make bench-zoo        the model zoo's figures alone (bench/zoo/results.json);
+#                         `make bench` includes them; make bench-zoo-doc puts
+#                         its table into docs/performance.md
 #
 # tests/bench/run_bench.sh drives `loom compile` / `loom run` and the
 # programs below; Python only makes the models and measures PyTorch.
@@ -33,9 +36,9 @@ $(BENCH_GEMM): tests/bench/bench_gemm.c tests/bench/bench_rtl.c $(call obj,tests
 
 # Recursive (=): MODELS_DIR comes from tests/models/module.mk, read after this file.
 BENCH_DEPS = $(LOOM) $(BENCH_CONFIG_TOOL) $(BENCH_GEMM) $(BENCH_TSIM) $(BENCH_HOSTGEN) \
-  $(MODELS_DIR)/imagenet_manifest.json
+  $(MODELS_DIR)/imagenet_manifest.json build/models/zoo/.all.stamp
 
-.PHONY: bench bench-compiler bench-doc
+.PHONY: bench bench-compiler bench-doc bench-zoo bench-zoo-doc
 bench: deps
 	@$(MAKE) --no-print-directory $(BENCH_DEPS)
 	@LOOM=$(LOOM) BUILD=$(BUILD) MODELS=$(MODELS_DIR) OUT=$(BENCH_OUT) tests/bench/run_bench.sh all
@@ -47,6 +50,14 @@ bench-compiler: deps
 bench-doc:
 	tests/bench/gen_doc.sh $(BENCH_OUT)/results.json docs/performance.md
 	cp $(BENCH_OUT)/roofline.svg docs/performance-roofline.svg
+
+# The zoo's part alone (results in $(BENCH_OUT)/zoo/), and its table in docs/performance.md.
+bench-zoo: deps
+	@$(MAKE) --no-print-directory $(LOOM) build/models/zoo/.all.stamp
+	@LOOM=$(LOOM) BUILD=$(BUILD) MODELS=$(MODELS_DIR) OUT=$(BENCH_OUT)/zoo tests/bench/run_bench.sh zoo
+
+bench-zoo-doc:
+	tests/bench/gen_doc.sh $(BENCH_OUT)/zoo/results.json docs/performance.md zoo
 
 SCRIPT_TESTS += tests/bench/test_bench_parse.sh
 TEST_DEPS += $(LOOM)

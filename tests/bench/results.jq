@@ -76,6 +76,12 @@ def job_figures($peak; $bpc; $row; $c):
     | sort_by(.net != "resnet18")}
 + (if $in.hostgen then {hostgen: $in.hostgen} else {} end)
 + (if $in.pytorch then {pytorch: $in.pytorch} else {} end)
+# The zoo: host share = host steps' wall time / (that + accelerator time at the
+# clock, from the fsim timing model's cycles).
++ (if $in.zoo then {zoo: [$in.zoo[] | . + {
+    accel_s: (if .cycles and .clock_mhz then .cycles / (.clock_mhz * 1e6) else null end)}
+    | .host_share = (if .accel_s != null and .host_s != null and (.accel_s + .host_s) > 0
+                     then .host_s / (.accel_s + .host_s) else null end)]} else {} end)
 | (.networks | map(select(.net == "resnet18")) | first) as $r
 | .goals = ([
     (if .workloads then {goal: "each ResNet-18 conv workload >= 90% of its roofline bound",

@@ -4,6 +4,7 @@
 #   tests/bench/run_bench.sh all        everything (docs/performance.md lists it)
 #   tests/bench/run_bench.sh compiler   ResNet-18 compile time, cycles on tsim and
 #                                       the per-layer table only
+#   tests/bench/run_bench.sh zoo        the model zoo's figures only (bench_zoo)
 #
 # Environment: LOOM (build/bin/loom), BUILD (build), MODELS (build/models),
 # OUT (bench), CONFIG (default), PY3 (/usr/bin/python3).  The Makefile has
@@ -40,10 +41,11 @@ NETS="resnet18 mobilenetv2"
 TSIM_LIB=$(cd "$BUILD" && pwd)/tsim/$CONFIG/libloom_tsim.so
 
 case $MODE in
-  all | compiler) ;;
-  *) echo "usage: run_bench.sh all|compiler" >&2; exit 2 ;;
+  all | compiler | zoo) ;;
+  *) echo "usage: run_bench.sh all|compiler|zoo" >&2; exit 2 ;;
 esac
 [ "$MODE" = compiler ] && NETS=resnet18
+[ "$MODE" = zoo ] && NETS=""
 
 T0=$(date +%s)
 say() { printf 'bench: [%4ds] %s\n' $(($(date +%s) - T0)) "$*" >&2; }
@@ -66,7 +68,7 @@ parse() { awk -f "$HERE/parse_$1.awk" "$2" > "$2.json" || die "$2: not the outpu
 rm -rf "$RAW" "$PARTS"
 mkdir -p "$RAW" "$PARTS" "$WL"
 [ -x "$LOOM" ] || die "$LOOM: not built (run make bench)"
-[ -f "$TSIM_LIB" ] || die "$TSIM_LIB: not built (make tsim CONFIG=$CONFIG)"
+[ "$MODE" = zoo ] || [ -f "$TSIM_LIB" ] || die "$TSIM_LIB: not built (make tsim CONFIG=$CONFIG)"
 
 # ---- the machine and the configuration ----
 "$BUILD/bench/bench_config" "$CONFIG" > "$PARTS/config.json"
@@ -197,6 +199,61 @@ bench_torch() {
     || { cat "$RAW/pytorch.txt" >&2; die "PyTorch baseline failed"; }
 }
 
+# ---- the model zoo (tests/zoo/zoo.list, made by scripts/models/make_zoo.py) ----
+# Per network: compile time (calibrated on its 8 calibration inputs), the
+# placement summary's last line (nodes on the accelerator and the host, share
+# of MACs on the accelerator), and one check input on fsim with the timing
+# model and --profile-json: cycles, and the host steps' share of the run time,
+# host / (host + accelerator time at the clock).  A network that does not
+# compile or run is recorded with the tool's message: a benchmark stops on a
+# broken tool, not on a model the compiler refuses.
+bench_zoo() {
+  local list=tests/zoo/zoo.list Z=$MODELS/zoo name shape sflag err place prof run compiled TIMEFORMAT='%R %U %S'
+  : > "$PARTS/zoo.jsonl"
+  for name in $(awk '!/^#/ && NF {print $1}' "$list"); do
+    shape=$(awk -v n="$name" '!/^#/ && $1 == n {print $6}' "$list")
+    sflag=()
+    [ "$shape" = - ] || sflag=(--input-shape "$shape")
+    err="" place=null prof=null run=null compiled=0
+    if [ ! -f "$Z/$name/meta.json" ]; then
+      err="not made (scripts/models/make_zoo.py)"
+    else
+      say "zoo $name: compile, fsim --timing"
+      if { time "$LOOM" compile "$Z/$name/model.onnx" --config "$CONFIG" --calib "$Z/$name/calib" \
+             -o "$OUT/zoo_$name.loom" "${sflag[@]}" > "$RAW/zoo_$name.compile.txt" 2>&1; } \
+           2> "$RAW/zoo_$name.compile.time"; then
+        compiled=1
+      else
+        err=$(grep '^loom[a-z ]*: ' "$RAW/zoo_$name.compile.txt" | tail -1 || true)
+        [ -n "$err" ] || err="loom compile failed: $(tail -1 "$RAW/zoo_$name.compile.txt")"
+      fi
+    fi
+    if [ $compiled = 1 ]; then
+      place=$(sed -n 's/^placement: \([0-9]*\) nodes on the accelerator, \([0-9]*\) on the host; \([0-9.]*\)% of MACs on the accelerator$/{"acc_nodes": \1, "host_nodes": \2, "acc_mac_pct": \3}/p' \
+        "$RAW/zoo_$name.compile.txt" | tail -1 || true)
+      [ -n "$place" ] || place=null
+      if { time "$LOOM" run "$OUT/zoo_$name.loom" -b fsim --timing --profile-json "$RAW/zoo_$name.profile.json" \
+             -i "$Z/$name/check/000.npy" > "$RAW/zoo_$name.run.txt" 2>&1; } 2> "$RAW/zoo_$name.run.time"; then
+        jq -e . "$RAW/zoo_$name.profile.json" > /dev/null 2>&1 && prof=$RAW/zoo_$name.profile.json
+        run=$(time_json "$RAW/zoo_$name.run.time")
+      else
+        err=$(grep '^loom[a-z ]*: ' "$RAW/zoo_$name.run.txt" | tail -1 || true)
+        [ -n "$err" ] || err="loom run failed: $(tail -1 "$RAW/zoo_$name.run.txt")"
+      fi
+    fi
+    jq -n -c --arg net "$name" --arg err "$err" --argjson place "$place" --argjson run "$run" \
+      --argjson compile "$([ $compiled = 1 ] && time_json "$RAW/zoo_$name.compile.time" || echo null)" \
+      --slurpfile prof "$( [ "$prof" = null ] && echo /dev/null || echo "$prof")" \
+      '($prof[0] // null) as $p
+       | {net: $net, error: (if $err == "" then null else $err end),
+          compile: $compile, placement: $place,
+          fsim_run: $run, macs: ($p.total.macs // null), cycles: ($p.total.cycles // null),
+          host_s: ($p.host_seconds // null), clock_mhz: ($p.clock_mhz // null)}' >> "$PARTS/zoo.jsonl"
+  done
+  jq -s . "$PARTS/zoo.jsonl" > "$PARTS/zoo.json"
+  rm "$PARTS/zoo.jsonl"
+}
+
 if [ "$MODE" = all ]; then
   bench_workloads
   bench_gemm
@@ -205,6 +262,9 @@ for net in $NETS; do bench_net "$net"; done
 if [ "$MODE" = all ]; then
   bench_hostgen
   bench_torch
+fi
+if [ "$MODE" = all ] || [ "$MODE" = zoo ]; then
+  bench_zoo
 fi
 
 jq --arg load "$(cut -d' ' -f1-3 /proc/loadavg)" --argjson secs $(($(date +%s) - T0)) \

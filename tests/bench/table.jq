@@ -45,6 +45,15 @@ def yes: if . then "yes" else "NO" end;
   (.pytorch.networks[] as $p | ($hg | map(select(.net == $p.net)) | first) as $h |
    "  \($p.net | lpad(12)) fp32 \($p.fp32_s * 1e3 | f(1)) ms wall (\($p.fp32_cpu_s * 1e3 | f(1)) cpu); int8 \(if $p.int8_s then "\($p.int8_s * 1e3 | f(1)) ms wall (\($p.int8_cpu_s * 1e3 | f(1)) cpu, \($p.int8_engine))" else "n/a (\($p.int8_note))" end); loom --target cpu \(if $h then "\($h.cpu_llvm_s * 1e3 | f(1)) ms wall" else "-" end)\(($nets | map(select(.net == $p.net)) | first | .target_cpu_run) as $c | if $c then " (whole loom run \($c.wall_s * 1e3 | f(1)) ms wall, \($c.cpu_s * 1e3 | f(1)) cpu)" else "" end)")
  else empty end),
+(if .zoo then
+  "",
+  "Model zoo (tests/zoo/zoo.list): compile time, placement, one check input on fsim --timing; host share = host / (host + accelerator time at the clock)",
+  ("  " + ("network" | lpad(18)) + ("compile" | pad(9)) + ("acc/host nodes" | pad(16)) + ("MACs on acc" | pad(12)) + ("cycles" | pad(12)) + ("host share" | pad(11)) + "  error"),
+  (.zoo[] | "  " + (.net | lpad(18)) + (if .compile then "\(.compile.wall_s | f(2)) s" else "-" end | pad(9))
+     + (if .placement then "\(.placement.acc_nodes)/\(.placement.host_nodes)" else "-" end | pad(16))
+     + (if .placement then "\(.placement.acc_mac_pct)%" else "-" end | pad(12))
+     + (.cycles // "-" | pad(12)) + (.host_share | pct | pad(11)) + "  " + (.error // ""))
+ else empty end),
 "",
 "Goals",
 (.goals[] | "  \(if .met then "met " else "MISS" end)  \(.goal | lpad(58)) \(.value | f(3)) \(.unit) (goal \(if .unit == "workloads" then "\(.target)" else "<= \(.target)" end))")

@@ -51,12 +51,18 @@ jq -n --slurpfile rep "$T/report.json" --slurpfile cnt "$T/counters.json" \
   '{net: "resnet18", calib_inputs: 8, compile: {wall_s: 2, cpu_s: 0.5}, report: $rep[0],
     tsim: {wall_s: 10, cpu_s: 5, counters: $cnt[0]}, fsim: {wall_s: 0.2, cpu_s: 0.1, timing_cycles: null}, profile: null}' \
   > "$T/parts/net_resnet18.json"
+echo '[{"net": "unet", "error": null, "compile": {"wall_s": 1.5, "cpu_s": 1.2},
+  "placement": {"acc_nodes": 20, "host_nodes": 5, "acc_mac_pct": 97.5}, "fsim_run": {"wall_s": 0.2, "cpu_s": 0.2},
+  "macs": 1000, "cycles": 300000, "host_s": 0.001, "clock_mhz": 100},
+  {"net": "lstm", "error": "loom: m.onnx: node 3 (LSTM): op | x", "compile": null, "placement": null,
+  "fsim_run": null, "macs": null, "cycles": null, "host_s": null, "clock_mhz": null}]' > "$T/parts/zoo.json"
 "$HERE/assemble.sh" "$T/parts" > "$T/results.json" || echo '{}' > "$T/results.json"
 check "workload: utilization = MACs / (cycles x peak)" '.workloads[0].utilization - 118013952 / (712779 * 256) | fabs < 1e-12' "$T/results.json"
 check "workload: compulsory bytes (in + weights + out)" '.workloads[0].compulsory_bytes == 438272' "$T/results.json"
 check "workload: compute-bound bound = peak" '.workloads[0].bound_macs_per_cycle == 256 and (.workloads[0].goal_met | not)' "$T/results.json"
 check "layer: memory-bound bound = B/cycle x intensity" '.networks[0].layers[1] | .intensity == 25.6 and (.bound_macs_per_cycle - 204.8 | fabs < 1e-9) and (.of_bound - 1 | fabs < 1e-9) and .utilization == 0.8' "$T/results.json"
 check "layer: no MACs, no bound" '.networks[0].layers[2] | .bound_macs_per_cycle == null and .of_bound == null' "$T/results.json"
+check "zoo: host share = host / (host + cycles at the clock)" '(.zoo[0].host_share - 0.001 / 0.004 | fabs < 1e-12) and .zoo[1].host_share == null' "$T/results.json"
 check "network: cycles/s and goals" '.networks[0].tsim.cycles_per_s == 128225.9 and (.goals | map(select(.unit == "cycles"))[0].met) and (.goals | map(select(.goal | startswith("ResNet-18 through fsim (wall)")))[0].met)' "$T/results.json"
 
 if jq -r -f "$HERE/table.jq" "$T/results.json" > "$T/table.txt" && grep -q "^Goals" "$T/table.txt"; then
@@ -67,7 +73,15 @@ if "$HERE/gen_doc.sh" "$T/results.json" "$T/doc.md" && ! grep -q '^old$' "$T/doc
    && grep -q '^| 1 | `/layer1' "$T/doc.md" && tail -n 1 "$T/doc.md" | grep -q '^end$'; then
   echo "ok   gen_doc.sh"
 else echo "FAIL gen_doc.sh"; fails=$((fails + 1)); fi
-for s in run goals workloads networks cpu reference; do
+if jq -r --arg section zoo -f "$HERE/doc.jq" "$T/results.json" | grep -q '^| lstm | - | - | - | - | - | `loom: m.onnx: node 3 (LSTM): op / x` |$'; then
+  echo "ok   doc.jq zoo (a refused network and its message)"
+else echo "FAIL doc.jq zoo"; fails=$((fails + 1)); fi
+printf '<!-- bench:begin goals -->\nkept\n<!-- bench:end goals -->\n<!-- bench:begin zoo -->\nold\n<!-- bench:end zoo -->\n' > "$T/zoo.md"
+if "$HERE/gen_doc.sh" "$T/results.json" "$T/zoo.md" zoo && grep -q '^kept$' "$T/zoo.md" && ! grep -q '^old$' "$T/zoo.md" \
+   && grep -q '^| unet | 1.5 s / 1.2 s | 20 / 5 | 97.5% | 0.3 M | 25% |  |$' "$T/zoo.md"; then
+  echo "ok   gen_doc.sh with a section filter"
+else echo "FAIL gen_doc.sh with a section filter"; fails=$((fails + 1)); fi
+for s in run goals workloads networks cpu reference zoo; do
   jq -r --arg section $s -f "$HERE/doc.jq" "$T/results.json" > /dev/null || { echo "FAIL doc.jq $s"; fails=$((fails + 1)); }
 done
 

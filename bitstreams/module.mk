@@ -10,9 +10,11 @@
 #   make board-files-fix           rewrite bitstreams/*/loom.dtso from boards.def
 #   make board-estimates           Yosys (hw/synth/loom_synth.tcl) once per
 #                                  distinct (family, config, uram) of the
-#                                  boards, checked against each board's part;
-#                                  writes build/boards/estimates.md.  Minutes
-#                                  per run, so not part of `make test`
+#                                  boards, checked against each board's part,
+#                                  and loomsta's timing estimate of each board
+#                                  checked against its clock; writes
+#                                  build/boards/estimates.md and timing.md.
+#                                  Minutes per run, so not part of `make test`
 #
 # The board -> configuration table is bitstreams/boards.def; loomgen reads
 # it (so it is a prerequisite of loomgen) and generates everything else.
@@ -95,8 +97,8 @@ bitstream-run: $(BOARD_GEN)/stamp
 
 # ---------------------------------------------------------------- Yosys estimates
 
-board-estimates: $(BOARD_GEN)/stamp
-	@BUILD=$(BUILD) GEN=$(GEN) bitstreams/common/yosys-estimate.sh $(BOARD_RTL)
+board-estimates: $(BOARD_GEN)/stamp $(LOOMSTA)
+	@BUILD=$(BUILD) GEN=$(GEN) LOOMSTA=$(LOOMSTA) bitstreams/common/yosys-estimate.sh $(BOARD_RTL)
 
 # ---------------------------------------------------------------- tests
 

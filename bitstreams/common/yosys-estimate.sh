@@ -30,6 +30,14 @@
 # Anything above 100% fails; above 85% draws a warning, since Vivado rarely
 # routes a fuller device at the target clock.  The table goes to stdout and
 # to BUILD/boards/estimates.md, for docs/boards.md.
+#
+# Each run also writes its flattened netlist (LOOM_JSON=1), and loomsta
+# (LOOMSTA, default BUILD/tools/loomsta; docs/rtl.md "Timing") estimates
+# every board's Fmax from it with the delay model of the board's part: the
+# report is BUILD/boards/<key>/timing-<board>.txt, the table
+# BUILD/boards/timing.md.  A board whose configuration's clock is above its
+# estimated Fmax fails the check.  ESTIMATE_BOARDS="a b" restricts all of
+# this to the named boards (`make timing` uses it for one).
 set -u
 BUILD=${BUILD:-build}
 GEN=${GEN:-$BUILD/gen}
@@ -40,6 +48,20 @@ mkdir -p "$out"
 [ $# -gt 0 ] || { echo "yosys-estimate: no RTL files given" >&2; exit 2; }
 [ -f "$boards" ] || { echo "yosys-estimate: $boards missing (make board-files)" >&2; exit 2; }
 [ -f "$synth_tcl" ] || { echo "yosys-estimate: $synth_tcl missing" >&2; exit 2; }
+LOOMSTA=${LOOMSTA:-$BUILD/tools/loomsta}
+[ -x "$LOOMSTA" ] || { echo "yosys-estimate: $LOOMSTA missing (make $LOOMSTA)" >&2; exit 2; }
+# The boards to estimate: all, or those ESTIMATE_BOARDS names.
+selected=$out/boards.txt
+if [ -n "${ESTIMATE_BOARDS:-}" ]; then
+  for b in $ESTIMATE_BOARDS; do
+    grep -q "^$b " "$boards" || { echo "yosys-estimate: no board $b in $boards" >&2; exit 2; }
+  done
+  awk -v list=" $ESTIMATE_BOARDS " 'index(list, " " $1 " ")' "$boards" > "$selected.new"
+else
+  cp "$boards" "$selected.new"
+fi
+mv "$selected.new" "$selected"
+boards=$selected
 
 # Replace a file only when its content changes, so mtimes mean "changed".
 update() { cmp -s "$1" "$2" || cp "$1" "$2"; }
@@ -73,7 +95,8 @@ synth() {
     done
   fi
   recipe="family=$family pre=$pre rtl=$*"
-  if [ -f "$dir/stat.txt" ] && [ "$(cat "$dir/recipe.txt" 2>/dev/null)" = "$recipe" ] &&
+  if [ -f "$dir/stat.txt" ] && [ -f "$dir/netlist.json" ] &&
+     [ "$(cat "$dir/recipe.txt" 2>/dev/null)" = "$recipe" ] &&
      [ -z "$(find "$@" "$inc" "$synth_tcl" -newer "$dir/stat.txt" 2>/dev/null)" ]; then
     echo "yosys-estimate: $key: up to date ($dir/stat.txt)"
     return 0
@@ -81,7 +104,7 @@ synth() {
   echo "yosys-estimate: $key: synth_xilinx -family $family${pre:+, first: $pre} (log: $dir/yosys.log)"
   start=$(date +%s)
   rm -f "$dir/stat.txt"
-  if ! LOOM_RTL_FILES="$*" LOOM_INC="$inc" LOOM_SYNTH_OUT="$dir" LOOM_FAMILY=$family \
+  if ! LOOM_RTL_FILES="$*" LOOM_INC="$inc" LOOM_SYNTH_OUT="$dir" LOOM_FAMILY=$family LOOM_JSON=1 \
       LOOM_PRE_SYNTH="$pre" yosys -q -l "$dir/yosys.log" -c "$synth_tcl" > /dev/null 2>&1 ||
       [ ! -f "$dir/stat.txt" ]; then
     echo "yosys-estimate: $key: yosys failed; tail of $dir/yosys.log:" >&2
@@ -185,4 +208,36 @@ done < "$boards"
 mv "$table" "$out/estimates.md"
 cat "$out/estimates.md"
 [ $status -eq 0 ] && echo "yosys-estimate: every board's configuration fits its part"
+
+# Timing: each board's netlist against its part's delay model and its clock.
+table=$out/timing.md.tmp
+{
+  echo "| board | config | part | clock | estimated Fmax | worst path (logic levels) | met |"
+  echo "|---|---|---|---|---|---|---|"
+} > "$table"
+tstatus=0
+while read -r name cfg flow part family uram mhz rest; do
+  dir=$out/$(key_of "$family" "$cfg" "$uram")
+  "$LOOMSTA" --part "$part" --clock "$mhz" --top 10 --detail 3 --summary "$dir/timing-$name.sum" \
+    --markdown "$dir/timing-$name.md" "$dir/netlist.json" > "$dir/timing-$name.txt" 2> "$dir/timing-$name.err"
+  rc=$?
+  if [ $rc -ne 0 ] && [ $rc -ne 3 ]; then
+    echo "yosys-estimate: $name: loomsta failed: $(cat "$dir/timing-$name.err")" >&2
+    tstatus=1
+    continue
+  fi
+  val() { awk -v k="$1" '$1 == k { print $2 }' "$dir/timing-$name.sum"; }
+  fmax=$(val fmax_mhz)
+  met=yes
+  if [ $rc -eq 3 ]; then
+    met=NO
+    echo "yosys-estimate: $name: configuration $cfg's estimated Fmax $fmax MHz is below its clock of $mhz MHz ($dir/timing-$name.txt)" >&2
+    tstatus=1
+  fi
+  echo "| \`$name\` | \`$cfg\` | $part | $mhz MHz | $fmax MHz ($(val model)) | $(val worst_ns) ns ($(val levels)) | $met |" >> "$table"
+done < "$boards"
+mv "$table" "$out/timing.md"
+cat "$out/timing.md"
+[ $tstatus -eq 0 ] && echo "yosys-estimate: every board's configuration is estimated to reach its clock"
+[ $tstatus -eq 0 ] || status=1
 exit $status

@@ -39,7 +39,7 @@ OPT ?= -O2
 CPPFLAGS += -Iinclude -I$(BUILD)/gen -I. -D_GNU_SOURCE
 CFLAGS += -std=c11 $(OPT) -g -Wall -Wextra -Werror -Wno-unused-parameter $(SANFLAGS)
 LDFLAGS += $(SANFLAGS)
-LDLIBS += -lz -lm
+LDLIBS += -lcrypto -lz -lm
 
 # The version, written once: VERSION.  libloom.so's soname is
 # libloom.so.MAJOR; loom --version, loom_version() and loom.pc say it too.
@@ -82,11 +82,12 @@ deps:
 
 gen: $(GEN_HEADERS) $(GEN_SOURCES)
 
-LOOMGEN_SRCS := $(wildcard scripts/loomgen*.c)
+# loomgen derives the configurations with the runtime's own rules (hwconfig_rules.c).
+LOOMGEN_SRCS := $(wildcard scripts/loomgen*.c) driver/core/hwconfig_rules.c
 
-$(LOOMGEN): $(LOOMGEN_SRCS) scripts/loomgen.h $(SPEC) bitstreams/boards.def
+$(LOOMGEN): $(LOOMGEN_SRCS) scripts/loomgen.h include/loom/hwconfig_rules.h $(SPEC) bitstreams/boards.def
 	@mkdir -p $(dir $@)
-	$(CC) -std=c11 -O1 -Wall -Wextra -Werror -I. -o $@ $(LOOMGEN_SRCS) -lz
+	$(CC) -std=c11 -O1 -Wall -Wextra -Werror -I. -Iinclude -o $@ $(LOOMGEN_SRCS) -lz
 
 $(GEN)/loom_isa_gen.h: $(LOOMGEN)
 	@mkdir -p $(GEN)
@@ -130,7 +131,7 @@ $(LIBLOOM): $(call obj,$(LIBLOOM_SRCS)) $(LIBLOOM_CORE_OBJS)
 # define (scripts/libloom-symbols.sh); everything else stays inside.
 picobj = $(patsubst %.c,$(BUILD)/pic/%.o,$(1))
 LIBLOOM_PIC_OBJS = $(call picobj,$(LIBLOOM_SRCS) $(LIBLOOM_CORE_SRCS)) $(BUILD)/pic/gen/loom_isa_gen.o
-LIBLOOM_SO_LIBS := -lz -lm -ldl
+LIBLOOM_SO_LIBS := -lcrypto -lz -lm -ldl
 PUBLIC_HEADERS := $(wildcard include/loom/*.h) $(GEN)/loom_isa_gen.h
 
 $(BUILD)/pic/%.o: %.c $(GEN_HEADERS)

@@ -3,7 +3,8 @@
 #   make lint            Verilator --lint-only -Wall of loom_top, every configuration
 #   make lint-CONFIG     one configuration (tiny, default, large)
 #   make synth           Yosys synth_xilinx (xc7) of the default configuration; prints
-#                        LUT/FF/DSP48E1/RAMB36E1/RAMB18E1 and fails beyond the xc7z020
+#                        LUT/FF/DSP48E1/RAMB36E1/RAMB18E1 and fails beyond the xc7z020;
+#                        CONFIG=NAME|FILE another configuration, or a configuration file
 #   make synth-CONFIG    the same for another configuration (no capacity check)
 #   make timing CONFIG=NAME [BOARD=B]   logic levels and estimated Fmax of a configuration
 #                        (scripts/timing.sh, loomsta; docs/rtl.md "Timing"): the Yosys run of
@@ -47,7 +48,13 @@ $(foreach c,$(LOOM_CONFIGS),lint-$(c)): lint-%: $(GEN)/cfg_%/loom_cfg.vh $(GEN)/
 	  --top-module loom_top
 	@echo "lint $*: clean"
 
+# CONFIG=NAME or CONFIG=FILE (a configuration file, docs/configs.md) instead of default.
+ifeq ($(CONFIG),)
 synth: synth-default
+else
+synth: $(LOOM) $(GEN)/loom_isa.vh $(LOOM_CFG_HEADERS)
+	LOOM=$(LOOM) hw/synth/synth.sh $(CONFIG) $(GEN) $(BUILD)/synth/$(notdir $(basename $(CONFIG)))
+endif
 
 $(foreach c,$(LOOM_CONFIGS),synth-$(c)): synth-%: $(GEN)/cfg_%/loom_cfg.vh $(GEN)/loom_isa.vh
 	hw/synth/synth.sh $* $(GEN) $(BUILD)/synth/$*

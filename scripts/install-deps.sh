@@ -6,14 +6,15 @@
 #   scripts/install-deps.sh --check  exit 1 if something is missing, install nothing
 set -eu
 
-PACKAGES="build-essential pkg-config zlib1g-dev libcmocka-dev
+PACKAGES="build-essential pkg-config zlib1g-dev libssl-dev libcmocka-dev
 verilator yosys iverilog tcl libjansson-dev
 protobuf-c-compiler libprotobuf-c-dev
 python3 python3-numpy python3-onnx python3-torch python3-torchvision python3-sklearn
 gnuplot-nox jq clang libclang-rt-14-dev llvm-15-dev device-tree-compiler lld-15
 linux-headers-amd64 linux-image-amd64 sparse qemu-system-x86 busybox-static cpio libxrt-dev
 gcc-aarch64-linux-gnu gcc-arm-linux-gnueabihf libc6-dev-arm64-cross libc6-dev-armhf-cross
-qemu-user-static"
+qemu-user-static
+slurmctld slurmd slurm-client munge"
 
 # Node and npm run the model zoo's onnxruntime-node reference (tests only,
 # tests/zoo/): Debian's nodejs and npm, unless node and npm are already on the

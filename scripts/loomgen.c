@@ -13,6 +13,8 @@
  *
  * Board flows (bitstreams/boards.def, docs/boards.md):
  *
+ *   loomgen parts                  one line per part: name family lut ff dsp
+ *                                  bram36 uram
  *   loomgen boards                 one line per board: name config flow part
  *                                  family uram clock_mhz, the part's lut ff
  *                                  dsp bram36 uram, the buffers' bram36 and
@@ -50,40 +52,43 @@ static void upper(char *dst, const char *src, size_t n) {
   dst[i] = 0;
 }
 
-/* ---- derived configuration values ---- */
+/* ---- derived configuration values ----
+ *
+ * driver/core/hwconfig_rules.c derives rows and hash and knows the rules,
+ * for the named configurations here and for configuration files at run
+ * time alike. */
 
-
-static int is_pow2(int v) { return v > 0 && (v & (v - 1)) == 0; }
-
-static void canonical(const struct config *c, char *buf, size_t n) {
-  snprintf(buf, n,
-           "loom-isa=%d;name=%s;batch=%d;block_in=%d;block_out=%d;inp_kib=%d;"
-           "wgt_kib=%d;acc_kib=%d;uop_kib=%d;bus_bits=%d;cmdq=%d;tokq=%d;",
-           LOOM_ISA_VERSION, c->name, c->batch, c->block_in, c->block_out,
-           c->inp_kib, c->wgt_kib, c->acc_kib, c->uop_kib, c->bus_bits, c->cmdq,
-           c->tokq);
+struct loom_hw_config hw_config(const struct config *c) {
+  struct loom_hw_config h;
+  struct loom_hw_violation v[1];
+  memset(&h, 0, sizeof h);
+  snprintf(h.name, sizeof h.name, "%s", c->name);
+  snprintf(h.part, sizeof h.part, "%s", c->part);
+  h.comment = c->comment;
+  h.batch = c->batch, h.block_in = c->block_in, h.block_out = c->block_out;
+  h.inp_kib = c->inp_kib, h.wgt_kib = c->wgt_kib, h.acc_kib = c->acc_kib, h.uop_kib = c->uop_kib;
+  h.bus_bits = c->bus_bits, h.clock_mhz = c->clock_mhz;
+  h.cmd_queue_depth = c->cmdq, h.token_queue_depth = c->tokq, h.max_outstanding_reads = c->max_rd;
+  if (strlen(c->name) >= sizeof h.name || strlen(c->part) >= sizeof h.part)
+    die("configuration or part name too long", c->name);
+  if (loom_hw_check(&h, v, 1)) {
+    fprintf(stderr, "loomgen: hw/spec/loom_configs.def: %s: %s: %s\n", c->name, v[0].key, v[0].what);
+    exit(1);
+  }
+  loom_hw_derive(&h);
+  return h;
 }
 
 struct derived derive(const struct config *c) {
+  struct loom_hw_config h = hw_config(c);
   struct derived d;
-  char text[512];
   d.inp_row_bytes = c->batch * c->block_in;
   d.wgt_row_bytes = c->block_out * c->block_in;
   d.acc_row_bytes = c->batch * c->block_out * 4;
   d.out_row_bytes = c->batch * c->block_out;
-  d.inp_rows = c->inp_kib * 1024 / d.inp_row_bytes;
-  d.wgt_rows = c->wgt_kib * 1024 / d.wgt_row_bytes;
-  d.acc_rows = c->acc_kib * 1024 / d.acc_row_bytes;
-  d.uop_rows = c->uop_kib * 1024 / 4;
+  d.inp_rows = h.inp_rows, d.wgt_rows = h.wgt_rows, d.acc_rows = h.acc_rows, d.uop_rows = h.uop_rows;
   d.out_bytes_kib_x4 = 0;
-  if (!is_pow2(d.inp_rows) || d.inp_rows > 2048) die("INP rows not a power of two <= 2048", c->name);
-  if (!is_pow2(d.wgt_rows) || d.wgt_rows > 1024) die("WGT rows not a power of two <= 1024", c->name);
-  if (!is_pow2(d.acc_rows) || d.acc_rows > 2048) die("ACC rows not a power of two <= 2048", c->name);
-  if (!is_pow2(d.uop_rows) || d.uop_rows > 8192) die("UOP rows not a power of two <= 8192", c->name);
-  if (!is_pow2(c->bus_bits) || c->bus_bits < 64 || c->bus_bits > 512) die("bus_bits must be 64..512", c->name);
-  if (c->batch != 1 && c->batch != 2 && c->batch != 4) die("batch must be 1, 2 or 4", c->name);
-  canonical(c, text, sizeof text);
-  d.hash = (unsigned)crc32(0L, (const Bytef *)text, (uInt)strlen(text));
+  d.hash = h.hash;
   return d;
 }
 
@@ -136,6 +141,9 @@ static void c_header(const char *path) {
     fprintf(f, "#define LOOM_CONFIG_%s_HASH 0x%08Xu\n", name, derive(&configs[i]).hash);
   }
   fprintf(f, "#define LOOM_CONFIG_COUNT %d\n", COUNT(configs));
+  fprintf(f, "#define LOOM_PART_COUNT %d\n", COUNT(parts));
+  fprintf(f, "/* loom_top's buffers a part with UltraRAM moves there (bitstreams/boards.def). */\n");
+  fprintf(f, "#define LOOM_URAM_BUFFERS \"%s\"\n\n", LOOM_URAM_BUFFERS);
   fprintf(f, "/* X(\"name\", hash) per configuration: for code that cannot link\n"
              " * loom_hw_configs[] (the kernel module). */\n#define LOOM_CONFIG_LIST(X)");
   for (i = 0; i < COUNT(configs); i++)
@@ -173,15 +181,22 @@ static void c_source(const char *path) {
   fprintf(f, "\n");
   fprintf(f, "const struct loom_hw_config loom_hw_configs[LOOM_CONFIG_COUNT] = {\n");
   for (i = 0; i < COUNT(configs); i++) {
-    const struct config *c = &configs[i];
-    struct derived d = derive(c);
-    fprintf(f, "  {\"%s\", 0x%08Xu, %d, %d, %d, /* rows: */ %d, %d, %d, %d, %d,\n"
-               "   /* kib: */ %d, %d, %d, %d, %d, %d, %d, %d, %d, \"%s\", \"%s\"},\n",
-            c->name, d.hash, c->batch, c->block_in, c->block_out, d.inp_rows, d.wgt_rows,
-            d.acc_rows, d.uop_rows, d.acc_rows, c->inp_kib, c->wgt_kib, c->acc_kib,
-            c->uop_kib, c->bus_bits, c->clock_mhz, c->cmdq, c->tokq, c->max_rd, c->part,
-            c->comment);
+    struct loom_hw_config h = hw_config(&configs[i]);
+    fprintf(f, "  {.name = \"%s\", .hash = 0x%08Xu, .batch = %d, .block_in = %d, .block_out = %d,\n"
+               "   .inp_rows = %d, .wgt_rows = %d, .acc_rows = %d, .uop_rows = %d, .out_rows = %d,\n"
+               "   .inp_kib = %d, .wgt_kib = %d, .acc_kib = %d, .uop_kib = %d, .bus_bits = %d,\n"
+               "   .clock_mhz = %d, .cmd_queue_depth = %d, .token_queue_depth = %d,\n"
+               "   .max_outstanding_reads = %d, .part = \"%s\", .comment = \"%s\"},\n",
+            h.name, h.hash, h.batch, h.block_in, h.block_out, h.inp_rows, h.wgt_rows, h.acc_rows,
+            h.uop_rows, h.out_rows, h.inp_kib, h.wgt_kib, h.acc_kib, h.uop_kib, h.bus_bits,
+            h.clock_mhz, h.cmd_queue_depth, h.token_queue_depth, h.max_outstanding_reads, h.part,
+            h.comment);
   }
+  fprintf(f, "};\n\n");
+  fprintf(f, "const struct loom_hw_part loom_hw_parts[LOOM_PART_COUNT] = {\n");
+  for (i = 0; i < COUNT(parts); i++)
+    fprintf(f, "  {\"%s\", \"%s\", %ld, %ld, %ld, %ld, %ld},\n", parts[i].name, parts[i].family,
+            parts[i].lut, parts[i].ff, parts[i].dsp, parts[i].bram36, parts[i].uram);
   fprintf(f, "};\n");
   fclose(f);
 }
@@ -218,28 +233,9 @@ static void verilog_isa(FILE *f) {
   fprintf(f, "`define LOOM_CNT_COUNT %d\n`endif\n", COUNT(counters));
 }
 
-static int log2i(int v) {
-  int l = 0;
-  while ((1 << l) < v) l++;
-  return l;
-}
-
 static void verilog_config(FILE *f, const struct config *c) {
-  struct derived d = derive(c);
-  fprintf(f, "// Generated by scripts/loomgen.c from hw/spec/loom_configs.def. Do not edit.\n");
-  fprintf(f, "// Configuration '%s': %s\n", c->name, c->comment);
-  fprintf(f, "`ifndef LOOM_CFG_VH\n`define LOOM_CFG_VH\n");
-  fprintf(f, "`define LOOM_CFG_NAME \"%s\"\n`define LOOM_CFG_HASH 32'h%08X\n", c->name, d.hash);
-  fprintf(f, "`define LOOM_CFG_BATCH %d\n`define LOOM_CFG_BLOCK_IN %d\n`define LOOM_CFG_BLOCK_OUT %d\n",
-          c->batch, c->block_in, c->block_out);
-  fprintf(f, "`define LOOM_CFG_INP_ROWS %d\n`define LOOM_CFG_WGT_ROWS %d\n`define LOOM_CFG_ACC_ROWS %d\n`define LOOM_CFG_UOP_ROWS %d\n",
-          d.inp_rows, d.wgt_rows, d.acc_rows, d.uop_rows);
-  fprintf(f, "`define LOOM_CFG_INP_ADDR_W %d\n`define LOOM_CFG_WGT_ADDR_W %d\n`define LOOM_CFG_ACC_ADDR_W %d\n`define LOOM_CFG_UOP_ADDR_W %d\n",
-          log2i(d.inp_rows), log2i(d.wgt_rows), log2i(d.acc_rows), log2i(d.uop_rows));
-  fprintf(f, "`define LOOM_CFG_BUS_BITS %d\n`define LOOM_CFG_CLOCK_MHZ %d\n", c->bus_bits, c->clock_mhz);
-  fprintf(f, "`define LOOM_CFG_CMD_QUEUE_DEPTH %d\n`define LOOM_CFG_TOKEN_QUEUE_DEPTH %d\n`define LOOM_CFG_MAX_OUTSTANDING_READS %d\n",
-          c->cmdq, c->tokq, c->max_rd);
-  fprintf(f, "`endif\n");
+  struct loom_hw_config h = hw_config(c);
+  loom_hw_write_vh(f, &h);
 }
 
 static void verilog(const char *dir) {
@@ -262,15 +258,11 @@ static void tcl(const char *dir) {
   char path[1024];
   int i;
   for (i = 0; i < COUNT(configs); i++) {
-    const struct config *c = &configs[i];
-    struct derived d = derive(c);
+    struct loom_hw_config h = hw_config(&configs[i]);
     FILE *f;
-    snprintf(path, sizeof path, "%s/loom_cfg_%s.tcl", dir, c->name);
+    snprintf(path, sizeof path, "%s/loom_cfg_%s.tcl", dir, configs[i].name);
     f = open_out(path);
-    fprintf(f, "# Generated by scripts/loomgen.c from hw/spec/loom_configs.def. Do not edit.\n");
-    fprintf(f, "set loom_cfg [dict create name %s hash 0x%08X batch %d block_in %d block_out %d "
-               "bus_bits %d clock_mhz %d part %s]\n",
-            c->name, d.hash, c->batch, c->block_in, c->block_out, c->bus_bits, c->clock_mhz, c->part);
+    loom_hw_write_tcl(f, &h);
     fclose(f);
   }
 }
@@ -278,6 +270,10 @@ static void tcl(const char *dir) {
 int main(int argc, char **argv) {
   if (argc == 2 && !strcmp(argv[1], "boards")) {
     boards_list();
+    return 0;
+  }
+  if (argc == 2 && !strcmp(argv[1], "parts")) {
+    parts_list();
     return 0;
   }
   if (argc == 4 && !strcmp(argv[1], "dtso")) dtso(argv[2], argv[3]);

@@ -17,6 +17,7 @@
 #include "hw/spec/loom_regs.def"
 #include "hw/spec/loom_configs.def"
 #include "bitstreams/boards.def"
+#include "loom/hwconfig_rules.h"
 
 struct field {
   const char *format, *name;
@@ -113,11 +114,13 @@ struct karg {
 void die(const char *msg, const char *arg);
 FILE *open_out(const char *path);
 struct derived derive(const struct config *c);
+struct loom_hw_config hw_config(const struct config *c);
 const struct config *find_config(const char *name);
 const struct part *find_part(const char *name);
 void check_boards(void);
 struct memory_use board_memory(const struct board *b);
 void boards_list(void);
+void parts_list(void);
 void board_tcl(const char *dir);
 void dtso(const char *name, const char *path);
 int kernel_args(struct karg *a);

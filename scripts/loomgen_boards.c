@@ -70,55 +70,18 @@ void check_boards(void) {
  * decides which configuration fits which board, in a millisecond, so
  * `make test` can check it; LUTs and DSPs need the real synthesis. */
 
-struct buffer_shape {
-  const char *inst; /* loom_top's instance, as LOOM_URAM_BUFFERS names it */
-  long rows, bits;
-};
-
-static int shapes(const struct config *c, struct buffer_shape *s) {
-  struct derived d = derive(c);
-  s[0] = (struct buffer_shape){"u_inp", d.inp_rows, 8L * d.inp_row_bytes};
-  s[1] = (struct buffer_shape){"u_wgt", d.wgt_rows, 8L * d.wgt_row_bytes};
-  s[2] = (struct buffer_shape){"u_acc", d.acc_rows, 8L * d.acc_row_bytes};
-  s[3] = (struct buffer_shape){"u_out", d.acc_rows, 8L * d.out_row_bytes};
-  s[4] = (struct buffer_shape){"u_uop", d.uop_rows, 32};
-  return 5;
-}
-
-static long tiles(long rows, long bits, long depth, long width) {
-  return ((rows + depth - 1) / depth) * ((bits + width - 1) / width);
-}
-
-/* In half BRAM36 (one RAMB18) units. */
-static long bram18_units(long rows, long bits) {
-  static const long b36[][2] = {{512, 72}, {1024, 36}, {2048, 18}, {4096, 9}, {8192, 4}, {16384, 2}, {32768, 1}};
-  static const long b18[][2] = {{512, 36}, {1024, 18}, {2048, 9}, {4096, 4}, {8192, 2}, {16384, 1}};
-  long best = -1, n;
-  int i;
-  for (i = 0; i < COUNT(b36); i++)
-    if (n = 2 * tiles(rows, bits, b36[i][0], b36[i][1]), best < 0 || n < best) best = n;
-  for (i = 0; i < COUNT(b18); i++)
-    if (n = tiles(rows, bits, b18[i][0], b18[i][1]), n < best) best = n;
-  return best;
-}
-
-static int in_uram(const struct board *b, const char *inst) {
-  const char *list = LOOM_URAM_BUFFERS, *p = strstr(list, inst);
-  size_t n = strlen(inst);
-  return b->uram && p && (p == list || p[-1] == ' ') && (p[n] == ' ' || !p[n]);
-}
-
-
 struct memory_use board_memory(const struct board *b) {
-  struct buffer_shape s[5];
-  struct memory_use m = {0, 0, 0};
-  int i, n = shapes(find_config(b->config), s);
-  for (i = 0; i < n; i++) {
-    m.kib += s[i].rows * s[i].bits / 8 / 1024;
-    if (in_uram(b, s[i].inst)) m.uram += tiles(s[i].rows, s[i].bits, 4096, 72);
-    else m.bram18 += bram18_units(s[i].rows, s[i].bits);
-  }
-  return m;
+  struct loom_hw_config h = hw_config(find_config(b->config));
+  struct loom_hw_memory m = loom_hw_memory(&h, b->uram ? LOOM_URAM_BUFFERS : NULL);
+  struct memory_use u = {m.bram18, m.uram, m.kib};
+  return u;
+}
+
+void parts_list(void) {
+  int i;
+  for (i = 0; i < COUNT(parts); i++)
+    printf("%s %s %ld %ld %ld %ld %ld\n", parts[i].name, parts[i].family, parts[i].lut, parts[i].ff,
+           parts[i].dsp, parts[i].bram36, parts[i].uram);
 }
 
 void boards_list(void) {

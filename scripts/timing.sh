@@ -57,11 +57,7 @@ out=$BUILD/timing/$cfg
 family=xcup
 case $part in xc7*) family=xc7 ;; esac
 echo "timing: configuration $cfg (no board) on its part $part, Yosys log $out/yosys.log"
-mkdir -p "$out/inc"
-cp "$vh" "$out/inc/loom_cfg.vh" && cp "$GEN/loom_isa.vh" "$out/inc/loom_isa.vh" || exit 1
-LOOM_RTL_FILES=$(cat hw/rtl/loom_rtl.f | tr '\n' ' ') LOOM_INC="$out/inc" LOOM_SYNTH_OUT="$out" \
-  LOOM_FAMILY=$family LOOM_JSON=1 yosys -q -l "$out/yosys.log" -c hw/synth/loom_synth.tcl > /dev/null 2>&1 ||
-  { tail -n 20 "$out/yosys.log" >&2; echo "timing: yosys failed" >&2; exit 1; }
+GEN=$GEN LOOM_JSON=1 hw/synth/estimate.sh "$vh" "$family" "" "$out" || { echo "timing: yosys failed" >&2; exit 1; }
 "$LOOMSTA" --part "$part" --clock "$mhz" --top 10 --detail 3 --summary "$out/timing.sum" \
   --markdown "$out/timing.md" "$out/netlist.json" > "$out/timing.txt"
 rc=$?

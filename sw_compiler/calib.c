@@ -27,9 +27,14 @@
  * 4096 per sample).  Clipping a long tail trades a few saturated values
  * for a finer step on all others; for ReLU outputs of ResNet-18 it roughly
  * halves the error (docs/quantization.md).  pass_quantize.c decides which
- * range each tensor uses.  Only single-input
- * models are calibrated: which file feeds which input of a multi-input
- * model has no convention worth inventing before a model needs it.
+ * range each tensor uses.
+ *
+ * A model with several inputs (token ids and an attention mask, two
+ * images) reads each input's samples from PATH/NAME/ (a directory of .npy
+ * files) or PATH/NAME.npy, NAME the input's name; calibration sample k is
+ * the k-th sample of every input, so the inputs must have as many.  Those
+ * samples are all loaded at once (calibration sets are small); a single
+ * input streams its files.
  */
 #include "sw_compiler/compiler.h"
 
@@ -107,13 +112,13 @@ static int read_samples(const char *file, const struct ir_tensor *x, struct samp
   char msg[LOOM_MSG_MAX];
   if (loom_npy_read(file, &sf->npy, msg) != LOOM_OK) return ir_errorf(err, "%s", msg), -1;
   const struct loom_npy *a = &sf->npy;
-  int ok = a->dtype == LOOM_DT_F32 && a->rank == x->rank && x->rank > 0;
+  int ok = a->dtype == ir_dtype_to_loom(x->dtype) && a->rank == x->rank && x->rank > 0;
   for (int i = 1; ok && i < x->rank; i++) ok = a->dims[i] == x->dims[i];
   ok = ok && x->dims[0] > 0 && a->dims[0] > 0 && a->dims[0] % x->dims[0] == 0;
   if (!ok) {
     loom_npy_free(&sf->npy);
-    return ir_errorf(err, "%s: calibration data must be float32 of the input's shape (or a batch of it) for input '%s'",
-                     file, x->name), -1;
+    return ir_errorf(err, "%s: calibration data must be %s of the input's shape (or a batch of it) for input '%s'",
+                     file, loom_dtype_name(ir_dtype_to_loom(x->dtype)), x->name), -1;
   }
   sf->count = a->dims[0] / x->dims[0];
   sf->sample_bytes = (size_t)ir_tensor_bytes(x);
@@ -286,13 +291,16 @@ static int run_node(const struct ir_graph *g, int i, void **vals, const int *las
   return rc;
 }
 
-static int run_sample(const struct ir_graph *g, const void *input, const int *last,
+/* One sample: inputs[i] is the data of graph input i. */
+static int run_sample(const struct ir_graph *g, const void *const *inputs, const int *last,
                       struct sample_rec *rec, struct ir_error *err) {
   void **vals = ir_xcalloc((size_t)g->n_tensors + 1, sizeof *vals);
   int rc = 0;
   for (int t = 0; t < g->n_tensors; t++) vals[t] = g->tensors[t].data;
-  vals[g->inputs[0]] = (void *)input;
-  note_tensor(g, g->inputs[0], input, rec);
+  for (int i = 0; i < g->n_inputs; i++) {
+    vals[g->inputs[i]] = (void *)inputs[i];
+    note_tensor(g, g->inputs[i], inputs[i], rec);
+  }
   for (int i = 0; i < g->n_nodes && !rc; i++)
     if (!g->nodes[i].dead) rc = run_node(g, i, vals, last, rec, err);
   for (int t = 0; t < g->n_tensors; t++)
@@ -306,7 +314,7 @@ static int run_sample(const struct ir_graph *g, const void *input, const int *la
 /* One sample run by one thread into its own record. */
 struct sample_job {
   const struct ir_graph *g;
-  const void *input;
+  const void *const *inputs; /* one per graph input */
   const int *last;
   struct sample_rec rec;
   struct ir_error err;
@@ -315,7 +323,7 @@ struct sample_job {
 
 static void *sample_job_run(void *arg) {
   struct sample_job *j = arg;
-  j->rc = run_sample(j->g, j->input, j->last, &j->rec, &j->err);
+  j->rc = run_sample(j->g, j->inputs, j->last, &j->rec, &j->err);
   return NULL;
 }
 
@@ -364,15 +372,16 @@ static void free_rec(const struct ir_graph *g, struct sample_rec *rec) {
   free(rec->parts);
 }
 
-/* Runs samples in[0..n) at once (one thread each, the first on this one)
- * and merges them in order: the totals come out as from a sequential run. */
+/* Runs n samples at once (one thread each, the first on this one) and
+ * merges them in order: the totals come out as from a sequential run.
+ * Sample j's inputs are in[j * g->n_inputs ...]. */
 static int run_batch(const struct ir_graph *g, const void *const *in, int n, const int *last,
                      struct calib_range *ranges, int *samples, struct ir_error *err) {
   struct sample_job jobs[CALIB_MAX_THREADS];
   pthread_t tid[CALIB_MAX_THREADS];
   int started[CALIB_MAX_THREADS] = {0}, rc = 0;
   for (int j = 0; j < n; j++) {
-    jobs[j] = (struct sample_job){g, in[j], last, {NULL, NULL}, {{0}}, 0};
+    jobs[j] = (struct sample_job){g, in + (size_t)j * (size_t)g->n_inputs, last, {NULL, NULL}, {{0}}, 0};
     jobs[j].rec.ranges = ir_xcalloc((size_t)g->n_tensors + 1, sizeof *jobs[j].rec.ranges);
     jobs[j].rec.parts = ir_xcalloc((size_t)g->n_tensors + 1, sizeof *jobs[j].rec.parts);
   }
@@ -392,10 +401,11 @@ static int thread_count(void) {
   return cpus < 1 ? 1 : cpus > CALIB_MAX_THREADS ? CALIB_MAX_THREADS : (int)cpus;
 }
 
-/* The samples of all files in order, `width` at a time; the files a batch
- * reads stay loaded until it is done. */
+/* A single-input model: the samples of all files in order, `width` at a
+ * time; the files a batch reads stay loaded until it is done. */
 static int run_files(const struct ir_graph *g, char **files, int n_files, const int *last,
-                     struct calib_range *ranges, int *samples, struct ir_error *err) {
+                     struct calib_range *ranges, int *samples, const struct ir_progress *prog,
+                     struct ir_error *err) {
   int width = thread_count(), rc = 0, next = 0, held = 0;
   struct sample_file sf[CALIB_MAX_THREADS + 1];
   int64_t s = 0; /* next sample of sf[held - 1] */
@@ -413,6 +423,9 @@ static int run_files(const struct ir_graph *g, char **files, int n_files, const 
       in[n++] = (const uint8_t *)sf[held - 1].npy.data + s++ * sf[held - 1].sample_bytes;
     }
     if (!rc && n) rc = run_batch(g, in, n, last, ranges, samples, err);
+    /* the total, guessed from the files still to read holding as many as this one */
+    if (!rc && n) ir_progress_report(prog, "calibration", *samples,
+                                     *samples + (int)(sf[held - 1].count - s) + (n_files - next) * (int)sf[held - 1].count);
     /* keep only the file still being read */
     for (int k = 0; k + 1 < held; k++) loom_npy_free(&sf[k].npy);
     if (held > 1) sf[0] = sf[held - 1], held = 1;
@@ -422,21 +435,95 @@ static int run_files(const struct ir_graph *g, char **files, int n_files, const 
   return rc;
 }
 
+/* The samples of one input of a multi-input model, all loaded. */
+struct input_samples {
+  struct sample_file *sf;
+  int n_files;
+  int64_t count;
+};
+
+/* PATH/NAME (a directory of .npy files, or a file) or PATH/NAME.npy. */
+static int load_input(const char *path, const struct ir_tensor *x, int n_inputs, struct input_samples *in,
+                      struct ir_error *err) {
+  size_t len = strlen(path) + strlen(x->name) + 8;
+  char *where = ir_xmalloc(len);
+  struct stat st;
+  snprintf(where, len, "%s/%s", path, x->name);
+  if (stat(where, &st)) snprintf(where, len, "%s/%s.npy", path, x->name);
+  if (stat(where, &st)) {
+    free(where);
+    return ir_errorf(err, "%s: a model with %d inputs is calibrated from %s/NAME/ (a directory of .npy files) or "
+                     "%s/NAME.npy for each input NAME; input '%s' has neither", path, n_inputs, path, path, x->name), -1;
+  }
+  int n_listed;
+  char **files = list_files(where, &n_listed, err);
+  free(where);
+  if (!files) return -1;
+  in->sf = ir_xcalloc((size_t)n_listed, sizeof *in->sf);
+  int rc = 0;
+  for (int f = 0; f < n_listed && !rc; f++) {
+    rc = read_samples(files[f], x, &in->sf[f], err);
+    if (!rc) in->count += in->sf[f].count, in->n_files++; /* the files to free: those read */
+  }
+  free_files(files, n_listed);
+  return rc;
+}
+
+/* Sample k of one input. */
+static const void *input_sample(const struct input_samples *in, int64_t k) {
+  for (int f = 0;; k -= in->sf[f++].count)
+    if (k < in->sf[f].count) return (const uint8_t *)in->sf[f].npy.data + k * (int64_t)in->sf[f].sample_bytes;
+}
+
+/* A model with several inputs: sample k is the k-th sample of every input
+ * (each input's files in name order); the inputs must have as many. */
+static int run_inputs(const struct ir_graph *g, const char *path, const int *last, struct calib_range *ranges,
+                      int *samples, const struct ir_progress *prog, struct ir_error *err) {
+  int ni = g->n_inputs, rc = 0, width = thread_count();
+  struct input_samples *in = ir_xcalloc((size_t)ni, sizeof *in);
+  for (int i = 0; i < ni && !rc; i++) rc = load_input(path, &g->tensors[g->inputs[i]], ni, &in[i], err);
+  for (int i = 1; i < ni && !rc; i++)
+    if (in[i].count != in[0].count) {
+      ir_errorf(err, "%s: input '%s' has %lld calibration samples, input '%s' %lld (sample k of every input "
+                "makes calibration sample k)", path, g->tensors[g->inputs[0]].name, (long long)in[0].count,
+                g->tensors[g->inputs[i]].name, (long long)in[i].count);
+      rc = -1;
+    }
+  const void **batch = ir_xcalloc((size_t)width * (size_t)ni, sizeof *batch);
+  for (int64_t k = 0; !rc && k < in[0].count; k += width) {
+    int n = in[0].count - k < width ? (int)(in[0].count - k) : width;
+    for (int j = 0; j < n; j++)
+      for (int i = 0; i < ni; i++) batch[j * ni + i] = input_sample(&in[i], k + j);
+    rc = run_batch(g, batch, n, last, ranges, samples, err);
+    if (!rc) ir_progress_report(prog, "calibration", *samples, (int)in[0].count);
+  }
+  free(batch);
+  for (int i = 0; i < ni; i++) {
+    for (int f = 0; f < in[i].n_files; f++) loom_npy_free(&in[i].sf[f].npy);
+    free(in[i].sf);
+  }
+  free(in);
+  return rc;
+}
+
 int calib_collect(const struct ir_graph *g, const char *path, struct calib_range *ranges,
-                  int *samples, struct ir_error *err) {
+                  int *samples, const struct ir_progress *prog, struct ir_error *err) {
   *samples = 0;
   memset(ranges, 0, (size_t)g->n_tensors * sizeof *ranges);
-  if (g->n_inputs != 1)
-    return ir_errorf(err, "%s: calibration supports models with one input; this one has %d",
-                     g->source, g->n_inputs), -1;
-  if (g->tensors[g->inputs[0]].dtype != IR_DT_F32 || !ir_shape_known(&g->tensors[g->inputs[0]]))
-    return ir_errorf(err, "%s: calibration needs a float32 input of known shape", g->source), -1;
-  int n;
-  char **files = list_files(path, &n, err);
-  if (!files) return -1;
-  int *last = last_uses(g);
-  int rc = run_files(g, files, n, last, ranges, samples, err);
+  for (int i = 0; i < g->n_inputs; i++)
+    if (!ir_shape_known(&g->tensors[g->inputs[i]]))
+      return ir_errorf(err, "%s: calibration needs inputs of known shape ('%s' is not)", g->source,
+                       g->tensors[g->inputs[i]].name), -1;
+  if (g->n_inputs < 1) return ir_errorf(err, "%s: the model has no input to calibrate on", g->source), -1;
+  int *last = last_uses(g), rc;
+  if (g->n_inputs > 1) {
+    rc = run_inputs(g, path, last, ranges, samples, prog, err);
+  } else {
+    int n;
+    char **files = list_files(path, &n, err);
+    rc = files ? run_files(g, files, n, last, ranges, samples, prog, err) : -1;
+    if (files) free_files(files, n);
+  }
   free(last);
-  free_files(files, n);
   return rc;
 }

@@ -23,6 +23,7 @@
 #include <stdio.h>
 
 #include "sw_compiler/compiler.h"
+#include "sw_compiler/llvm/hostgen.h"
 #include "sw_compiler/lower.h"
 
 /*
@@ -33,11 +34,33 @@
 #define COMPILE_CLIP_MSE 2u /* clip activation ranges to the MSE-optimal one (see calib.c) */
 #define COMPILE_NO_RESIDUAL 4u /* do not fuse residual Adds into convolutions */
 
+enum compile_target {
+  COMPILE_TARGET_ACCEL = 0, /* int8 accelerator jobs, the rest on the host */
+  COMPILE_TARGET_CPU,       /* every node on the host in its own type */
+  COMPILE_TARGET_COUNT
+};
+
+/* A shape given for a model input (loom compile --input-shape). */
+struct compile_input_shape {
+  const char *name;
+  int rank;
+  int64_t dims[IR_MAX_RANK];
+};
+
 struct compile_options {
+  enum compile_target target;
   const char *config;  /* hardware configuration name; NULL: "default" */
+  const struct loom_hw_config *hw; /* when set, this configuration (a file's) instead of `config` */
   const char *calib;   /* .npy file or directory of them: required for float models */
   unsigned flags;      /* COMPILE_* */
   FILE *trace;         /* when set, the IR after each stage is printed here */
+  const struct compile_input_shape *input_shapes; /* fix dynamic input dims */
+  int n_input_shapes;
+  /* compile_model only: native host code through LLVM for host_triple (NULL:
+   * this machine; "none": none, the runtime's portable code runs), tuned
+   * for host_cpu (NULL: the target's baseline) */
+  const char *host_triple, *host_cpu;
+  struct ir_progress progress; /* optional: calibration and tiling report how far they are */
 };
 
 /* One row of the report: an accelerator job or a host step. */
@@ -57,15 +80,36 @@ struct compile_result {
   struct compile_layer *layers;
   int n_layers;
   int calib_samples;          /* samples calibration ran (0: scales from the model) */
+  enum compile_target target;
+  enum part_target *targets;  /* per node of graph: where it runs (NULL before partitioning) */
+  int native;                 /* compile_model added native host code: host is valid */
+  struct hostgen_summary host;
 };
 
-/* Compiles g (taken over: freed with the result, also on failure). */
+/* The whole pipeline, what `loom compile` runs: import, fixed input shapes,
+ * the passes, calibration and quantization (a float model for the
+ * accelerator), fusion, placement, lowering, the .loom, and native host code
+ * (o->host_triple).  For --target cpu a float graph the LLVM graph compiler
+ * takes whole becomes one native step; any other graph one portable kernel
+ * step per node. */
+int compile_model(const char *path, const struct compile_options *o, struct compile_result *r,
+                  struct ir_error *err);
+/* Compiles g without native host code (taken over: freed with the result,
+ * also on failure). */
 int compile_graph(struct ir_graph *g, const struct compile_options *o, struct compile_result *r,
                   struct ir_error *err);
-/* Imports the ONNX file and compiles it. */
+/* Imports the ONNX file and compiles it with compile_graph. */
 int compile_onnx(const char *path, const struct compile_options *o, struct compile_result *r,
                  struct ir_error *err);
 void compile_result_free(struct compile_result *r);
+
+/*
+ * compile_inputs.c
+ */
+
+/* Applies the shapes given for inputs, then checks that every input
+ * dimension is fixed (a refusal names the input, the dimension and the flag). */
+int compile_fix_inputs(struct ir_graph *g, const struct compile_input_shape *shapes, int n, struct ir_error *err);
 
 /*
  * compile_layer.c
@@ -90,7 +134,7 @@ int compile_have_im2col(void);
  * may have replaced the tensor). */
 int compile_loom(const struct ir_graph *g, const enum part_target *targets,
                  char *const *out_names, const struct loom_hw_config *cfg, unsigned flags,
-                 struct compile_result *r, struct ir_error *err);
+                 const struct ir_progress *prog, struct compile_result *r, struct ir_error *err);
 
 /*
  * report.c
@@ -99,5 +143,22 @@ int compile_loom(const struct ir_graph *g, const enum part_target *targets,
 /* The per-layer table: op, shape, MACs, tiles, DMA bytes, estimated
  * cycles, compute- or memory-bound, utilization; then the totals. */
 void compile_report_print(FILE *f, const struct compile_result *r);
+
+/*
+ * placement.c
+ */
+
+/* Where the compiled graph's nodes run (views and constants aside). */
+struct compile_placement {
+  int accel_nodes, host_nodes;
+  uint64_t accel_macs, host_macs; /* host: convolutions and matrix products only */
+};
+void compile_placement(const struct compile_result *r, struct compile_placement *p);
+/* Why node `node` (placed on the host) is there, for the summary. */
+const char *compile_host_reason(const struct ir_graph *g, const enum part_target *targets, int node);
+/* Per op type, nodes on the accelerator and on the host with the host
+ * reason; then the line "placement: N nodes on the accelerator, M on the
+ * host; P% of MACs on the accelerator". */
+void compile_placement_print(FILE *f, const struct compile_result *r);
 
 #endif

@@ -46,43 +46,7 @@
 #include <string.h>
 
 #include "driver/core/hostops_nn.h"
-#include "driver/core/loomfile.h"
-
-struct cbuf {
-  char *name;
-  uint32_t kind;
-  uint64_t size, data_offset;
-};
-
-struct ctensor {
-  char *name;
-  struct loom_file_tensor rec; /* rec.name is set at the end */
-};
-
-/* How a graph input or output shows to the user. */
-struct iface {
-  uint32_t role;          /* LOOM_ROLE_* */
-  const char *name;
-  enum ir_dtype user_dt;
-};
-
-struct lctx {
-  const struct ir_graph *g;
-  const enum part_target *targets;
-  const struct loom_hw_config *cfg;
-  unsigned flags;
-  struct compile_result *r;
-  struct ir_error *err;
-  struct loom_file_builder *b;
-  struct cbuf *bufs;
-  int n_bufs, cap_bufs;
-  struct ctensor *ts;
-  int n_ts, cap_ts;
-  int *desc;              /* per IR tensor: ctensor index, -1 before use */
-  struct iface *iface;    /* per IR tensor */
-  char *absorbed;         /* per node: presented by the interface, no step */
-  int cap_layers;
-};
+#include "sw_compiler/compile_int.h"
 
 /* ---- names, buffers, descriptors ---- */
 
@@ -103,28 +67,18 @@ static char *unique_name(const struct lctx *c, const char *want, int buffers) {
   return s;
 }
 
-static int new_buffer(struct lctx *c, const char *name, uint32_t kind, uint64_t size, uint64_t data_offset) {
+int cl_new_buffer(struct lctx *c, const char *name, uint32_t kind, uint64_t size, uint64_t data_offset) {
   if (c->n_bufs == c->cap_bufs)
     c->bufs = ir_xrealloc(c->bufs, (size_t)(c->cap_bufs = c->cap_bufs ? 2 * c->cap_bufs : 32) * sizeof *c->bufs);
   c->bufs[c->n_bufs] = (struct cbuf){unique_name(c, name, 1), kind, size ? size : 1, data_offset};
   return c->n_bufs++;
 }
 
-static uint32_t loom_dtype_of(enum ir_dtype dt) {
-  switch (dt) {
-  case IR_DT_I8: return LOOM_DT_I8;
-  case IR_DT_U8: return LOOM_DT_U8;
-  case IR_DT_I32: return LOOM_DT_I32;
-  case IR_DT_F32: return LOOM_DT_F32;
-  default: return LOOM_DT_INVALID;
-  }
-}
-
 /* The record of IR tensor t as stored (layout from the partition). */
-static int describe(struct lctx *c, int t, struct loom_file_tensor *rec) {
+int cl_describe(struct lctx *c, int t, struct loom_file_tensor *rec) {
   const struct ir_tensor *x = &c->g->tensors[t];
   memset(rec, 0, sizeof *rec);
-  rec->dtype = rec->user_dtype = loom_dtype_of(x->dtype);
+  rec->dtype = rec->user_dtype = (uint32_t)ir_dtype_to_loom(x->dtype);
   if (!rec->dtype) return ir_fail(c->err, c->g, -1, "tensor '%s' of type %s cannot live at run time", x->name, ir_dtype_name(x->dtype));
   if (x->rank > LOOM_MAX_RANK) return ir_fail(c->err, c->g, -1, "tensor '%s' has rank %d", x->name, x->rank);
   rec->rank = (uint32_t)x->rank;
@@ -135,60 +89,70 @@ static int describe(struct lctx *c, int t, struct loom_file_tensor *rec) {
     rec->layout = x->rank == 4 ? LOOM_LAYOUT_NCHWC : LOOM_LAYOUT_NC;
     rec->layout_block = (uint32_t)x->layout_block;
   }
-  if (x->quant.n == 1 && x->dtype != IR_DT_F32) rec->scale = x->quant.scale[0], rec->zero_point = x->quant.zero_point[0];
+  if (x->quant.n == 1 && (x->dtype == IR_DT_I8 || x->dtype == IR_DT_U8 || x->dtype == IR_DT_I32))
+    rec->scale = x->quant.scale[0], rec->zero_point = x->quant.zero_point[0];
   rec->bytes = loom_file_tensor_bytes(rec);
+  if (!rec->bytes && loom_file_tensor_empty(rec)) return 0; /* no elements (format 1.3) */
+  if (!rec->bytes && ir_tensor_numel(x) == 0)
+    return ir_fail(c->err, c->g, -1, "tensor '%s' has no elements and is channel-blocked", x->name);
   if (!rec->bytes) return ir_fail(c->err, c->g, -1, "tensor '%s' is too large", x->name);
   return 0;
 }
 
-static int add_desc(struct lctx *c, const char *name, const struct loom_file_tensor *rec) {
+int cl_add_desc(struct lctx *c, const char *name, const struct loom_file_tensor *rec) {
   if (c->n_ts == c->cap_ts)
     c->ts = ir_xrealloc(c->ts, (size_t)(c->cap_ts = c->cap_ts ? 2 * c->cap_ts : 64) * sizeof *c->ts);
   c->ts[c->n_ts] = (struct ctensor){unique_name(c, name, 0), *rec};
   return c->n_ts++;
 }
 
-static void grow_buffer(struct lctx *c, int buf, uint64_t end) {
+void cl_grow_buffer(struct lctx *c, int buf, uint64_t end) {
   if (c->bufs[buf].size < end) c->bufs[buf].size = end;
 }
 
 /* The descriptor of IR tensor t, created (with its own buffer) on first
  * use; `alias` >= 0 makes it view that descriptor's bytes instead. */
-static int desc_as(struct lctx *c, int t, int alias) {
+int cl_desc_as(struct lctx *c, int t, int alias) {
   if (c->desc[t] >= 0) return c->desc[t];
   struct loom_file_tensor rec;
   const struct iface *f = &c->iface[t];
-  if (describe(c, t, &rec)) return -1;
+  if (cl_describe(c, t, &rec)) return -1;
   const char *name = f->name ? f->name : c->g->tensors[t].name;
-  if (f->role) rec.role = f->role, rec.user_dtype = loom_dtype_of(f->user_dt);
+  if (f->role) rec.role = f->role, rec.user_dtype = (uint32_t)ir_dtype_to_loom(f->user_dt);
+  const struct ir_tensor *x = &c->g->tensors[t];
   if (alias >= 0) {
     rec.buffer = c->ts[alias].rec.buffer;
     rec.offset = c->ts[alias].rec.offset;
+  } else if (x->data) { /* a constant a host step reads: a CONST buffer of its bytes */
+    rec.layout = LOOM_LAYOUT_PLAIN, rec.layout_block = 0;
+    rec.bytes = loom_file_tensor_bytes(&rec);
+    uint64_t off = loom_fb_data(c->b, x->data, x->nbytes, 64);
+    rec.buffer = (uint32_t)cl_new_buffer(c, name, LOOM_BUFKIND_CONST, rec.bytes, off);
   } else {
-    rec.buffer = (uint32_t)new_buffer(c, name, LOOM_BUFKIND_WORK, rec.bytes, 0);
+    rec.buffer = (uint32_t)cl_new_buffer(c, name, LOOM_BUFKIND_WORK, rec.bytes, 0);
   }
-  grow_buffer(c, (int)rec.buffer, rec.offset + rec.bytes);
-  return c->desc[t] = add_desc(c, name, &rec);
+  cl_grow_buffer(c, (int)rec.buffer, rec.offset + rec.bytes);
+  return c->desc[t] = cl_add_desc(c, name, &rec);
 }
 
-static int desc_of(struct lctx *c, int t) { return desc_as(c, t, -1); }
+int cl_desc_of(struct lctx *c, int t) { return cl_desc_as(c, t, -1); }
 
 /* A descriptor over existing bytes: dims/layout of IR tensor `shape_of`
  * (plain when `plain`), dtype and quantization of descriptor `like`. */
-static int view_desc(struct lctx *c, int like, int shape_of, int plain, int buf, uint64_t offset,
+int cl_view_desc(struct lctx *c, int like, int shape_of, int plain, int buf, uint64_t offset,
                      const char *suffix) {
   struct loom_file_tensor rec;
-  if (describe(c, shape_of, &rec)) return -1;
+  if (cl_describe(c, shape_of, &rec)) return -1;
   const struct loom_file_tensor *l = &c->ts[like].rec;
   rec.dtype = rec.user_dtype = l->dtype;
   rec.scale = l->scale, rec.zero_point = l->zero_point;
   if (plain) rec.layout = LOOM_LAYOUT_PLAIN, rec.layout_block = 0;
   rec.bytes = loom_file_tensor_bytes(&rec);
   rec.buffer = (uint32_t)buf, rec.offset = offset;
-  grow_buffer(c, buf, offset + rec.bytes);
+  cl_grow_buffer(c, buf, offset + rec.bytes);
   char name[300];
   snprintf(name, sizeof name, "%s%s", c->g->tensors[shape_of].name, suffix);
-  return add_desc(c, name, &rec);
+  return cl_add_desc(c, name, &rec);
 }
 
 /* ---- the interface ---- */
@@ -248,7 +212,7 @@ static int plan_interface(struct lctx *c, char *const *out_names) {
 
 /* ---- steps ---- */
 
-static struct compile_layer *new_row(struct lctx *c) {
+struct compile_layer *cl_new_row(struct lctx *c) {
   struct compile_result *r = c->r;
   if (r->n_layers == c->cap_layers)
     r->layers = ir_xrealloc(r->layers, (size_t)(c->cap_layers = c->cap_layers ? 2 * c->cap_layers : 32) * sizeof *r->layers);
@@ -257,15 +221,15 @@ static struct compile_layer *new_row(struct lctx *c) {
   return row;
 }
 
-static void host_row(struct lctx *c, int node, uint32_t kind) {
+void cl_host_row(struct lctx *c, int node, uint32_t kind) {
   const struct ir_node *n = &c->g->nodes[node];
-  struct compile_layer *row = new_row(c);
+  struct compile_layer *row = cl_new_row(c);
   snprintf(row->name, sizeof row->name, "%s", n->name ? n->name : c->g->tensors[n->out[0]].name);
   snprintf(row->op, sizeof row->op, "host %s", loom_hostop_name(kind));
   compile_shape_text(&c->g->tensors[n->out[0]], row->shape, sizeof row->shape);
 }
 
-static void host_step(struct lctx *c, uint32_t kind, const int *in, int n_in, const int *out, int n_out,
+void cl_host_step(struct lctx *c, uint32_t kind, const int *in, int n_in, const int *out, int n_out,
                       const void *params, uint64_t param_size) {
   struct loom_file_step s = {.kind = LOOM_STEP_HOST, .index = kind};
   for (int k = 0; k < 4; k++) s.inputs[k] = k < n_in ? (uint32_t)in[k] : LOOM_FILE_NO_BUFFER;
@@ -277,9 +241,9 @@ static void host_step(struct lctx *c, uint32_t kind, const int *in, int n_in, co
   loom_fb_step(c->b, &s);
 }
 
-static int copy_step(struct lctx *c, int from, int to) {
+int cl_copy_step(struct lctx *c, int from, int to) {
   if (from < 0 || to < 0) return -1;
-  host_step(c, LOOM_HOSTOP_COPY, &from, 1, &to, 1, NULL, 0);
+  cl_host_step(c, LOOM_HOSTOP_COPY, &from, 1, &to, 1, NULL, 0);
   return 0;
 }
 
@@ -301,16 +265,16 @@ static int softmax_step(struct lctx *c, int node, int x, int y) {
     v.rank = 2, v.dims[0] = outer, v.dims[1] = inner, v.role = LOOM_ROLE_INTERNAL;
     char name[300];
     snprintf(name, sizeof name, "%s.2d", c->ts[x].name);
-    x = add_desc(c, name, &v);
+    x = cl_add_desc(c, name, &v);
     v = c->ts[y].rec;
     memset(v.dims, 0, sizeof v.dims);
     v.rank = 2, v.dims[0] = outer, v.dims[1] = inner, v.role = LOOM_ROLE_INTERNAL;
     snprintf(name, sizeof name, "%s.2d", c->ts[y].name);
-    y = add_desc(c, name, &v);
+    y = cl_add_desc(c, name, &v);
     axis = 1;
   }
   uint8_t p[4] = {(uint8_t)axis, (uint8_t)(axis >> 8), (uint8_t)(axis >> 16), (uint8_t)(axis >> 24)};
-  host_step(c, LOOM_HOSTOP_SOFTMAX, &x, 1, &y, 1, p, sizeof p);
+  cl_host_step(c, LOOM_HOSTOP_SOFTMAX, &x, 1, &y, 1, p, sizeof p);
   return 0;
 }
 
@@ -318,40 +282,40 @@ static int softmax_step(struct lctx *c, int node, int x, int y) {
  * blocked side converted by COPY. */
 static int repack_steps(struct lctx *c, int node) {
   const struct ir_node *n = &c->g->nodes[node];
-  int xi = n->in[0], yi = n->out[0], x = desc_of(c, xi), y = desc_of(c, yi);
+  int xi = n->in[0], yi = n->out[0], x = cl_desc_of(c, xi), y = cl_desc_of(c, yi);
   if (x < 0 || y < 0) return -1;
   const struct loom_file_tensor *rx = &c->ts[x].rec, *ry = &c->ts[y].rec;
   if (rx->dtype != ry->dtype) return ir_fail(c->err, c->g, node, "operand and result types differ");
   if (!rx->layout) /* plain x read with y's shape */
-    return copy_step(c, view_desc(c, x, yi, 1, (int)rx->buffer, rx->offset, ".view"), y);
+    return cl_copy_step(c, cl_view_desc(c, x, yi, 1, (int)rx->buffer, rx->offset, ".view"), y);
   if (!ry->layout) /* y's bytes written with x's shape */
-    return copy_step(c, x, view_desc(c, x, xi, 1, (int)ry->buffer, ry->offset, ".view"));
-  int scratch = new_buffer(c, c->ts[x].name, LOOM_BUFKIND_WORK, 0, 0);
-  copy_step(c, x, view_desc(c, x, xi, 1, scratch, 0, ".plain"));
-  return copy_step(c, view_desc(c, x, yi, 1, scratch, 0, ".plain"), y);
+    return cl_copy_step(c, x, cl_view_desc(c, x, xi, 1, (int)ry->buffer, ry->offset, ".view"));
+  int scratch = cl_new_buffer(c, c->ts[x].name, LOOM_BUFKIND_WORK, 0, 0);
+  cl_copy_step(c, x, cl_view_desc(c, x, xi, 1, scratch, 0, ".plain"));
+  return cl_copy_step(c, cl_view_desc(c, x, yi, 1, scratch, 0, ".plain"), y);
 }
 
 /* Concat: each operand copied into its slice of the result's bytes. */
 static int concat_steps(struct lctx *c, int node) {
   const struct ir_node *n = &c->g->nodes[node];
-  int y = desc_of(c, n->out[0]);
+  int y = cl_desc_of(c, n->out[0]);
   if (y < 0) return -1;
   const struct ir_tensor *yt = &c->g->tensors[n->out[0]];
   int64_t axis = ir_attr_int(n, "axis", 0), inner = 1, at = 0;
   if (axis < 0) axis += yt->rank;
   for (int d = (int)axis + 1; d < yt->rank; d++) inner *= yt->dims[d];
   for (int k = 0; k < n->n_in; k++) {
-    int x = desc_of(c, n->in[k]);
+    int x = cl_desc_of(c, n->in[k]);
     if (x < 0) return -1;
     struct loom_file_tensor rx = c->ts[y].rec;
     if (c->ts[x].rec.dtype != rx.dtype) return ir_fail(c->err, c->g, node, "Concat operands differ in type");
     uint64_t es = loom_dtype_size((loom_dtype)rx.dtype);
     uint64_t off = rx.layout ? (uint64_t)(at / rx.layout_block) * inner * rx.layout_block * es : (uint64_t)(at * inner) * es;
-    int slice = view_desc(c, y, n->in[k], 0, (int)rx.buffer, rx.offset + off, ".slice");
+    int slice = cl_view_desc(c, y, n->in[k], 0, (int)rx.buffer, rx.offset + off, ".slice");
     if (slice < 0) return -1;
     c->ts[slice].rec.layout = rx.layout, c->ts[slice].rec.layout_block = rx.layout_block;
     c->ts[slice].rec.bytes = loom_file_tensor_bytes(&c->ts[slice].rec);
-    copy_step(c, x, slice);
+    cl_copy_step(c, x, slice);
     at += c->g->tensors[n->in[k]].dims[axis];
   }
   return 0;
@@ -362,7 +326,7 @@ static int concat_steps(struct lctx *c, int node) {
 static int gather_step(struct lctx *c, int node) {
   const struct ir_node *n = &c->g->nodes[node];
   const struct ir_tensor *it = &c->g->tensors[n->in[1]];
-  int x = desc_of(c, n->in[0]), y = desc_of(c, n->out[0]);
+  int x = cl_desc_of(c, n->in[0]), y = cl_desc_of(c, n->out[0]);
   if (x < 0 || y < 0) return -1;
   const struct loom_file_tensor *rx = &c->ts[x].rec;
   int64_t len = c->g->tensors[n->in[0]].dims[0];
@@ -370,7 +334,7 @@ static int gather_step(struct lctx *c, int node) {
   if (k < 0) k += len;
   if (k < 0 || k >= len || rx->layout) return ir_fail(c->err, c->g, node, "index %lld out of range, or a blocked operand", (long long)k);
   uint64_t slice = rx->bytes / (uint64_t)len;
-  return copy_step(c, view_desc(c, x, n->out[0], 1, (int)rx->buffer, rx->offset + (uint64_t)k * slice, ".slice"), y);
+  return cl_copy_step(c, cl_view_desc(c, x, n->out[0], 1, (int)rx->buffer, rx->offset + (uint64_t)k * slice, ".slice"), y);
 }
 
 static int host_node(struct lctx *c, int node) {
@@ -383,25 +347,25 @@ static int host_node(struct lctx *c, int node) {
   } else if (n->op == IR_OP_GATHER) {
     rc = gather_step(c, node);
   } else if (n->op == IR_OP_QUANTIZELINEAR || n->op == IR_OP_DEQUANTIZELINEAR || n->op == IR_OP_SOFTMAX) {
-    int x = desc_of(c, n->in[0]), y = desc_of(c, n->out[0]);
+    int x = cl_desc_of(c, n->in[0]), y = cl_desc_of(c, n->out[0]);
     if (x < 0 || y < 0) return -1;
     kind = n->op == IR_OP_SOFTMAX ? LOOM_HOSTOP_SOFTMAX
            : n->op == IR_OP_QUANTIZELINEAR ? LOOM_HOSTOP_QUANTIZE : LOOM_HOSTOP_DEQUANTIZE;
     if (n->op == IR_OP_SOFTMAX) rc = softmax_step(c, node, x, y);
-    else host_step(c, kind, &x, 1, &y, 1, NULL, 0);
+    else cl_host_step(c, kind, &x, 1, &y, 1, NULL, 0);
   } else {
     rc = repack_steps(c, node);
   }
-  if (!rc) host_row(c, node, kind);
+  if (!rc) cl_host_row(c, node, kind);
   return rc;
 }
 
 static int view_node(struct lctx *c, int node) {
   const struct ir_node *n = &c->g->nodes[node];
-  int x = desc_of(c, n->in[0]);
+  int x = cl_desc_of(c, n->in[0]);
   if (x < 0) return -1;
   if (c->desc[n->out[0]] >= 0) return 0;
-  return desc_as(c, n->out[0], x) < 0 ? -1 : 0;
+  return cl_desc_as(c, n->out[0], x) < 0 ? -1 : 0;
 }
 
 /* The folded stem's input (LOWER_ACT_IM2COL): a host IM2COL step gathers
@@ -410,7 +374,7 @@ static int im2col_input(struct lctx *c, int node, const struct lower_program *p,
 #ifdef LOOM_HOSTOP_HAVE_IM2COL
   const struct lower_act *a = &p->act[LOWER_SEG_IN];
   const struct lower_im2col *m = &a->im2col;
-  int x = desc_of(c, t);
+  int x = cl_desc_of(c, t);
   if (x < 0) return -1;
   struct loom_file_tensor rec = c->ts[x].rec;
   memset(rec.dims, 0, sizeof rec.dims);
@@ -420,16 +384,16 @@ static int im2col_input(struct lctx *c, int node, const struct lower_program *p,
   rec.bytes = loom_file_tensor_bytes(&rec);
   char name[300];
   snprintf(name, sizeof name, "%s.im2col", c->ts[x].name);
-  rec.buffer = (uint32_t)new_buffer(c, name, LOOM_BUFKIND_WORK, rec.bytes, 0);
-  grow_buffer(c, (int)rec.buffer, p->seg_bytes[LOWER_SEG_IN]);
-  int y = add_desc(c, name, &rec);
+  rec.buffer = (uint32_t)cl_new_buffer(c, name, LOOM_BUFKIND_WORK, rec.bytes, 0);
+  cl_grow_buffer(c, (int)rec.buffer, p->seg_bytes[LOWER_SEG_IN]);
+  int y = cl_add_desc(c, name, &rec);
   int32_t v[LOOM_IM2COL_PARAM_COUNT] = {m->k_h, m->k_w, m->stride_h, m->stride_w, m->pad_t, m->pad_l,
                                         m->dil_h, m->dil_w, m->out_h, m->out_w, m->pad_value};
   uint8_t params[4 * LOOM_IM2COL_PARAM_COUNT];
   for (int i = 0; i < LOOM_IM2COL_PARAM_COUNT; i++)
     for (int b = 0; b < 4; b++) params[4 * i + b] = (uint8_t)((uint32_t)v[i] >> (8 * b));
-  host_step(c, LOOM_HOSTOP_IM2COL, &x, 1, &y, 1, params, sizeof params);
-  host_row(c, node, LOOM_HOSTOP_IM2COL);
+  cl_host_step(c, LOOM_HOSTOP_IM2COL, &x, 1, &y, 1, params, sizeof params);
+  cl_host_row(c, node, LOOM_HOSTOP_IM2COL);
   snprintf(c->r->layers[c->r->n_layers - 1].shape, sizeof c->r->layers[0].shape, "%lldx%lldx%lldx%lld",
            (long long)rec.dims[0], (long long)rec.dims[1], (long long)rec.dims[2], (long long)rec.dims[3]);
   j->segments[LOWER_SEG_IN] = rec.buffer;
@@ -448,7 +412,7 @@ static int im2col_input(struct lctx *c, int node, const struct lower_program *p,
  * finishes the job.  *from / *to get the two descriptors. */
 static int acc_out_segment(struct lctx *c, int node, const struct lower_program *p, int t, struct loom_file_job *j,
                            int *from, int *to) {
-  int y = desc_of(c, t);
+  int y = cl_desc_of(c, t);
   if (y < 0) return -1;
   struct loom_file_tensor rec = c->ts[y].rec;
   if (rec.layout || (rec.rank != 4 && rec.rank != 2) || rec.dtype != LOOM_DT_I32)
@@ -460,13 +424,13 @@ static int acc_out_segment(struct lctx *c, int node, const struct lower_program 
   LOOM_ASSERT(rec.bytes == c->ts[y].rec.bytes);
   char name[300];
   snprintf(name, sizeof name, "%s.bytes", c->ts[y].name);
-  *to = add_desc(c, name, &rec);
+  *to = cl_add_desc(c, name, &rec);
   rec.layout_block = (uint32_t)p->act[LOWER_SEG_OUT].block, rec.offset = 0;
   rec.bytes = loom_file_tensor_bytes(&rec);
   snprintf(name, sizeof name, "%s.lanes", c->ts[y].name);
-  rec.buffer = (uint32_t)new_buffer(c, name, LOOM_BUFKIND_WORK, rec.bytes, 0);
-  grow_buffer(c, (int)rec.buffer, p->seg_bytes[LOWER_SEG_OUT]);
-  *from = add_desc(c, name, &rec);
+  rec.buffer = (uint32_t)cl_new_buffer(c, name, LOOM_BUFKIND_WORK, rec.bytes, 0);
+  cl_grow_buffer(c, (int)rec.buffer, p->seg_bytes[LOWER_SEG_OUT]);
+  *from = cl_add_desc(c, name, &rec);
   j->segments[LOWER_SEG_OUT] = rec.buffer;
   return 0;
 }
@@ -476,14 +440,14 @@ static int map_segment(struct lctx *c, int node, const struct lower_program *p, 
                        struct loom_file_job *j) {
   const struct lower_act *a = &p->act[seg];
   if (a->layout == LOWER_ACT_IM2COL && seg == LOWER_SEG_IN) return im2col_input(c, node, p, t, j);
-  int d = desc_of(c, t);
+  int d = cl_desc_of(c, t);
   if (d < 0) return -1;
   const struct loom_file_tensor *rec = &c->ts[d].rec;
   if (a->layout != LOWER_ACT_NCHWC)
     return ir_fail(c->err, c->g, node, "the lowering chose the %s layout, which needs a host step Loom does not have yet",
                 lower_act_layout_names[a->layout]);
   LOOM_ASSERT(rec->offset == 0 && rec->layout && (int)rec->layout_block == a->block);
-  grow_buffer(c, (int)rec->buffer, p->seg_bytes[seg]);
+  cl_grow_buffer(c, (int)rec->buffer, p->seg_bytes[seg]);
   j->segments[seg] = rec->buffer;
   return 0;
 }
@@ -521,7 +485,7 @@ static int job_node(struct lctx *c, int node) {
     char name[128];
     snprintf(name, sizeof name, "%s.const", row.name);
     uint64_t off = loom_fb_data(c->b, p.const_data, p.const_bytes, 64);
-    j.segments[LOWER_SEG_CONST] = (uint32_t)new_buffer(c, name, LOOM_BUFKIND_CONST, p.const_bytes, off);
+    j.segments[LOWER_SEG_CONST] = (uint32_t)cl_new_buffer(c, name, LOOM_BUFKIND_CONST, p.const_bytes, off);
     j.insn_first = loom_fb_insns(c->b, code, p.insn_count);
     j.insn_count = p.insn_count;
     free(code);
@@ -530,8 +494,8 @@ static int job_node(struct lctx *c, int node) {
     for (int k = 0; k < 2; k++) s.outputs[k] = LOOM_FILE_NO_BUFFER;
     loom_fb_step(c->b, &s);
     job_meta(c, &row);
-    *new_row(c) = row;
-    if (acc_out) copy_step(c, lanes, i32), host_row(c, node, LOOM_HOSTOP_COPY);
+    *cl_new_row(c) = row;
+    if (acc_out) cl_copy_step(c, lanes, i32), cl_host_row(c, node, LOOM_HOSTOP_COPY);
   }
   lower_program_free(&p);
   return rc;
@@ -540,9 +504,11 @@ static int job_node(struct lctx *c, int node) {
 static int emit_nodes(struct lctx *c) {
   for (int i = 0; i < c->g->n_nodes; i++) {
     int rc = 0;
+    ir_progress_report(c->prog, "tiling", i, c->g->n_nodes);
     switch (c->targets[i]) {
     case PART_ACCEL: rc = job_node(c, i); break;
     case PART_HOST: rc = host_node(c, i); break;
+    case PART_KERNEL: rc = cl_kernel_node(c, i); break;
     case PART_ALIAS: rc = view_node(c, i); break;
     case PART_NONE: case PART_COUNT: break;
     }
@@ -550,7 +516,7 @@ static int emit_nodes(struct lctx *c) {
   }
   /* interface tensors no step touched (an unused input) */
   for (int t = 0; t < c->g->n_tensors; t++)
-    if (c->iface[t].role && desc_of(c, t) < 0) return -1;
+    if (c->iface[t].role && cl_desc_of(c, t) < 0) return -1;
   return 0;
 }
 
@@ -584,18 +550,20 @@ static void lctx_free(struct lctx *c) {
   free(c->desc);
   free(c->iface);
   free(c->absorbed);
+  free(c->plain);
   loom_file_builder_free(c->b);
 }
 
 int compile_loom(const struct ir_graph *g, const enum part_target *targets, char *const *out_names,
-                 const struct loom_hw_config *cfg, unsigned flags, struct compile_result *r,
-                 struct ir_error *err) {
-  struct lctx c = {.g = g, .targets = targets, .cfg = cfg, .flags = flags, .r = r, .err = err};
+                 const struct loom_hw_config *cfg, unsigned flags, const struct ir_progress *prog,
+                 struct compile_result *r, struct ir_error *err) {
+  struct lctx c = {.g = g, .targets = targets, .cfg = cfg, .flags = flags, .r = r, .err = err, .prog = prog};
   c.b = loom_file_builder_new(cfg->hash);
   c.desc = ir_xmalloc(((size_t)g->n_tensors + 1) * sizeof *c.desc);
   c.iface = ir_xcalloc((size_t)g->n_tensors + 1, sizeof *c.iface);
   c.absorbed = ir_xcalloc((size_t)g->n_nodes + 1, 1);
-  for (int t = 0; t < g->n_tensors; t++) c.desc[t] = -1;
+  c.plain = ir_xmalloc(((size_t)g->n_tensors + 1) * sizeof *c.plain);
+  for (int t = 0; t < g->n_tensors; t++) c.desc[t] = c.plain[t] = -1;
   int rc = plan_interface(&c, out_names) || emit_nodes(&c) || finish(&c);
   lctx_free(&c);
   return rc ? -1 : 0;

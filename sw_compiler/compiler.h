@@ -46,6 +46,9 @@ struct ir_graph *ir_parse(const char *text, const char *source, struct ir_error 
 
 /* Checks definition before use, arity, dtypes, ranks and attributes. */
 int ir_verify(const struct ir_graph *g, struct ir_error *err);
+/* Whether node `node`'s operand dtypes and ranks, where known, are ones its
+ * kind takes (a typed kind in other types becomes a generic node). */
+int ir_kind_types_ok(const struct ir_graph *g, int node);
 
 /* The attributes each op accepts (the ONNX importer accepts the same). */
 struct ir_attr_spec {
@@ -59,10 +62,10 @@ const struct ir_attr_spec *ir_attr_spec_find(enum ir_op_kind op, const char *nam
 const char *ir_attr_missing(const struct ir_node *n);
 
 /*
- * onnx_import.c
+ * onnx_import.c, onnx_import_node.c, onnx_import_norm.c
  */
 
-#define ONNX_MIN_OPSET 10 /* QLinearConv, QLinearMatMul and the Integer ops arrived in 10 */
+#define ONNX_MIN_OPSET 7  /* older models import when each op means what it means at 7 */
 #define ONNX_MAX_OPSET 17
 #define ONNX_MAX_FILE_BYTES (INT64_C(1) << 31)
 
@@ -87,6 +90,24 @@ int ir_pass_shape_infer(struct ir_graph *g, struct ir_error *err);
  * a statically shaped tensor); their results become constants.  *changed
  * tells whether anything was folded. */
 int ir_pass_const_fold(struct ir_graph *g, int *changed, struct ir_error *err);
+
+/*
+ * pass_simplify.c
+ */
+
+/* Export habits in the forms fusion matches, all exact: Relu/Clip chains as
+ * one Clip, spatial ReduceMean as GlobalAveragePool, a zero Pad into the
+ * next Conv's or AveragePool's pads, Sub of a constant as Add. */
+int ir_pass_simplify(struct ir_graph *g, struct ir_error *err);
+
+/*
+ * pass_const_ops.c
+ */
+
+/* Accelerator target: Mul / Div / Add of an NCHW activation by a
+ * per-channel or scalar constant folded into the Conv before it, or as a
+ * depthwise 1x1 Conv. */
+int ir_pass_const_ops_to_conv(struct ir_graph *g, struct ir_error *err);
 
 /*
  * pass_bn_fold.c
@@ -124,6 +145,21 @@ int ir_eval_ref(const struct ir_graph *g, const void *const *inputs, void **outp
  * (in[k] NULL for an absent optional operand). */
 int ir_eval_node(const struct ir_graph *g, int node, const void *const *in, void *const *out,
                  struct ir_error *err);
+
+/*
+ * ir_eval_host.c
+ */
+
+/* Runs node `node` on the portable host kernel of its ONNX op (generic
+ * nodes, and typed ones as the op of their form).  in / out as for
+ * ir_eval_node; a result's buffer must hold its dims (a capacity for a
+ * data-dependent one); dims (may be NULL) receives each result's real dims. */
+int ir_eval_kernel(const struct ir_graph *g, int node, const void *const *in, void *const *out,
+                   int64_t (*dims)[IR_MAX_RANK], struct ir_error *err);
+/* Whether the host kernels have op `op`. */
+int ir_have_kernel(const char *op);
+/* Whether attribute a of node n is ONNX's (not a Loom marker). */
+int ir_attr_is_onnx(const struct ir_node *n, const struct ir_attr *a);
 
 /*
  * conv_f32.c
@@ -165,9 +201,10 @@ struct calib_range {
  * files, or one .npy file; an array with a leading dimension that is a
  * multiple of the input's is split into samples) and records, in ranges[t]
  * for every tensor t (g->n_tensors entries), the min and max of its float
- * values.  *samples gets the number of samples run. */
+ * values.  *samples gets the number of samples run.  `prog` (may be NULL)
+ * hears of every batch of samples. */
 int calib_collect(const struct ir_graph *g, const char *path, struct calib_range *ranges,
-                  int *samples, struct ir_error *err);
+                  int *samples, const struct ir_progress *prog, struct ir_error *err);
 /* Fills clip_lo / clip_hi of n ranges (the MSE search: costly, so only
  * when asked for). */
 void calib_choose_clip(struct calib_range *ranges, int n);
@@ -230,7 +267,8 @@ int ir_pass_fuse_matmul_bias(struct ir_graph *g, struct ir_error *err);
 enum part_target {
   PART_NONE = 0, /* no run-time work (constants) */
   PART_ACCEL,    /* one accelerator job */
-  PART_HOST,     /* host op(s) on the CPU */
+  PART_HOST,     /* host op(s) on the CPU (driver/core/hostops.h) */
+  PART_KERNEL,   /* the ONNX op on the portable host kernels (driver/core/kernel.h) */
   PART_ALIAS,    /* a view: the result shares its operand's bytes */
   PART_COUNT
 };
@@ -242,5 +280,8 @@ extern const char *const part_target_names[PART_COUNT];
  * that neither the accelerator nor the host runtime can execute. */
 int ir_pass_partition(struct ir_graph *g, int block, enum part_target *targets,
                       struct ir_error *err);
+/* Every node on the host (loom compile --target cpu): views stay views, the
+ * rest kernel steps; every tensor plain. */
+int ir_pass_partition_host(struct ir_graph *g, enum part_target *targets, struct ir_error *err);
 
 #endif

@@ -72,97 +72,6 @@ char *ir_xstrdup(const char *s) {
   return memcpy(ir_xmalloc(n), s, n);
 }
 
-/* ---- kind tables ---- */
-
-static const char *const dtype_names[] = {"?", "f32", "i8", "u8", "i32", "i64"};
-_Static_assert(sizeof dtype_names / sizeof dtype_names[0] == IR_DT_COUNT,
-               "dtype_names must name every ir_dtype");
-static const unsigned char dtype_sizes[] = {0, 4, 1, 1, 4, 8};
-_Static_assert(sizeof dtype_sizes == IR_DT_COUNT, "dtype_sizes must cover every ir_dtype");
-
-const char *ir_dtype_name(enum ir_dtype dt) {
-  return (unsigned)dt < IR_DT_COUNT ? dtype_names[dt] : "invalid";
-}
-
-int ir_dtype_from_name(const char *name) {
-  for (int i = 0; i < IR_DT_COUNT; i++)
-    if (!strcmp(dtype_names[i], name)) return i;
-  return -1;
-}
-
-size_t ir_dtype_size(enum ir_dtype dt) {
-  return (unsigned)dt < IR_DT_COUNT ? dtype_sizes[dt] : 0;
-}
-
-static const char *const layout_names[] = {"plain", "NCHW", "NHWC", "NCHWc"};
-_Static_assert(sizeof layout_names / sizeof layout_names[0] == IR_LAYOUT_COUNT,
-               "layout_names must name every ir_layout");
-
-const char *ir_layout_name(enum ir_layout l) {
-  return (unsigned)l < IR_LAYOUT_COUNT ? layout_names[l] : "invalid";
-}
-
-static const char *const attr_kind_names[] = {"int", "float", "ints", "floats", "string", "tensor"};
-_Static_assert(sizeof attr_kind_names / sizeof attr_kind_names[0] == IR_ATTR_COUNT,
-               "attr_kind_names must name every ir_attr_kind");
-
-const char *ir_attr_kind_name(enum ir_attr_kind k) {
-  return (unsigned)k < IR_ATTR_COUNT ? attr_kind_names[k] : "invalid";
-}
-
-#define F IR_OPF_FOLDABLE
-#define V IR_OPF_VARIADIC
-/* Positional on purpose: adding an enum value without a row breaks the
- * _Static_assert below. */
-const struct ir_op_info ir_op_infos[] = {
-    {"Conv", 2, 3, 1, 0},
-    {"Gemm", 2, 3, 1, 0},
-    {"MatMul", 2, 2, 1, 0},
-    {"Relu", 1, 1, 1, F},
-    {"Clip", 1, 3, 1, F},
-    {"Add", 2, 2, 1, F},
-    {"Mul", 2, 2, 1, F},
-    {"MaxPool", 1, 1, 1, 0},
-    {"AveragePool", 1, 1, 1, 0},
-    {"GlobalAveragePool", 1, 1, 1, 0},
-    {"Flatten", 1, 1, 1, F},
-    {"Reshape", 2, 2, 1, F},
-    {"Transpose", 1, 1, 1, F},
-    {"Concat", 1, 1, 1, F | V},
-    {"BatchNormalization", 5, 5, 1, 0},
-    {"Softmax", 1, 1, 1, 0},
-    {"Identity", 1, 1, 1, F},
-    {"QuantizeLinear", 2, 3, 1, 0},
-    {"DequantizeLinear", 2, 3, 1, 0},
-    {"QLinearConv", 8, 9, 1, 0},
-    {"QLinearMatMul", 8, 8, 1, 0},
-    {"ConvInteger", 2, 4, 1, 0},
-    {"MatMulInteger", 2, 4, 1, 0},
-    {"Constant", 0, 0, 1, F},
-    {"Shape", 1, 1, 1, F},
-    {"Gather", 2, 2, 1, F},
-    {"Unsqueeze", 1, 1, 1, F},
-    {"Squeeze", 1, 1, 1, F},
-    {"loom.QConv", 1, 1, 1, V},
-    {"loom.QGemm", 1, 1, 1, V},
-    {"loom.QAdd", 2, 2, 1, 0},
-    {"loom.QPool", 1, 1, 1, 0},
-};
-#undef F
-#undef V
-_Static_assert(sizeof ir_op_infos / sizeof ir_op_infos[0] == IR_OP_COUNT,
-               "ir_op_infos must describe every ir_op_kind");
-
-const char *ir_op_name(enum ir_op_kind op) {
-  return (unsigned)op < IR_OP_COUNT ? ir_op_infos[op].name : "invalid";
-}
-
-int ir_op_from_name(const char *name) {
-  for (int i = 0; i < IR_OP_COUNT; i++)
-    if (!strcmp(ir_op_infos[i].name, name)) return i;
-  return -1;
-}
-
 /* ---- name map ---- */
 
 static uint32_t hash_name(const char *s) {
@@ -215,10 +124,13 @@ static void attr_free(struct ir_attr *a) {
   free(a->ints);
   free(a->floats);
   free(a->s);
+  for (int i = 0; a->strs && i < a->n; i++) free(a->strs[i]);
+  free(a->strs);
 }
 
 static void node_free(struct ir_node *n) {
   free(n->name);
+  free(n->type);
   free(n->in);
   free(n->out);
   for (int i = 0; i < n->n_attrs; i++) attr_free(&n->attrs[i]);
@@ -241,6 +153,8 @@ void ir_graph_free(struct ir_graph *g) {
   free(g->outputs);
   free(g->name_map);
   free(g->source);
+  for (int i = 0; i < g->n_dim_names; i++) free(g->dim_names[i].name);
+  free(g->dim_names);
   free(g);
 }
 
@@ -339,6 +253,28 @@ int ir_node_insert(struct ir_graph *g, int pos, enum ir_op_kind op, const char *
   return pos;
 }
 
+int ir_node_add_onnx(struct ir_graph *g, const char *type, int opset, const char *name,
+                     int n_in, const int *in, int n_out, const int *out) {
+  int id = ir_node_add(g, IR_OP_ONNX, name, n_in, in, n_out, out);
+  g->nodes[id].type = ir_xstrdup(type);
+  g->nodes[id].opset = opset;
+  return id;
+}
+
+void ir_node_demote(struct ir_graph *g, int node, int opset) {
+  struct ir_node *n = &g->nodes[node];
+  if (n->op == IR_OP_ONNX) return;
+  LOOM_ASSERT(n->op < IR_OP_QCONV && n->op != IR_OP_CONSTANT);
+  n->opset = opset > 0 ? opset : ir_kind_opset(n);
+  n->type = ir_xstrdup(ir_op_name(n->op));
+  ir_attr_remove(n, "legacy_2d");
+  n->op = IR_OP_ONNX;
+}
+
+const char *ir_node_op(const struct ir_node *n) {
+  return n->op == IR_OP_ONNX && n->type ? n->type : ir_op_name(n->op);
+}
+
 int ir_build(struct ir_graph *g, enum ir_op_kind op, int n_in, const int *in) {
   int y = ir_tensor_add(g, NULL, IR_DT_UNDEF, -1, NULL);
   ir_node_add(g, op, NULL, n_in, in, 1, &y);
@@ -411,6 +347,30 @@ void ir_attr_set_tensor(struct ir_graph *g, int node, const char *name, int tens
   attr_slot(g, node, name, IR_ATTR_TENSOR)->tensor = tensor;
 }
 
+void ir_attr_set_strings(struct ir_graph *g, int node, const char *name, int n,
+                         const char *const *v) {
+  struct ir_attr *a = attr_slot(g, node, name, IR_ATTR_STRINGS);
+  a->n = n;
+  a->strs = ir_xcalloc((size_t)(n ? n : 1), sizeof *a->strs);
+  for (int i = 0; i < n; i++) a->strs[i] = ir_xstrdup(v[i]);
+}
+
+void ir_attrs_copy(struct ir_graph *g, int to, const struct ir_node *from) {
+  for (int i = 0; i < from->n_attrs; i++) {
+    const struct ir_attr *a = &from->attrs[i];
+    switch (a->kind) {
+    case IR_ATTR_INT: ir_attr_set_int(g, to, a->name, a->i); break;
+    case IR_ATTR_FLOAT: ir_attr_set_float(g, to, a->name, a->f); break;
+    case IR_ATTR_INTS: ir_attr_set_ints(g, to, a->name, a->n, a->ints); break;
+    case IR_ATTR_FLOATS: ir_attr_set_floats(g, to, a->name, a->n, a->floats); break;
+    case IR_ATTR_STRING: ir_attr_set_string(g, to, a->name, a->s); break;
+    case IR_ATTR_TENSOR: ir_attr_set_tensor(g, to, a->name, a->tensor); break;
+    case IR_ATTR_STRINGS: ir_attr_set_strings(g, to, a->name, a->n, (const char *const *)a->strs); break;
+    case IR_ATTR_COUNT: LOOM_ASSERT(0);
+    }
+  }
+}
+
 int64_t ir_attr_int(const struct ir_node *n, const char *name, int64_t dflt) {
   const struct ir_attr *a = ir_attr_find(n, name);
   return a && a->kind == IR_ATTR_INT ? a->i : dflt;
@@ -419,6 +379,23 @@ int64_t ir_attr_int(const struct ir_node *n, const char *name, int64_t dflt) {
 float ir_attr_float(const struct ir_node *n, const char *name, float dflt) {
   const struct ir_attr *a = ir_attr_find(n, name);
   return a && a->kind == IR_ATTR_FLOAT ? a->f : dflt;
+}
+
+const char *ir_attr_string(const struct ir_node *n, const char *name, const char *dflt) {
+  const struct ir_attr *a = ir_attr_find(n, name);
+  return a && a->kind == IR_ATTR_STRING ? a->s : dflt;
+}
+
+int ir_attr_ints(const struct ir_node *n, const char *name, const int64_t **v) {
+  const struct ir_attr *a = ir_attr_find(n, name);
+  if (!a || a->kind != IR_ATTR_INTS) return -1;
+  *v = a->ints;
+  return a->n;
+}
+
+void ir_dim_name_add(struct ir_graph *g, int tensor, int dim, const char *name) {
+  g->dim_names = ir_xrealloc(g->dim_names, (size_t)(g->n_dim_names + 1) * sizeof *g->dim_names);
+  g->dim_names[g->n_dim_names++] = (struct ir_dim_name){tensor, dim, ir_xstrdup(name ? name : "")};
 }
 
 void ir_quant_set(struct ir_graph *g, int tensor, int axis, int n,
@@ -471,14 +448,8 @@ void ir_tensor_set_data(struct ir_graph *g, int t, const void *data, size_t nbyt
 
 void ir_fill_seq(enum ir_dtype dt, int64_t n, void *buf) {
   for (int64_t i = 0; i < n; i++) {
-    switch (dt) {
-    case IR_DT_F32: ((float *)buf)[i] = (float)i; break;
-    case IR_DT_I8: ((int8_t *)buf)[i] = (int8_t)(uint8_t)(i & 0xff); break;
-    case IR_DT_U8: ((uint8_t *)buf)[i] = (uint8_t)(i & 0xff); break;
-    case IR_DT_I32: ((int32_t *)buf)[i] = (int32_t)i; break;
-    case IR_DT_I64: ((int64_t *)buf)[i] = i; break;
-    default: LOOM_ASSERT(0);
-    }
+    if (ir_dtype_is_float(dt)) ir_store_f64(dt, buf, i, (double)i);
+    else ir_store_i64(dt, buf, i, dt == IR_DT_BOOL ? (i & 1) : i); /* integers wrap */
   }
 }
 
@@ -564,6 +535,7 @@ void ir_graph_compact(struct ir_graph *g) {
   }
   remap_ids(g->inputs, g->n_inputs, newid);
   remap_ids(g->outputs, g->n_outputs, newid);
+  for (int i = 0; i < g->n_dim_names; i++) remap_ids(&g->dim_names[i].tensor, 1, newid);
   map_rebuild(g, g->name_map_cap);
   free(live);
   free(newid);
@@ -572,10 +544,10 @@ void ir_graph_compact(struct ir_graph *g) {
 const char *ir_node_where(const struct ir_graph *g, int node, char *buf, size_t len) {
   const struct ir_node *n = &g->nodes[node];
   if (n->name && n->name[0]) {
-    snprintf(buf, len, "node %d '%s' (%s)", node, n->name, ir_op_name(n->op));
+    snprintf(buf, len, "node %d '%s' (%s)", node, n->name, ir_node_op(n));
   } else {
     const char *res = n->n_out > 0 && n->out[0] >= 0 ? g->tensors[n->out[0]].name : "";
-    snprintf(buf, len, "node %d '%%%s' (%s)", node, res, ir_op_name(n->op));
+    snprintf(buf, len, "node %d '%%%s' (%s)", node, res, ir_node_op(n));
   }
   return buf;
 }

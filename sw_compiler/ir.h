@@ -47,6 +47,17 @@ struct ir_error {
 void ir_errorf(struct ir_error *err, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* Progress of a long compile (compile_options.progress): the stage
+ * ("calibration", "tiling", ...) has done `done` of `total` items (total
+ * 0: unknown).  The compiler prints nothing itself. */
+struct ir_progress {
+  void (*fn)(void *ctx, const char *stage, int done, int total);
+  void *ctx;
+};
+static inline void ir_progress_report(const struct ir_progress *p, const char *stage, int done, int total) {
+  if (p && p->fn) p->fn(p->ctx, stage, done, total);
+}
+
 struct ir_graph;
 /* The compiler's one error helper: "source: where: what" into err, where
  * `where` names node `node` of g (ir_node_where), or "graph" when node < 0.
@@ -68,11 +79,29 @@ enum ir_dtype {
   IR_DT_U8,    /* unsigned 8-bit (quantized activations) */
   IR_DT_I32,   /* accumulators, quantized biases */
   IR_DT_I64,   /* shape tensors and indices at import */
+  /* Host-only types: graph inputs and outputs, and nodes that run on the
+   * host in their own type (comparisons give bool, Cast any of these). */
+  IR_DT_BOOL,  /* one byte, 0 or 1 */
+  IR_DT_I16,
+  IR_DT_U16,
+  IR_DT_U32,
+  IR_DT_U64,
+  IR_DT_F16,   /* IEEE binary16 */
+  IR_DT_BF16,  /* bfloat16 */
+  IR_DT_F64,
   IR_DT_COUNT
 };
 const char *ir_dtype_name(enum ir_dtype dt);     /* "f32", "?" for UNDEF */
 int ir_dtype_from_name(const char *name);         /* -1 when unknown */
 size_t ir_dtype_size(enum ir_dtype dt);           /* 0 for UNDEF */
+int ir_dtype_is_float(enum ir_dtype dt);          /* f16, bf16, f32, f64 */
+/* The IR type of an ONNX TensorProto.DataType code, -1 when none (string,
+ * complex, unknown). */
+int ir_dtype_from_onnx(int64_t code);
+/* The runtime's name for an IR type (LOOM_DT_INVALID for UNDEF), and back
+ * (IR_DT_UNDEF for a type the IR lacks). */
+loom_dtype ir_dtype_to_loom(enum ir_dtype dt);
+enum ir_dtype ir_dtype_from_loom(loom_dtype dt);
 
 /* ---- layouts ---- */
 
@@ -106,6 +135,8 @@ struct ir_tensor {
   void *data;              /* constant data, owned; NULL if not constant */
   size_t nbytes;           /* bytes of data */
   int is_input;            /* a graph input */
+  int dyn;                 /* dims are a capacity: the op's result size depends on data
+                            * (NonZero, Unique, ...); the run time reports the real dims */
   enum ir_layout layout;
   int layout_block;        /* k of NCHWc<k> */
   struct ir_quant quant;
@@ -167,6 +198,12 @@ enum ir_op_kind {
   IR_OP_QPOOL,              /* x; attrs avg (0: max, 1: average), kernel_shape, strides, pads,
                              * multiplier; max: y = max over the window (padding ignored);
                              * avg: y = REQ(sum (x - in_zp), multiplier), padding reads in_zp */
+  /* Any other standard ONNX op, kept as it came: node->type names it,
+   * node->opset is the version whose semantics apply, the attributes are
+   * ONNX's.  Shape inference knows every such type (shape_onnx*.c); it runs
+   * on the host through the portable kernels (driver/core/kernel.h), which
+   * also evaluate it for constant folding and calibration. */
+  IR_OP_ONNX,
   IR_OP_COUNT
 };
 
@@ -181,8 +218,14 @@ struct ir_op_info {
   unsigned flags;
 };
 extern const struct ir_op_info ir_op_infos[IR_OP_COUNT];
+struct ir_node;
 const char *ir_op_name(enum ir_op_kind op);
-int ir_op_from_name(const char *name);  /* -1 when unknown */
+int ir_op_from_name(const char *name);  /* -1 when unknown (and for "onnx") */
+/* The ai.onnx opset whose form a node of a typed kind has (the importer
+ * keeps one form per kind: Clip bounds as operands, Squeeze axes as an
+ * attribute, ...), for running it as an ONNX op on the host kernels.  A
+ * generic node answers its own opset. */
+int ir_kind_opset(const struct ir_node *n);
 
 /* ---- attributes ---- */
 
@@ -193,6 +236,7 @@ enum ir_attr_kind {
   IR_ATTR_FLOATS,  /* list of float */
   IR_ATTR_STRING,  /* NUL-terminated string */
   IR_ATTR_TENSOR,  /* a constant tensor of the graph, by id */
+  IR_ATTR_STRINGS, /* list of NUL-terminated strings */
   IR_ATTR_COUNT
 };
 const char *ir_attr_kind_name(enum ir_attr_kind k);
@@ -207,12 +251,15 @@ struct ir_attr {
   int64_t *ints;    /* INTS, owned */
   float *floats;    /* FLOATS, owned */
   char *s;          /* STRING, owned */
+  char **strs;      /* STRINGS (n of them), owned */
 };
 
 /* ---- nodes and graphs ---- */
 
 struct ir_node {
   enum ir_op_kind op;
+  char *type;       /* IR_OP_ONNX: the ONNX op type ("Resize"), owned; else NULL */
+  int opset;        /* IR_OP_ONNX: the ai.onnx version whose semantics apply */
   char *name;       /* optional (NULL); kept from ONNX for messages */
   int n_in;
   int *in;          /* tensor ids; -1 for an absent optional operand */
@@ -235,6 +282,15 @@ struct ir_graph {
   int n_outputs, cap_outputs;
   int *name_map;    /* open-addressing hash: name -> tensor id (-1 empty) */
   int name_map_cap;
+  struct ir_dim_name *dim_names; /* symbolic dims of graph inputs, from the model */
+  int n_dim_names;
+};
+
+/* A graph input's dimension the model left symbolic ("batch"): unknown (-1)
+ * until fixed (loom compile --input-shape). */
+struct ir_dim_name {
+  int tensor, dim;
+  char *name;       /* owned; "" for a dimension without a name */
 };
 
 /* ---- ir.c: graph construction and small helpers ---- */
@@ -262,6 +318,16 @@ int ir_node_add(struct ir_graph *g, enum ir_op_kind op, const char *name,
  * by one); returns pos. */
 int ir_node_insert(struct ir_graph *g, int pos, enum ir_op_kind op, const char *name,
                    int n_in, const int *in, int n_out, const int *out);
+/* Records a generic node (IR_OP_ONNX) of ONNX type `type` at `opset`. */
+int ir_node_add_onnx(struct ir_graph *g, const char *type, int opset, const char *name,
+                     int n_in, const int *in, int n_out, const int *out);
+/* Turns a node of a typed kind into the generic node of the same ONNX op
+ * (type = the kind's name; opset given, or ir_kind_opset when <= 0): for
+ * forms the kind does not cover, which then run on the host kernels. */
+void ir_node_demote(struct ir_graph *g, int node, int opset);
+/* The op type as ONNX names it: node->type for a generic node, else the
+ * kind's name. */
+const char *ir_node_op(const struct ir_node *n);
 /* Records a single-result node with a fresh result tensor of unknown type;
  * returns the result tensor id. */
 int ir_build(struct ir_graph *g, enum ir_op_kind op, int n_in, const int *in);
@@ -274,10 +340,20 @@ void ir_attr_set_floats(struct ir_graph *g, int node, const char *name,
                         int n, const float *v);
 void ir_attr_set_string(struct ir_graph *g, int node, const char *name, const char *s);
 void ir_attr_set_tensor(struct ir_graph *g, int node, const char *name, int tensor);
+void ir_attr_set_strings(struct ir_graph *g, int node, const char *name, int n,
+                         const char *const *v);
 const struct ir_attr *ir_attr_find(const struct ir_node *n, const char *name);
 void ir_attr_remove(struct ir_node *n, const char *name);
 int64_t ir_attr_int(const struct ir_node *n, const char *name, int64_t dflt);
 float ir_attr_float(const struct ir_node *n, const char *name, float dflt);
+const char *ir_attr_string(const struct ir_node *n, const char *name, const char *dflt);
+/* An INTS attribute: its count and values, or -1 when absent. */
+int ir_attr_ints(const struct ir_node *n, const char *name, const int64_t **v);
+/* Copies every attribute of node `from` (of graph gf) onto node `to` of g;
+ * tensor attributes must name tensors of g (gf == g). */
+void ir_attrs_copy(struct ir_graph *g, int to, const struct ir_node *from);
+/* Records that dim `dim` of graph input `tensor` is named `name` in the model. */
+void ir_dim_name_add(struct ir_graph *g, int tensor, int dim, const char *name);
 
 /* Sets per-tensor (axis < 0, n == 1) or per-axis quantization parameters. */
 void ir_quant_set(struct ir_graph *g, int tensor, int axis, int n,
@@ -293,7 +369,22 @@ int ir_shape_known(const struct ir_tensor *t);
 /* Replaces the data of tensor t (copied), making it a constant. */
 void ir_tensor_set_data(struct ir_graph *g, int t, const void *data, size_t nbytes);
 
-/* Fills buf with 0, 1, 2, ... in dtype dt (8-bit types wrap). */
+/* ---- ir_elem.c: elements of any dtype ---- */
+
+/* Element i of a buffer of dtype dt as double / int64 (bool is 0 or 1). */
+double ir_load_f64(enum ir_dtype dt, const void *p, int64_t i);
+int64_t ir_load_i64(enum ir_dtype dt, const void *p, int64_t i);
+/* Stores: a double into a float type rounds to nearest, into an integer
+ * type truncates toward zero and saturates (NaN stores 0); an int64 into an
+ * integer type wraps (as ONNX Cast between integers does).  bool stores
+ * v != 0. */
+void ir_store_f64(enum ir_dtype dt, void *p, int64_t i, double v);
+void ir_store_i64(enum ir_dtype dt, void *p, int64_t i, int64_t v);
+float ir_f16_to_f32(uint16_t h);
+uint16_t ir_f32_to_f16(float f);
+
+/* Fills buf with 0, 1, 2, ... in dtype dt (integer types wrap, bool
+ * alternates). */
 void ir_fill_seq(enum ir_dtype dt, int64_t n, void *buf);
 
 /* Rewires every use of tensor `from` (node operands, graph outputs) to `to`. */

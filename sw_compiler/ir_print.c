@@ -115,13 +115,18 @@ static void print_decl_type(FILE *f, const struct ir_tensor *t) {
 }
 
 static void print_element(FILE *f, enum ir_dtype dt, const void *data, int64_t i) {
-  switch (dt) {
-  case IR_DT_F32: print_float(f, ((const float *)data)[i]); break;
-  case IR_DT_I8: fprintf(f, "%d", ((const int8_t *)data)[i]); break;
-  case IR_DT_U8: fprintf(f, "%u", ((const uint8_t *)data)[i]); break;
-  case IR_DT_I32: fprintf(f, "%d", (int)((const int32_t *)data)[i]); break;
-  case IR_DT_I64: fprintf(f, "%lld", (long long)((const int64_t *)data)[i]); break;
-  default: LOOM_ASSERT(0);
+  if (dt == IR_DT_F64) {
+    char buf[40];
+    double v = ((const double *)data)[i];
+    snprintf(buf, sizeof buf, "%.17g", v);
+    fputs(buf, f);
+    if (isfinite(v) && !strpbrk(buf, ".e")) fputs(".0", f);
+  } else if (ir_dtype_is_float(dt)) {
+    print_float(f, (float)ir_load_f64(dt, data, i));
+  } else if (dt == IR_DT_U64) {
+    fprintf(f, "%llu", (unsigned long long)((const uint64_t *)data)[i]);
+  } else {
+    fprintf(f, "%lld", (long long)ir_load_i64(dt, data, i));
   }
 }
 
@@ -182,6 +187,14 @@ static void print_attr(FILE *f, const struct ir_graph *g, const struct ir_attr *
     break;
   case IR_ATTR_STRING: print_string(f, a->s); break;
   case IR_ATTR_TENSOR: print_ref(f, g, a->tensor); break;
+  case IR_ATTR_STRINGS:
+    fputs("strings[", f);
+    for (int i = 0; i < a->n; i++) {
+      if (i) fputc(',', f);
+      print_string(f, a->strs[i]);
+    }
+    fputc(']', f);
+    break;
   default: LOOM_ASSERT(0);
   }
 }
@@ -192,7 +205,8 @@ void ir_print_node(FILE *f, const struct ir_graph *g, const struct ir_node *n) {
     print_ref(f, g, n->out[k]);
     if (n->out[k] >= 0) print_decl_type(f, &g->tensors[n->out[k]]);
   }
-  fprintf(f, " = %s(", ir_op_name(n->op));
+  if (n->op == IR_OP_ONNX) fprintf(f, " = %s@%d(", n->type, n->opset);
+  else fprintf(f, " = %s(", ir_op_name(n->op));
   for (int k = 0; k < n->n_in; k++) {
     if (k) fputs(", ", f);
     print_ref(f, g, n->in[k]);

@@ -17,6 +17,7 @@
  * check what they need.
  */
 #include "sw_compiler/compiler.h"
+#include "sw_compiler/onnx_schema.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
@@ -124,8 +125,27 @@ static int check_tensor(struct vctx *v, int t) {
 
 /* ---- attributes ---- */
 
+/* A generic node: its attributes against the ONNX schema of its type. */
+static int check_onnx_attrs(struct vctx *v, const struct ir_node *n, const struct onnx_schema *s) {
+  for (int i = 0; i < n->n_attrs; i++) {
+    const struct ir_attr *a = &n->attrs[i];
+    int kind = onnx_schema_attr(s, a->name, NULL);
+    if (kind < 0) return ir_fail(v->err, v->g, v->node, "attribute '%s' is not supported", a->name);
+    if (kind != (int)a->kind)
+      return ir_fail(v->err, v->g, v->node, "attribute '%s' must be %s, not %s", a->name,
+                     ir_attr_kind_name((enum ir_attr_kind)kind), ir_attr_kind_name(a->kind));
+    if (a->kind == IR_ATTR_TENSOR &&
+        (a->tensor < 0 || a->tensor >= v->g->n_tensors || !v->g->tensors[a->tensor].data))
+      return ir_fail(v->err, v->g, v->node, "attribute '%s' must name a constant", a->name);
+  }
+  char buf[128];
+  const char *missing = onnx_schema_missing(s, n, buf, sizeof buf);
+  return missing ? ir_fail(v->err, v->g, v->node, "required attribute '%s' is missing", missing) : 0;
+}
+
 static int check_attrs(struct vctx *v, const struct ir_node *n) {
   if (free_form_attrs(n->op)) return 0;
+  if (n->op == IR_OP_ONNX) return check_onnx_attrs(v, n, onnx_schema_find(n->type, n->opset));
   for (int i = 0; i < n->n_attrs; i++) {
     const struct ir_attr *a = &n->attrs[i];
     const struct ir_attr_spec *s = ir_attr_spec_find(n->op, a->name);
@@ -143,7 +163,19 @@ static int check_attrs(struct vctx *v, const struct ir_node *n) {
 
 /* ---- operands and results ---- */
 
+/* Operand and result counts of a generic node against its schema. */
+static int check_onnx_arity(struct vctx *v, const struct ir_node *n) {
+  const struct onnx_schema *s = n->type ? onnx_schema_find(n->type, n->opset) : NULL;
+  if (!s) return ir_fail(v->err, v->g, v->node, "op '%s' at opset %d is not an ONNX op Loom knows", n->type ? n->type : "?", n->opset);
+  if (n->n_in < s->min_in || n->n_in > s->max_in)
+    return ir_fail(v->err, v->g, v->node, "takes %d to %d operands, has %d", s->min_in, s->max_in, n->n_in);
+  if (n->n_out < s->min_out || n->n_out > s->max_out)
+    return ir_fail(v->err, v->g, v->node, "takes %d to %d results, has %d", s->min_out, s->max_out, n->n_out);
+  return 0;
+}
+
 static int check_arity(struct vctx *v, const struct ir_node *n) {
+  if (n->op == IR_OP_ONNX) return check_onnx_arity(v, n);
   const struct ir_op_info *info = &ir_op_infos[n->op];
   int variadic = info->flags & IR_OPF_VARIADIC;
   if (n->n_in < info->min_in || (!variadic && n->n_in > info->max_in)) {
@@ -158,6 +190,7 @@ static int check_arity(struct vctx *v, const struct ir_node *n) {
 static int check_operands(struct vctx *v, const struct ir_node *n) {
   int min_in = ir_op_infos[n->op].min_in;
   if (n->op == IR_OP_CONCAT || free_form_attrs(n->op)) min_in = n->n_in;
+  if (n->op == IR_OP_ONNX) min_in = onnx_schema_find(n->type, n->opset)->min_in;
   for (int k = 0; k < n->n_in; k++) {
     int t = n->in[k];
     if (t < 0 && k < min_in) return ir_fail(v->err, v->g, v->node, "operand %d is required", k);
@@ -217,8 +250,10 @@ static int check_all_f32(struct vctx *v, const struct ir_node *n) {
   return 0;
 }
 
+/* Windows of any rank verify: shape inference turns the ones above 2-D into
+ * generic nodes (the host kernels run them). */
 static int check_conv_like(struct vctx *v, const struct ir_node *n, int x, int w) {
-  if (want_rank(v, n, x, 3, 4) || want_rank(v, n, w, 3, 4)) return -1;
+  if (want_rank(v, n, x, 3, IR_MAX_RANK) || want_rank(v, n, w, 3, IR_MAX_RANK)) return -1;
   const struct ir_tensor *a = opnd(v, n, x), *b = opnd(v, n, w);
   if (a->rank >= 0 && b->rank >= 0 && a->rank != b->rank)
     return ir_fail(v->err, v->g, v->node, "input rank %d and weight rank %d differ", a->rank, b->rank);
@@ -242,9 +277,9 @@ static int check_types(struct vctx *v, const struct ir_node *n) {
   case IR_OP_MATMUL:
     return check_all_f32(v, n) || want_rank(v, n, 0, 1, IR_MAX_RANK) || want_rank(v, n, 1, 1, IR_MAX_RANK);
   case IR_OP_MAXPOOL:
-    return want_dtype(v, n, 0, F32 | Q8) || want_rank(v, n, 0, 3, 4);
+    return want_dtype(v, n, 0, F32 | Q8) || want_rank(v, n, 0, 3, IR_MAX_RANK);
   case IR_OP_AVERAGEPOOL:
-    return check_all_f32(v, n) || want_rank(v, n, 0, 3, 4);
+    return check_all_f32(v, n) || want_rank(v, n, 0, 3, IR_MAX_RANK);
   case IR_OP_GLOBALAVERAGEPOOL:
     return check_all_f32(v, n) || want_rank(v, n, 0, 3, IR_MAX_RANK);
   case IR_OP_BATCHNORM:
@@ -279,6 +314,11 @@ static int check_types(struct vctx *v, const struct ir_node *n) {
   default:
     return 0;
   }
+}
+
+int ir_kind_types_ok(const struct ir_graph *g, int node) {
+  struct vctx v = {.g = g, .err = NULL, .node = node};
+  return check_types(&v, &g->nodes[node]) == 0;
 }
 
 static int check_node(struct vctx *v, int i) {

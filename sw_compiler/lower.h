@@ -547,4 +547,24 @@ int lower_split_weights(const int32_t *w, size_t n, int8_t **out, uint32_t *pass
 void pack_bias_correct(const int8_t *w, const int32_t *bias, int32_t out_c, int32_t n_per_out,
                        int32_t zp, int32_t *out);
 
+/* ==================================================================== */
+/* lower_conv_emit.c: a convolution job's instruction stream            */
+/* ==================================================================== */
+
+/* The constant ACC rows of an int32 result's byte-lane extraction
+ * (lower_conv.c packs them, the job's tail reads them). */
+enum { LOWER_ACC_ROW_MIN, LOWER_ACC_ROW_OFF, LOWER_ACC_ROW_SHIFT, LOWER_ACC_ROW_MUL, LOWER_ACC_ROWS };
+
+/* Where lower_conv.c put a convolution's constants. */
+struct conv_consts {
+  uint32_t param_row0;  /* ACC row of the first bias row (multipliers follow after cob rows) */
+  uint32_t wgt_row0;    /* CONST offset of the weights, in WGT rows */
+  uint32_t res_row;     /* CONST offset of the residual's b_weight x identity row */
+};
+
+/* The whole program of a convolution: parameter loads, every chunk of the
+ * tiling c, the micro-op table. */
+void lower_emit_conv(struct lower_program *p, const struct lower_qconv *l, const struct tile_ctx *c,
+                     const struct conv_consts *k);
+
 #endif

@@ -20,5 +20,5 @@ $(ONNX_PB_H) $(ONNX_PB_C) &: $(ONNX_PROTO)
 	protoc-c --proto_path=$(dir $(ONNX_PROTO)) --c_out=$(ONNX_GEN_DIR) $(ONNX_PROTO)
 
 # Users of the generated header must wait for it.
-$(BUILD)/obj/sw_compiler/onnx_import.o: $(ONNX_PB_H)
-$(BUILD)/tests/test_onnx_import: $(ONNX_PB_H)
+$(BUILD)/obj/sw_compiler/onnx_import.o $(BUILD)/obj/sw_compiler/onnx_import_node.o $(BUILD)/obj/sw_compiler/onnx_import_norm.o: $(ONNX_PB_H)
+$(BUILD)/tests/test_onnx_import $(BUILD)/obj/tests/support/onnxbuild.o: $(ONNX_PB_H)

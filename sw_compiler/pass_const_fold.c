@@ -13,6 +13,11 @@
  * results become constants; ir_graph_compact then removes whatever became
  * unreachable (DCE cleans up constants only a folded node read).
  *
+ * A node whose results would take more than FOLD_MAX_BYTES is left to run
+ * time too: a Range or ConstantOfShape of a few hundred megabytes would
+ * grow the compile's memory and the .loom by as much, where the step that
+ * computes it costs nothing to store.
+ *
  * Quantize/Dequantize, Conv, Gemm, MatMul and BatchNormalization are not
  * marked foldable on purpose: their constant operands (weights and their
  * quantization parameters) must reach the quantization and BN-folding
@@ -22,6 +27,8 @@
 
 #include <stdlib.h>
 #include <string.h>
+
+#define FOLD_MAX_BYTES (INT64_C(64) << 20)
 
 static int is_const(const struct ir_graph *g, int t) {
   return t < 0 || g->tensors[t].data != NULL;
@@ -36,9 +43,14 @@ static int static_shape(const struct ir_tensor *t) {
 
 static int foldable(const struct ir_graph *g, const struct ir_node *n) {
   if (!(ir_op_infos[n->op].flags & IR_OPF_FOLDABLE)) return 0;
-  for (int k = 0; k < n->n_out; k++)
+  int64_t bytes = 0;
+  for (int k = 0; k < n->n_out; k++) {
     if (!ir_shape_known(&g->tensors[n->out[k]])) return 0;
-  if (n->op == IR_OP_SHAPE) return static_shape(&g->tensors[n->in[0]]);
+    int64_t b = ir_tensor_bytes(&g->tensors[n->out[k]]); /* -1: beyond IR_MAX_TENSOR_BYTES */
+    if (b < 0 || (bytes += b) > FOLD_MAX_BYTES) return 0;
+  }
+  if (n->op == IR_OP_SHAPE) return static_shape(&g->tensors[n->in[0]]) && !g->tensors[n->in[0]].dyn;
+  if (n->op == IR_OP_ONNX && !ir_have_kernel(n->type)) return 0; /* left to run time */
   for (int k = 0; k < n->n_in; k++)
     if (!is_const(g, n->in[k])) return 0;
   return 1;

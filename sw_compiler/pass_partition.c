@@ -2,7 +2,7 @@
  * pass_partition.c - who runs each node (accelerator, host CPU, nobody) and
  * how each tensor lies in memory.
  *
- * After fusion the graph holds three kinds of work:
+ * After fusion the graph holds four kinds of work:
  *   - the fused int8 ops (loom.QConv, QGemm, QAdd, QPool): one accelerator
  *     job each;
  *   - host work the runtime's host ops cover (driver/core/hostops.h):
@@ -11,11 +11,14 @@
  *     Gather of one constant index along axis 0 (a copy of that slice:
  *     how a batched matmul feeds its 2-D jobs) and Reshape-like ops whose
  *     result cannot share its operand's bytes (a layout repack: copies);
+ *   - every other node (a float op without an int8 form, an integer or
+ *     shape computation, a Q/DQ per axis, a requantizing MaxPool): the ONNX
+ *     op on the portable host kernels (driver/core/kernel.h), in its own
+ *     types, as a KERNEL step (compile_kernel.c);
  *   - views: Reshape-like ops whose result is the same bytes as their
  *     operand, which cost nothing at run time.
- * Anything else (a float Conv left unquantized, a requantizing MaxPool) has
- * no executor, and the pass says so, naming
- * the node: the compiler never emits a model the runtime cannot run.
+ * A node whose result has no known shape is refused, naming it: the
+ * compiler never emits a model the runtime cannot run.
  *
  * Layouts: every tensor an accelerator op reads or writes is blocked by
  * channels, NCHWc with c = the configuration's block (a rank-2 [N, C]
@@ -37,6 +40,7 @@ const char *const part_target_names[] = {
     [PART_ACCEL] = "accel",
     [PART_HOST] = "host",
     [PART_ALIAS] = "view",
+    [PART_KERNEL] = "kernel",
 };
 _Static_assert(sizeof part_target_names / sizeof part_target_names[0] == PART_COUNT,
                "every partition target needs a name");
@@ -70,10 +74,11 @@ static void nc_inner(const struct ir_tensor *t, int64_t v[3]) {
   for (int i = 2; i < t->rank; i++) v[2] *= t->dims[i];
 }
 
-/* Whether a and b, both blocked, are the same bytes. */
+/* Whether a and b, both blocked, are the same bytes (a blocked tensor has
+ * rank 4 or 2: NCHWc or NC). */
 static int same_blocked_bytes(const struct ir_tensor *a, const struct ir_tensor *b) {
   int64_t x[3], y[3];
-  if (a->rank < 2 || b->rank < 2) return 0;
+  if ((a->rank != 2 && a->rank != 4) || (b->rank != 2 && b->rank != 4)) return 0;
   nc_inner(a, x);
   nc_inner(b, y);
   return !memcmp(x, y, sizeof x);
@@ -106,37 +111,33 @@ static void place_view(struct pctx *p, int i) {
   }
 }
 
-/* Concat is a copy of each operand into a slice of the result: the slices
- * must be contiguous (everything before the axis has size 1) and, when
- * the result is blocked, start on a channel block. */
-static int check_concat(struct pctx *p, int i) {
+/* Concat as COPY steps, each operand into a slice of the result: the
+ * slices must be contiguous (everything before the axis has size 1) and,
+ * when the result is blocked, start on a channel block. */
+static int concat_copies(struct pctx *p, int i) {
   const struct ir_node *n = &p->g->nodes[i];
   const struct ir_tensor *y = &p->g->tensors[n->out[0]];
   int64_t axis = ir_attr_int(n, "axis", 0);
   if (axis < 0) axis += y->rank;
   for (int d = 0; d < axis; d++)
-    if (y->dims[d] != 1) return ir_fail(p->err, p->g, i, "Concat runs on the host only when the dimensions before the axis are 1");
-  if (!blocked(y)) return 0;
-  if (axis != 1) return ir_fail(p->err, p->g, i, "Concat of channel-blocked tensors must be along the channels");
+    if (y->dims[d] != 1) return 0;
+  for (int k = 0; k < n->n_in; k++)
+    if (p->g->tensors[n->in[k]].dtype != y->dtype) return 0;
+  if (!blocked(y)) return 1;
+  if (axis != 1) return 0;
   for (int k = 0; k + 1 < n->n_in; k++)
-    if (p->g->tensors[n->in[k]].dims[1] % p->block)
-      return ir_fail(p->err, p->g, i, "Concat operand %d has %lld channels, not a multiple of the block %d", k,
-                  (long long)p->g->tensors[n->in[k]].dims[1], p->block);
-  return 0;
+    if (p->g->tensors[n->in[k]].dims[1] % p->block) return 0;
+  return 1;
 }
 
-/* Gather is a copy of one slice: one constant index along axis 0 of a
+/* Gather as a COPY of one slice: one constant index along axis 0 of a
  * plain tensor. */
-static int check_gather(struct pctx *p, int i) {
+static int gather_copy(struct pctx *p, int i) {
   const struct ir_node *n = &p->g->nodes[i];
   const struct ir_tensor *ix = &p->g->tensors[n->in[1]];
   int64_t axis = ir_attr_int(n, "axis", 0);
-  if (axis != 0 && axis != -p->g->tensors[n->in[0]].rank) /* -rank is axis 0 too */
-    return ir_fail(p->err, p->g, i, "Gather runs on the host only along axis 0");
-  if (!ix->data || ir_tensor_numel(ix) != 1 || ix->rank > 1)
-    return ir_fail(p->err, p->g, i, "Gather runs on the host only with one constant index");
-  if (blocked(&p->g->tensors[n->in[0]])) return ir_fail(p->err, p->g, i, "Gather of a channel-blocked tensor");
-  return 0;
+  return (axis == 0 || axis == -p->g->tensors[n->in[0]].rank) && ix->data && ir_tensor_numel(ix) == 1 &&
+         ix->rank <= 1 && !blocked(&p->g->tensors[n->in[0]]);
 }
 
 static int per_tensor(const struct ir_graph *g, const struct ir_node *n) {
@@ -144,30 +145,41 @@ static int per_tensor(const struct ir_graph *g, const struct ir_node *n) {
          (n->n_in < 3 || n->in[2] < 0 || ir_tensor_numel(&g->tensors[n->in[2]]) == 1);
 }
 
+/* A host node: one of the runtime's host ops when it has the op in this
+ * form (they read and write blocked tensors and have LLVM code), else the
+ * ONNX op on the portable kernels. */
 static int place_host(struct pctx *p, int i) {
   const struct ir_graph *g = p->g;
   const struct ir_node *n = &g->nodes[i];
-  enum ir_dtype in_dt = n->n_in ? g->tensors[n->in[0]].dtype : IR_DT_UNDEF;
+  enum ir_dtype in_dt = n->n_in && n->in[0] >= 0 ? g->tensors[n->in[0]].dtype : IR_DT_UNDEF;
+  int hostop = 0;
   switch (n->op) {
-  case IR_OP_QUANTIZELINEAR:
-  case IR_OP_DEQUANTIZELINEAR:
-    if (!per_tensor(g, n)) return ir_fail(p->err, p->g, i, "per-axis (de)quantization of activations is not supported");
-    break;
-  case IR_OP_SOFTMAX:
-    if (in_dt != IR_DT_F32) return ir_fail(p->err, p->g, i, "Softmax runs on float32 only");
-    break;
-  case IR_OP_CONCAT:
-    if (check_concat(p, i)) return -1;
-    break;
-  case IR_OP_GATHER:
-    if (check_gather(p, i)) return -1;
-    break;
-  default:
-    return ir_fail(p->err, p->g, i, "%s on %s data runs neither on the accelerator nor on the host%s", ir_op_name(n->op),
-                ir_dtype_name(in_dt),
-                in_dt == IR_DT_F32 ? " (was the model quantized? pass --calib DIR for a float model)" : "");
+  case IR_OP_QUANTIZELINEAR: case IR_OP_DEQUANTIZELINEAR: hostop = per_tensor(g, n); break;
+  case IR_OP_SOFTMAX: hostop = in_dt == IR_DT_F32; break;
+  case IR_OP_CONCAT: hostop = concat_copies(p, i); break;
+  case IR_OP_GATHER: hostop = gather_copy(p, i); break;
+  default: break;
   }
-  p->targets[i] = PART_HOST;
+  for (int k = 0; k < n->n_out; k++)
+    if (!ir_shape_known(&g->tensors[n->out[k]]))
+      return ir_fail(p->err, p->g, i, "result %%%s has no known shape (is an input dimension unfixed?)",
+                     g->tensors[n->out[k]].name);
+  p->targets[i] = hostop ? PART_HOST : PART_KERNEL;
+  return 0;
+}
+
+int ir_pass_partition_host(struct ir_graph *g, enum part_target *targets, struct ir_error *err) {
+  struct pctx p = {.g = g, .block = 1, .targets = targets, .err = err};
+  for (int t = 0; t < g->n_tensors; t++) g->tensors[t].layout = IR_LAYOUT_PLAIN;
+  for (int i = 0; i < g->n_nodes; i++) {
+    const struct ir_node *n = &g->nodes[i];
+    targets[i] = PART_NONE;
+    if (n->dead || n->op == IR_OP_CONSTANT) continue;
+    if (n->op >= IR_OP_QCONV && n->op != IR_OP_ONNX) return ir_fail(err, g, i, "a fused int8 op cannot run on the host");
+    if (is_view(n->op)) targets[i] = PART_ALIAS;
+    else if (place_host(&p, i)) return -1;
+    if (targets[i] == PART_HOST) targets[i] = PART_KERNEL; /* nothing is quantized: no scales for the host ops */
+  }
   return 0;
 }
 

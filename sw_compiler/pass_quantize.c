@@ -159,8 +159,26 @@ static int gemm_ok(const struct ir_graph *g, const struct ir_node *n) {
   return is_const(g, n->in[2]) && ir_tensor_numel(c) == o && (c->rank == 1 || c->dims[0] == 1);
 }
 
+/* Whether the floor rule gives the pool's output size (a ceil_mode
+ * average pool whose last window is partial divides differently: host). */
+static int floor_size(const struct ir_graph *g, const struct ir_node *n) {
+  const struct ir_tensor *x = &g->tensors[n->in[0]], *y = &g->tensors[n->out[0]];
+  const struct ir_attr *k = ir_attr_find(n, "kernel_shape"), *s = ir_attr_find(n, "strides"), *p = ir_attr_find(n, "pads");
+  if (n->op == IR_OP_GLOBALAVERAGEPOOL) return 1;
+  for (int d = 0; d < 2; d++) {
+    int64_t kd = k && k->n == 2 ? k->ints[d] : 1, sd = s && s->n == 2 ? s->ints[d] : 1;
+    int64_t pd = p && p->n == 4 ? p->ints[d] + p->ints[d + 2] : 0;
+    if ((x->dims[2 + d] + pd - kd) / sd + 1 != y->dims[2 + d]) return 0;
+  }
+  return 1;
+}
+
 static int pool_ok(const struct ir_graph *g, const struct ir_node *n) {
   if (g->tensors[n->in[0]].rank != 4) return 0;
+  const struct ir_attr *dil = ir_attr_find(n, "dilations");
+  for (int i = 0; dil && i < dil->n; i++)
+    if (dil->ints[i] != 1) return 0; /* dilated windows: the host */
+  if (n->op == IR_OP_AVERAGEPOOL && !floor_size(g, n)) return 0;
   if (n->op != IR_OP_AVERAGEPOOL || ir_attr_int(n, "count_include_pad", 0)) return 1;
   const struct ir_attr *p = ir_attr_find(n, "pads");
   for (int i = 0; p && i < p->n; i++)
@@ -176,6 +194,8 @@ static int same_shape(const struct ir_tensor *a, const struct ir_tensor *b) {
  * activations). */
 static int is_core(const struct ir_graph *g, const struct ir_node *n) {
   if (n->dead || !is_activation(g, n->in[0])) return 0;
+  int rank = g->tensors[n->in[0]].rank;
+  if (rank != 2 && rank != 4) return 0; /* the accelerator's tensors are [N,C] or [N,C,H,W] */
   switch (n->op) {
   case IR_OP_CONV: return conv_ok(g, n);
   case IR_OP_GEMM: return gemm_ok(g, n);

@@ -14,7 +14,8 @@
 # configuration comes from two files loomgen generated from the single
 # sources (bitstreams/boards.def, hw/spec/loom_configs.def):
 # GEN/boards/loom_board_<name>.tcl (dict loom_board) and
-# GEN/loom_cfg_<config>.tcl (dict loom_cfg); the XRT flow adds
+# GEN/loom_cfg_<config>.tcl (dict loom_cfg), or the file $LOOM_CFG_TCL names
+# (`loom config tcl FILE`, for `make bitstream CONFIG=FILE`); the XRT flow adds
 # GEN/boards/kernel_<config>.xml.  Nothing here restates a part, a clock or an address.
 #
 # `make bitstream BOARD=<name>` stages the RTL into OUT/src (hw/rtl, the
@@ -53,7 +54,14 @@ proc loom::start {name argv} {
   }
   source $board_file
   set b $loom_board
-  source [file join $gen loom_cfg_[dict get $b config].tcl]
+  if {[info exists ::env(LOOM_CFG_TCL)] && $::env(LOOM_CFG_TCL) ne ""} {
+    # make bitstream BOARD=... CONFIG=FILE: a configuration file's parameters
+    # (`loom config tcl FILE`) instead of the board's own configuration
+    source $::env(LOOM_CFG_TCL)
+    dict set b config [dict get $loom_cfg name]
+  } else {
+    source [file join $gen loom_cfg_[dict get $b config].tcl]
+  }
   dict set b cfg $loom_cfg
   dict set b gen [file normalize $gen]
   dict set b src [file normalize $src]

@@ -13,6 +13,8 @@
 #include <string.h>
 
 #include "cli.h"
+#include "loom/hwconfig.h"
+#include "driver/core/progress.h"
 
 int cli_error(const char *fmt, ...) {
   va_list ap;
@@ -32,6 +34,18 @@ int cli_usage_error(const struct cli_cmd *cmd, const char *fmt, ...) {
   fprintf(stderr, "\n(see 'loom help %s')\n", cmd->name);
   va_end(ap);
   return CLI_USER;
+}
+
+void cli_native_notice(const loom_model *m, const char *model) {
+  const char *text;
+  if (loom_model_native(m, &text) == LOOM_NATIVE_UNTRUSTED) fprintf(stderr, "loom: %s: %s\n", model, text);
+}
+
+void cli_show_run_progress(void *ctx, const struct loom_run_progress *p) {
+  char label[96];
+  if (p->step < p->steps) snprintf(label, sizeof label, "step %d/%d %.60s", p->step + 1, p->steps, p->name);
+  else snprintf(label, sizeof label, "%d steps", p->steps);
+  loom_progress_update(ctx, p->fraction, label);
 }
 
 void cli_print_help(const struct cli_cmd *cmd, FILE *out) { fputs(cmd->help, out); }
@@ -63,4 +77,13 @@ int cli_parse_u32(const char *s, unsigned long *out) {
   if (errno || *end || v > 0xFFFFFFFFul) return 0;
   *out = v;
   return 1;
+}
+
+const char *cli_model_config(const char *model, uint32_t hash) {
+  const struct loom_hw_config *c = loom_hw_config_by_hash(hash);
+  if (c) return c->name;
+  cli_error("%s: built for a hardware configuration with no name here (0x%08X): pass --config FILE, "
+            "the configuration file it was compiled for",
+            model, hash);
+  return NULL;
 }

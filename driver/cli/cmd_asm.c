@@ -4,7 +4,8 @@
  *
  * The assembler (driver/core/asm.c) does the work and has already validated
  * the result as the loader would; this file only picks the output name and
- * reports "file:line:column: what" errors.
+ * reports "file:line:column: what" errors.  The output is written atomically
+ * and may not be the source itself.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,8 @@ static char *default_output(const char *src) {
 static int assemble(const char *src, const char *out, const char *config) {
   char msg[LOOM_MSG_MAX];
   struct loom_file_builder *b = NULL;
+  const char *inputs[] = {src, NULL};
+  if (cli_check_output(out, inputs) != CLI_OK) return CLI_USER;
   if (loom_asm_file(src, config, &b, msg) != LOOM_OK) return cli_error("%s", msg);
   loom_status st = loom_file_builder_write(b, out, msg);
   loom_file_builder_free(b);

@@ -31,8 +31,8 @@ static void list_backend(const char *backend) {
   char msg[LOOM_MSG_MAX] = "", first[LOOM_MSG_MAX] = "";
   int opened = 0;
   for (int i = 0; i < LOOM_CONFIG_COUNT; i++) {
-    char options[96];
-    snprintf(options, sizeof options, "config=%s", loom_hw_configs[i].name);
+    char options[16 + LOOM_HW_NAME_MAX];
+    snprintf(options, sizeof options, "config=%.*s", LOOM_HW_NAME_MAX - 1, loom_hw_configs[i].name);
     if (try_open(backend, options, msg)) opened++;
     else if (!first[0]) snprintf(first, sizeof first, "%s", msg);
   }

@@ -5,7 +5,8 @@
  * The output assembles back to the identical bytes for any file the
  * assembler produced (the round trip tests/cli/test_cli.sh checks).  The
  * file is fully validated first; an invalid one is refused with the
- * loader's message.
+ * loader's message.  -o writes atomically (cli_output.c): a failed write
+ * leaves the previous file as it was.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -18,18 +19,24 @@
 static int disassemble(const char *path, const char *out_path) {
   char msg[LOOM_MSG_MAX];
   struct loom_file f;
+  struct loom_outfile *o = NULL;
+  const char *inputs[] = {path, NULL};
+  if (out_path && cli_check_output(out_path, inputs) != CLI_OK) return CLI_USER;
   if (loom_file_read(path, &f, msg) != LOOM_OK) return cli_error("%s", msg);
-  FILE *out = out_path ? fopen(out_path, "w") : stdout;
+  FILE *out = out_path ? cli_output_open(out_path, &o) : stdout;
   if (!out) {
     loom_file_free(&f);
-    return cli_error("%s: cannot create: %s", out_path, strerror(errno));
+    return CLI_USER;
   }
   loom_status st = loom_disasm(&f, out, msg);
   loom_file_free(&f);
-  if (out_path && fclose(out) != 0 && st == LOOM_OK)
-    return cli_error("%s: write failed: %s", out_path, strerror(errno));
-  if (!out_path && fflush(stdout) != 0 && st == LOOM_OK) return cli_error("stdout: write failed");
-  return st == LOOM_OK ? CLI_OK : cli_error("%s%s%s", out_path ? out_path : "", out_path ? ": " : "", msg);
+  if (st != LOOM_OK && out_path && ferror(out)) return cli_output_commit(o); /* fails, naming the errno */
+  if (st != LOOM_OK) {
+    loom_outfile_abort(o);
+    return cli_error("%s%s%s", out_path ? out_path : "", out_path ? ": " : "", msg);
+  }
+  if (out_path) return cli_output_commit(o);
+  return fflush(stdout) == 0 ? CLI_OK : cli_error("stdout: write failed: %s", strerror(errno));
 }
 
 static int run_disasm(int argc, char **argv) {

@@ -11,6 +11,8 @@
  * only: tsim and boards), the GEMM core's occupancy (GEMM_OPS / CYCLES) and
  * the latency the cycle count gives at the configuration's clock.  Host
  * steps run on this CPU and are not in the cycle count; the report says so.
+ * The progress display counts samples and follows the current one's steps
+ * (loom_model_set_progress); errors are printed after it is cleared.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -19,12 +21,13 @@
 #include "cli.h"
 #include "driver/core/loomfile.h"
 #include "driver/core/npy.h"
+#include "driver/core/progress.h"
 #include "loom/loom.h"
 
 struct eval_args {
   const char *model, *backend, *config, *options, *data, *labels;
   unsigned long limit, timeout_ms;
-  int quiet;
+  int quiet, trust_native;
 };
 
 struct eval_totals {
@@ -51,6 +54,7 @@ static int parse_option(struct eval_args *a, int argc, char **argv, int *i) {
     return r;
   }
   if (!strcmp(argv[*i], "--quiet") || !strcmp(argv[*i], "-q")) return a->quiet = 1;
+  if (!strcmp(argv[*i], "--trust-native")) return a->trust_native = 1;
   return 0;
 }
 
@@ -122,19 +126,32 @@ static void add_counters(loom_model *m, struct eval_totals *t) {
   }
 }
 
-/* Runs sample i; returns the predicted class or -1 after an error. */
-static int run_sample(loom_model *m, loom_device *dev, const struct eval_args *a,
-                      const struct loom_npy *x, size_t elems, uint64_t i, float *out,
-                      size_t out_elems) {
+/* The display: samples done, and how far the current one is. */
+struct eval_progress {
+  struct loom_progress *display;
+  uint64_t sample, samples;
+};
+
+static void show_sample(void *ctx, const struct loom_run_progress *p) {
+  struct eval_progress *e = ctx;
+  char label[128];
+  snprintf(label, sizeof label, "sample %llu/%llu, step %d/%d %.50s", (unsigned long long)e->sample + 1,
+           (unsigned long long)e->samples, p->step < p->steps ? p->step + 1 : p->steps, p->steps,
+           p->step < p->steps ? p->name : "");
+  loom_progress_update(e->display, ((double)e->sample + p->fraction) / (double)e->samples, label);
+}
+
+/* Runs sample i; returns the predicted class, or -1 with the device's
+ * message (printed by the caller, once the display is gone). */
+static int run_sample(loom_model *m, const struct eval_args *a, const struct loom_npy *x, size_t elems,
+                      uint64_t i, float *out, size_t out_elems) {
   const struct loom_tensor_info *in = loom_model_input(m, 0);
   const uint8_t *base = (const uint8_t *)x->data + i * elems * loom_dtype_size(x->dtype);
   if (loom_model_set_input(m, in->name, x->dtype, in->rank, in->dims, base) != LOOM_OK ||
       loom_model_run(m, (uint32_t)a->timeout_ms) != LOOM_OK ||
       loom_model_get_output(m, loom_model_output(m, 0)->name, out, out_elems * sizeof *out) !=
-          LOOM_OK) {
-    cli_error("%s: sample %" PRIu64 ": %s", a->model, i, loom_device_error(dev));
+          LOOM_OK)
     return -1;
-  }
   return argmax(out, out_elems);
 }
 
@@ -172,15 +189,20 @@ static int evaluate(const struct eval_args *a, loom_device *dev, loom_model *m,
   if (a->limit && a->limit < n) n = a->limit;
   float *out = malloc(info_elems(o) * sizeof *out);
   if (!out) return cli_error("out of memory");
-  for (uint64_t i = 0; i < n; i++) {
-    int pred = run_sample(m, dev, a, x, elems, i, out, info_elems(o));
-    if (pred < 0) return free(out), CLI_JOB;
-    t.correct += pred == label_at(y, i);
+  struct eval_progress ep = {loom_progress_start(stderr, "loom eval", a->quiet), 0, n};
+  if (ep.display) loom_model_set_progress(m, show_sample, &ep);
+  int pred = 0;
+  for (ep.sample = 0; ep.sample < n; ep.sample++) {
+    if ((pred = run_sample(m, a, x, elems, ep.sample, out, info_elems(o))) < 0) break;
+    t.correct += pred == label_at(y, ep.sample);
     t.samples++;
     add_counters(m, &t);
-    if (!a->quiet && (i + 1) % 50 == 0) fprintf(stderr, "loom eval: %" PRIu64 "/%" PRIu64 "\n", i + 1, n);
   }
+  loom_model_set_progress(m, NULL, NULL);
+  loom_progress_finish(ep.display);
   free(out);
+  if (pred < 0)
+    return cli_error("%s: sample %" PRIu64 ": %s", a->model, ep.sample, loom_device_error(dev)), CLI_JOB;
   print_report(a, loom_device_config(dev), &t);
   return CLI_OK;
 }
@@ -190,8 +212,9 @@ static int eval_loaded(const struct eval_args *a, loom_device *dev) {
   loom_model *m = NULL;
   struct loom_npy x = {0}, y = {0};
   int r = CLI_USER;
-  if (loom_model_load(dev, a->model, &m, msg) != LOOM_OK) cli_error("%s", msg);
-  else if (loom_npy_read(a->data, &x, msg) != LOOM_OK) cli_error("%s", msg);
+  if (loom_model_load(dev, a->model, &m, msg) != LOOM_OK) return cli_error("%s", msg);
+  cli_native_notice(m, a->model);
+  if (loom_npy_read(a->data, &x, msg) != LOOM_OK) cli_error("%s", msg);
   else if (loom_npy_read(a->labels, &y, msg) != LOOM_OK) cli_error("%s", msg);
   else r = evaluate(a, dev, m, &x, &y);
   loom_npy_free(&x);
@@ -206,20 +229,19 @@ static int model_config(struct eval_args *a) {
   struct loom_file f;
   if (a->config) return CLI_OK;
   if (loom_file_read(a->model, &f, msg) != LOOM_OK) return cli_error("%s", msg);
-  const struct loom_hw_config *hc = loom_hw_config_by_hash(f.config_hash);
+  a->config = cli_model_config(a->model, f.config_hash);
   loom_file_free(&f);
-  a->config = hc ? hc->name : "default";
-  return CLI_OK;
+  return a->config ? CLI_OK : CLI_USER;
 }
 
 static int run_eval(int argc, char **argv) {
   struct eval_args a = {0};
-  char msg[LOOM_MSG_MAX], options[512];
+  char msg[LOOM_MSG_MAX], options[LOOM_MSG_MAX + 64];
   int r = parse_args(&a, argc, argv);
   if (r >= 0) return r;
   if ((r = model_config(&a)) != CLI_OK) return r;
-  snprintf(options, sizeof options, "config=%s%s%s", a.config, a.options ? "," : "",
-           a.options ? a.options : "");
+  snprintf(options, sizeof options, "config=%s%s%s%s", a.config, a.trust_native ? ",trust_native=1" : "",
+           a.options ? "," : "", a.options ? a.options : "");
   loom_device *dev = NULL;
   if (loom_device_open(a.backend, options, &dev, msg) != LOOM_OK) return cli_error("%s", msg);
   r = eval_loaded(&a, dev);
@@ -239,10 +261,19 @@ const struct cli_cmd cli_cmd_eval = {
     "  -d, --data X.npy       the samples: N x the input's shape (or N in place of a leading 1)\n"
     "  -l, --labels Y.npy     N int8/uint8/int32 labels\n"
     "  -b, --backend NAME     fsim (default), tsim, linux, xrt\n"
-    "  -c, --config NAME      hardware configuration to open (default: the model's)\n"
+    "  -c, --config NAME|FILE hardware configuration to open, a name or a file\n"
+    "                         (default: the model's own, when it has a name)\n"
     "      --options K=V,...  extra backend options\n"
     "  -n, --limit N          evaluate only the first N samples\n"
     "      --timeout MS       per-job timeout\n"
-    "  -q, --quiet            no progress lines\n",
+    "      --trust-native     run native host code not signed with your key\n"
+    "  -q, --quiet            no progress display (shown on stderr for runs\n"
+    "                         longer than 2 s)\n"
+    "\n"
+    "exit status: 0 ok, 1 usage or input error, 2 a job failed or timed out\n"
+    "\n"
+    "example:\n"
+    "  loom eval digits_cnn.loom --backend tsim --data build/models/digits_test_x.npy \\\n"
+    "      --labels build/models/digits_test_y.npy\n",
     run_eval,
 };

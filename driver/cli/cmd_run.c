@@ -9,7 +9,12 @@
  * about the inputs (names, types, shapes) is checked by libloom; this file
  * only adds the file names to its messages.  Exit status: 1 for anything
  * the user can fix, 2 when the device stopped a job (error or timeout).
- * The profile and trace reports are profile.c's.
+ * The profile and trace reports are profile.c's.  Output files are checked
+ * against the inputs before anything runs and written atomically
+ * (cli_output.c); a long run shows progress on stderr (driver/core/
+ * progress.c, fed by loom_model_set_progress); native host code runs only
+ * when signed with the user's key or with --trust-native (docs/hostcode.md),
+ * and cli_native_notice says so in one line otherwise.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +23,7 @@
 #include "driver/cli/profile.h"
 #include "driver/core/loomfile.h"
 #include "driver/core/npy.h"
+#include "driver/core/progress.h"
 #include "driver/core/readfile.h"
 #include "loom/isa.h"
 #include "loom/loom.h"
@@ -37,6 +43,8 @@ struct run_args {
   int counters;
   int timing; /* --timing: fsim's timing model estimates the cycle counters */
   int profile;                              /* --profile */
+  int trust_native;                         /* --trust-native */
+  int quiet;                                /* -q: no progress display */
   const char *profile_json, *trace_path;    /* --profile-json, --trace */
 };
 
@@ -89,6 +97,8 @@ static int parse_option(struct run_args *a, int argc, char **argv, int *i) {
   }
   if (!strcmp(argv[*i], "--counters")) return a->counters = 1;
   if (!strcmp(argv[*i], "--timing")) return a->timing = 1;
+  if (!strcmp(argv[*i], "--trust-native")) return a->trust_native = 1;
+  if (!strcmp(argv[*i], "--quiet") || !strcmp(argv[*i], "-q")) return a->quiet = 1;
   return parse_profile_option(a, argc, argv, i);
 }
 
@@ -125,23 +135,23 @@ static int pick_config(struct run_ctx *c, const char **config) {
   if (loom_read_file(c->a.model, LOOM_FILE_MAX_SIZE, &c->bytes, &c->size, msg) != LOOM_OK ||
       loom_file_parse(c->bytes, c->size, c->a.model, &f, msg) != LOOM_OK)
     return cli_error("%s", msg);
-  const struct loom_hw_config *hc = loom_hw_config_by_hash(f.config_hash);
+  if (!*config) *config = cli_model_config(c->a.model, f.config_hash);
   loom_file_free(&f);
-  if (!*config) *config = hc ? hc->name : "default";
-  return CLI_OK;
+  return *config ? CLI_OK : CLI_USER;
 }
 
 static int open_and_load(struct run_ctx *c) {
   const char *config;
-  char msg[LOOM_MSG_MAX], options[512];
+  char msg[LOOM_MSG_MAX], options[LOOM_MSG_MAX + 64];
   int r = pick_config(c, &config);
   if (r != CLI_OK) return r;
-  snprintf(options, sizeof options, "config=%s%s%s%s", config, c->a.timing ? ",timing=1" : "",
-           c->a.options ? "," : "", c->a.options ? c->a.options : "");
+  snprintf(options, sizeof options, "config=%s%s%s%s%s", config, c->a.timing ? ",timing=1" : "",
+           c->a.trust_native ? ",trust_native=1" : "", c->a.options ? "," : "", c->a.options ? c->a.options : "");
   if (loom_device_open(c->a.backend, options, &c->dev, msg) != LOOM_OK)
     return cli_error("%s", msg);
   if (loom_model_load_memory(c->dev, c->bytes, c->size, c->a.model, &c->m, msg) != LOOM_OK)
     return cli_error("%s", msg);
+  cli_native_notice(c->m, c->a.model);
   return CLI_OK;
 }
 
@@ -231,9 +241,15 @@ static void *fetch(struct run_ctx *c, const struct loom_tensor_info *t, size_t *
 static void print_value(const void *data, loom_dtype dt, size_t i) {
   switch (dt) {
   case LOOM_DT_I8: printf("%d", ((const int8_t *)data)[i]); break;
-  case LOOM_DT_U8: printf("%u", ((const uint8_t *)data)[i]); break;
+  case LOOM_DT_U8: case LOOM_DT_BOOL: printf("%u", ((const uint8_t *)data)[i]); break;
+  case LOOM_DT_I16: printf("%d", ((const int16_t *)data)[i]); break;
+  case LOOM_DT_U16: case LOOM_DT_BF16: case LOOM_DT_F16: printf("0x%04x", ((const uint16_t *)data)[i]); break;
   case LOOM_DT_I32: printf("%d", ((const int32_t *)data)[i]); break;
+  case LOOM_DT_U32: printf("%u", ((const uint32_t *)data)[i]); break;
+  case LOOM_DT_I64: printf("%lld", (long long)((const int64_t *)data)[i]); break;
+  case LOOM_DT_U64: printf("%llu", (unsigned long long)((const uint64_t *)data)[i]); break;
   case LOOM_DT_F32: printf("%g", (double)((const float *)data)[i]); break;
+  case LOOM_DT_F64: printf("%g", ((const double *)data)[i]); break;
   default: printf("?"); break;
   }
 }
@@ -255,7 +271,8 @@ static int write_output(struct run_ctx *c, const struct loom_tensor_info *t, con
   size_t n;
   void *data = fetch(c, t, &n);
   if (!data) return CLI_USER;
-  loom_status st = loom_npy_write(path, t->dtype, t->rank, t->dims, data, msg);
+  /* numpy has no bfloat16: its raw bits go out as uint16 */
+  loom_status st = loom_npy_write(path, t->dtype == LOOM_DT_BF16 ? LOOM_DT_U16 : t->dtype, t->rank, t->dims, data, msg);
   free(data);
   return st == LOOM_OK ? CLI_OK : cli_error("%s", msg);
 }
@@ -313,7 +330,11 @@ static int reports(struct run_ctx *c) {
 
 static int run_model(struct run_ctx *c) {
   if (start_trace(c) != CLI_OK) return CLI_USER;
+  struct loom_progress *prog = loom_progress_start(stderr, "loom run", c->a.quiet);
+  if (prog) loom_model_set_progress(c->m, cli_show_run_progress, prog);
   loom_status st = loom_model_run(c->m, (uint32_t)c->a.timeout_ms);
+  loom_model_set_progress(c->m, NULL, NULL);
+  loom_progress_finish(prog);
   if (c->a.counters) counters(c);
   if (st == LOOM_OK && reports(c) != CLI_OK) return CLI_USER;
   if (st == LOOM_OK) return outputs(c);
@@ -321,10 +342,30 @@ static int run_model(struct run_ctx *c) {
   return st == LOOM_E_JOB || st == LOOM_E_TIMEOUT ? CLI_JOB : CLI_USER;
 }
 
+/* Every output file: no input, and no other output (checked before anything runs). */
+static int check_files(const struct run_args *a) {
+  const char **inputs = calloc((size_t)a->n_in + 2, sizeof *inputs);
+  const char **outs = calloc((size_t)a->n_out + 2, sizeof *outs);
+  int r = inputs && outs ? CLI_OK : cli_error("out of memory"), n = 0;
+  for (int i = 0; r == CLI_OK && i <= a->n_in; i++) inputs[i] = i ? a->in[i - 1].path : a->model;
+  for (int i = 0; r == CLI_OK && i < a->n_out; i++) outs[n++] = a->out[i].path;
+  if (r == CLI_OK && a->profile_json) outs[n++] = a->profile_json;
+  if (r == CLI_OK && a->trace_path) outs[n++] = a->trace_path;
+  for (int i = 0; r == CLI_OK && i < n; i++) {
+    r = cli_check_output(outs[i], inputs);
+    for (int j = 0; r == CLI_OK && j < i; j++)
+      if (!strcmp(outs[i], outs[j])) r = cli_error("%s: named as two outputs", outs[i]);
+  }
+  free(inputs);
+  free(outs);
+  return r;
+}
+
 static int run_run(int argc, char **argv) {
   struct run_ctx c;
   memset(&c, 0, sizeof c);
   int r = parse_args(&c.a, argc, argv);
+  if (r < 0) r = check_files(&c.a) == CLI_OK ? -1 : CLI_USER;
   if (r < 0) r = open_and_load(&c);
   if (r == CLI_OK && c.m) r = check_outputs(&c);
   if (r == CLI_OK && c.m) r = set_inputs(&c);
@@ -348,7 +389,8 @@ const struct cli_cmd cli_cmd_run = {
         "\n"
         "options:\n"
         "  -b, --backend NAME      backend to run on (default fsim; see 'loom devices')\n"
-        "  -c, --config NAME       hardware configuration (default: the model's own)\n"
+        "  -c, --config NAME|FILE  hardware configuration, a name or a configuration\n"
+        "                          file (default: the model's own, when it has a name)\n"
         "      --options K=V,...   extra backend options (e.g. lib=PATH for tsim)\n"
         "  -i, --input NAME=FILE   set input NAME from a .npy file (repeatable); a\n"
         "                          model with one input also takes just FILE\n"
@@ -356,6 +398,10 @@ const struct cli_cmd cli_cmd_run = {
         "                          any, every output is summarized on stdout\n"
         "      --timeout MS        per-job timeout in milliseconds (0: backend default)\n"
         "      --counters          print the performance counters of every job\n"
+        "  -q, --quiet             no progress display (shown on stderr for runs\n"
+        "                          longer than 2 s)\n"
+        "      --trust-native      run the model's native host code even when it is not\n"
+        "                          signed with your key (docs/hostcode.md)\n"
         "      --timing            fsim only: estimate the cycle counters with fsim's\n"
         "                          timing model (option timing=1; see docs/fsim-timing.md)\n"
         "      --profile           print a table per layer: cycles, MACs, utilization,\n"

@@ -228,15 +228,10 @@ static void json_row(const struct profile_ctx *p, const struct prow *r, int cycl
   fputc('}', f);
 }
 
-static int close_file(FILE *f, const char *path) {
-  int bad = ferror(f);
-  if (fclose(f) != 0 || bad) return cli_error("%s: write error", path);
-  return CLI_OK;
-}
-
 int profile_write_json(const struct profile_ctx *p, const char *path) {
-  FILE *f = fopen(path, "w");
-  if (!f) return cli_error("%s: cannot create the profile", path);
+  struct loom_outfile *o;
+  FILE *f = cli_output_open(path, &o);
+  if (!f) return CLI_USER;
   struct prow r, sum;
   int cycles = has_cycles(p), first = 1;
   memset(&sum, 0, sizeof sum);
@@ -261,7 +256,7 @@ int profile_write_json(const struct profile_ctx *p, const char *path) {
   fprintf(f, "],\n \"total\": ");
   json_row(p, &sum, cycles, f);
   fprintf(f, ",\n \"host_seconds\": %.9f}\n", profile_host_seconds(p));
-  return close_file(f, path);
+  return cli_output_commit(o);
 }
 
 /* ---- the Chrome trace ---- */
@@ -350,8 +345,9 @@ static void job_events(FILE *f, const struct profile_ctx *p, int pid, int job, u
 }
 
 int profile_write_trace(const struct profile_ctx *p, const char *path) {
-  FILE *f = fopen(path, "w");
-  if (!f) return cli_error("%s: cannot create the trace", path);
+  struct loom_outfile *o;
+  FILE *f = cli_output_open(path, &o);
+  if (!f) return CLI_USER;
   uint64_t base = 0;
   fprintf(f, "{\"displayTimeUnit\": \"ns\",\n\"otherData\": {\"model\": ");
   json_str(f, p->model);
@@ -370,5 +366,5 @@ int profile_write_trace(const struct profile_ctx *p, const char *path) {
     base += loom_model_job_result(p->m, (int)s->index)->counters[LOOM_CNT_CYCLES];
   }
   fprintf(f, "\n]}\n");
-  return close_file(f, path);
+  return cli_output_commit(o);
 }

@@ -49,30 +49,38 @@ static int close_contexts(struct asm_ctx *a) {
     struct asm_job *j = &a->jobs[a->cur_job];
     return error_at(a, j->line, j->col, "job '%s' has no instructions", j->name);
   }
-  a->cur_buffer = a->cur_step = a->cur_job = -1;
+  a->cur_buffer = a->cur_step = a->cur_job = a->cur_kernel = -1;
   return 0;
 }
 
 /* ---- directives ---- */
 
-static int config_value(struct asm_ctx *a, const struct asm_tok *t, uint32_t *hash) {
-  char name[64];
+/* A hash (0x...), a configuration name or a configuration file's path:
+ * 0, or 1 for an unknown name, -1 for a bad file (message in why). */
+static int config_hash(const struct asm_tok *t, uint32_t *hash, char why[LOOM_MSG_MAX]) {
+  char name[256];
   int64_t v;
+  struct loom_hw_config c;
   if (t->kind == ASM_TOK_WORD && t->len > 2 && t->text[0] == '0' && !asm_parse_int(t, &v) &&
       v >= 0 && v <= UINT32_MAX) {
     *hash = (uint32_t)v;
     return 0;
   }
-  snprintf(name, sizeof name, "%.*s", (int)(t->len < 63 ? t->len : 63), t->text);
-  const struct loom_hw_config *c = t->len < 63 ? loom_hw_config_by_name(name) : NULL;
-  if (!c) {
-    char list[256] = "";
-    for (int i = 0; i < LOOM_CONFIG_COUNT; i++)
-      snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", loom_hw_configs[i].name);
-    return asm_error(a, t->col, "unknown configuration '%s' (%s, or a hash 0x...)", name, list);
+  snprintf(name, sizeof name, "%.*s", (int)(t->len < 255 ? t->len : 255), t->text);
+  int rc = t->len < 255 ? loom_hw_config_resolve(name, &c, why, LOOM_MSG_MAX) : 1;
+  if (rc == 1) {
+    char list[128];
+    loom_hw_config_names(list, sizeof list);
+    snprintf(why, LOOM_MSG_MAX, "unknown configuration '%.63s' (%s, a configuration file, or a hash 0x...)",
+             name, list);
   }
-  *hash = c->hash;
-  return 0;
+  if (rc == 0) *hash = c.hash;
+  return rc;
+}
+
+static int config_value(struct asm_ctx *a, const struct asm_tok *t, uint32_t *hash) {
+  char why[LOOM_MSG_MAX];
+  return config_hash(t, hash, why) ? asm_error(a, t->col, "%s", why) : 0;
 }
 
 /*   .config NAME | .config 0xHASH  */
@@ -110,7 +118,7 @@ static int buffer_options(struct asm_ctx *a, struct asm_buffer *b) {
 }
 
 /* Adds n bytes to the program's DATA, refusing to pass LOOM_ASM_MAX_DATA. */
-static int count_data(struct asm_ctx *a, const struct asm_tok *d, uint64_t n) {
+int asm_count_data(struct asm_ctx *a, const struct asm_tok *d, uint64_t n) {
   if (n > LOOM_ASM_MAX_DATA - a->data_bytes)
     return asm_error(a, d->col, "%.*s: %llu more bytes of constant data would take the program "
                      "past the assembler's limit of %llu bytes (%llu so far)",
@@ -140,7 +148,7 @@ static int dir_buffer(struct asm_ctx *a, const struct asm_tok *d) {
   if (b->kind == LOOM_BUFKIND_WORK && !b->sized)
     return asm_error(a, d->col, "work buffer '%s' needs a size", b->name);
   if (b->kind == LOOM_BUFKIND_CONST) {
-    if (b->sized && count_data(a, d, b->size)) return -1;
+    if (b->sized && asm_count_data(a, d, b->size)) return -1;
     a->cur_buffer = (long)(a->nbuffers - 1);
   }
   return 0;
@@ -193,8 +201,8 @@ static int tensor_option(struct asm_ctx *a, struct loom_file_tensor *t, const st
     t->layout_block = (uint32_t)x;
   } else if (asm_tok_is(k, "user_dtype")) {
     cols[offsetof(struct loom_file_tensor, user_dtype) / 4] = v.col;
-    if ((e = asm_lookup(loom_dtype_short_names, LOOM_FILE_DT_COUNT, v.text, v.len)) < 1 || v.kind != ASM_TOK_WORD)
-      return asm_error(a, v.col, "expected a dtype (i8, u8, i32 or f32)");
+    if ((e = asm_lookup(loom_dtype_short_names, LOOM_FILE_DT_COUNT_1_3, v.text, v.len)) < 1 || v.kind != ASM_TOK_WORD)
+      return asm_error(a, v.col, "expected a dtype (i8, u8, i32, f32, i64, bool, ...)");
     t->user_dtype = (uint32_t)e;
   } else if (asm_tok_is(k, "layout")) {
     cols[offsetof(struct loom_file_tensor, layout) / 4] = v.col;
@@ -223,7 +231,9 @@ static int tensor_head(struct asm_ctx *a, struct loom_file_tensor *t, int *cols)
   t->offset = (uint64_t)off;
   if (asm_peek(a, &b)) return -1;
   cols[2] = b.col;
-  if (asm_read_keyword(a, loom_dtype_short_names + 1, LOOM_FILE_DT_COUNT - 1, "a dtype (i8, u8, i32 or f32)", &v)) return -1;
+  if (asm_read_keyword(a, loom_dtype_short_names + 1, LOOM_FILE_DT_COUNT_1_3 - 1,
+                       "a dtype (i8, u8, i32, f32, i64, bool, i16, u16, u32, u64, f16, bf16 or f64)", &v))
+    return -1;
   t->dtype = t->user_dtype = (uint32_t)v + 1;
   return 0;
 }
@@ -324,7 +334,8 @@ static int step_host(struct asm_ctx *a, struct asm_step *s) {
   return 0;
 }
 
-/*   .step job NAME  |  .step host KIND [in=T,..] [out=T,..]  */
+/*   .step job NAME  |  .step host KIND [in=T,..] [out=T,..]
+ *   |  .step kernel OP [opset=N] [in=T,..] [out=T,..] [dynamic]  */
 static int dir_step(struct asm_ctx *a, const struct asm_tok *d) {
   struct asm_tok t;
   a->explicit_steps = 1;
@@ -337,7 +348,8 @@ static int dir_step(struct asm_ctx *a, const struct asm_tok *d) {
     s->s.kind = LOOM_STEP_HOST;
     return step_host(a, s);
   }
-  if (!asm_tok_is(&t, "job")) return asm_error(a, t.col, "expected the step kind (job or host)");
+  if (asm_tok_is(&t, "kernel")) return asm_step_kernel(a, s);
+  if (!asm_tok_is(&t, "job")) return asm_error(a, t.col, "expected the step kind (job, host or kernel)");
   s->s.kind = LOOM_STEP_JOB;
   if (asm_next(a, &t)) return -1;
   long j = (t.kind == ASM_TOK_WORD || t.kind == ASM_TOK_STRING) ? FIND(a, jobs, &t) : -1;
@@ -369,7 +381,7 @@ static int put_data(struct asm_ctx *a, const struct asm_tok *d, const void *src,
     return asm_error(a, d->col, "data exceeds the %llu bytes it may hold", (unsigned long long)limit);
   /* a sized const buffer was counted whole by .buffer */
   int counted = a->cur_step < 0 && a->buffers[a->cur_buffer].sized;
-  if (!counted && count_data(a, d, n)) return -1;
+  if (!counted && asm_count_data(a, d, n)) return -1;
   return asm_bytes_put(out, src, (size_t)n) ? asm_nomem(a) : 0;
 }
 
@@ -436,7 +448,7 @@ static const struct directive directives[] = {
     {".config", dir_config, 0}, {".buffer", dir_buffer, 0}, {".tensor", dir_tensor, 0},
     {".job", dir_job, 0},       {".steps", dir_steps, 0},   {".step", dir_step, 0},
     {".byte", dir_byte, 1},     {".word", dir_word, 1},     {".uop", dir_uop, 1},
-    {".zero", dir_zero, 1},
+    {".zero", dir_zero, 1},     {".attr", asm_dir_attr, 1},
 };
 
 static int instruction(struct asm_ctx *a, const struct asm_tok *t) {
@@ -484,6 +496,7 @@ static void add_records(struct asm_ctx *a, struct loom_file_builder *b) {
       a->steps[i].s.param_offset = loom_fb_data(b, a->steps[i].params.p, a->steps[i].params.len, 8);
       a->steps[i].s.param_size = a->steps[i].params.len;
     }
+  asm_add_kernels(a, b);
   loom_fb_insns(b, a->insns.p, (uint32_t)(a->insns.len / LOOM_INSN_BYTES));
   for (size_t i = 0; i < a->njobs; i++) {
     struct loom_file_job j = {.insn_first = a->jobs[i].first, .insn_count = a->jobs[i].count};
@@ -535,7 +548,7 @@ static void free_ctx(struct asm_ctx *a) {
   for (size_t i = 0; i < a->nbuffers; i++) free(a->buffers[i].name), free(a->buffers[i].data.p);
   for (size_t i = 0; i < a->ntensors; i++) free(a->tensors[i].name);
   for (size_t i = 0; i < a->njobs; i++) free(a->jobs[i].name);
-  for (size_t i = 0; i < a->nsteps; i++) free(a->steps[i].params.p);
+  for (size_t i = 0; i < a->nsteps; i++) free(a->steps[i].params.p), asm_kernel_free(a->steps[i].k);
   free(a->buffers);
   free(a->tensors);
   free(a->jobs);
@@ -546,12 +559,10 @@ static void free_ctx(struct asm_ctx *a) {
 
 static int set_override(struct asm_ctx *a, const char *config) {
   struct asm_tok t = {ASM_TOK_WORD, config, strlen(config), 1};
-  a->has_override = 1;
-  if (!config_value(a, &t, &a->override_hash)) return 0;
   char why[LOOM_MSG_MAX];
-  const char *colon = strstr(a->msg, ": unknown");
-  snprintf(why, sizeof why, "config override%.400s", colon ? colon : ": bad configuration");
-  snprintf(a->msg, LOOM_MSG_MAX, "%s", why);
+  a->has_override = 1;
+  if (!config_hash(&t, &a->override_hash, why)) return 0;
+  snprintf(a->msg, LOOM_MSG_MAX, "config override: %.400s", why);
   return -1;
 }
 
@@ -560,7 +571,7 @@ loom_status loom_asm_string(const char *text, size_t len, const char *name,
                             char msg[LOOM_MSG_MAX]) {
   char local[LOOM_MSG_MAX];
   struct asm_ctx a = {.file = name ? name : "<string>", .msg = msg ? msg : local,
-                      .cur_buffer = -1, .cur_step = -1, .cur_job = -1};
+                      .cur_buffer = -1, .cur_step = -1, .cur_job = -1, .cur_kernel = -1};
   loom_status st = LOOM_E_FORMAT;
   *out = NULL;
   if (config_override && set_override(&a, config_override)) goto done;

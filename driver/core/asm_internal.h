@@ -141,9 +141,30 @@ struct asm_job {
   int line, col;
 };
 
+/* An attribute of a kernel step (asm_kernel.c). */
+struct asm_kattr {
+  char *name;
+  uint32_t kind;        /* enum loom_kattr_kind */
+  uint64_t value;       /* INT, FLOAT (bits), TENSOR (index) */
+  char *s;              /* STRING */
+  struct asm_bytes list; /* INTS (int64), FLOATS (float), STRINGS (char * each) */
+  size_t count;
+};
+
+/* A kernel step's record (format 1.3) before layout. */
+struct asm_kernel {
+  char *op;
+  uint32_t opset, flags;
+  uint32_t *io;         /* n_in operands then n_out results */
+  uint32_t n_in, n_out;
+  struct asm_kattr *attrs;
+  size_t nattrs, cap_attrs;
+};
+
 struct asm_step {
   struct loom_file_step s;
   struct asm_bytes params;
+  struct asm_kernel *k; /* a kernel step's record, else NULL */
 };
 
 struct asm_ctx {
@@ -176,6 +197,7 @@ struct asm_ctx {
   int explicit_steps;
   /* where data lines and instructions go; -1 when nowhere */
   long cur_buffer, cur_step, cur_job;
+  long cur_kernel;      /* the kernel step .attr lines belong to, -1 when none */
 };
 
 /* Formats "file:line:col: what" into the message; returns -1. */
@@ -207,6 +229,18 @@ int asm_insn(struct asm_ctx *a, const struct asm_tok *mn, uint8_t out[LOOM_INSN_
 
 /* Whether `mn` names an instruction (a mnemonic or .insn). */
 int asm_is_insn(const struct asm_tok *mn);
+
+/* ---- asm_kernel.c: kernel steps (format 1.3) ---- */
+
+/* The rest of `.step kernel OP [opset=N] [in=T,..] [out=T,..] [dynamic]`. */
+int asm_step_kernel(struct asm_ctx *a, struct asm_step *s);
+/* `.attr NAME KIND VALUE...` for the last kernel step. */
+int asm_dir_attr(struct asm_ctx *a, const struct asm_tok *d);
+/* Lays out the kernel records of every kernel step (DATA, KERNELS). */
+void asm_add_kernels(struct asm_ctx *a, struct loom_file_builder *b);
+void asm_kernel_free(struct asm_kernel *k);
+/* Counts n more bytes of DATA against LOOM_ASM_MAX_DATA (asm.c). */
+int asm_count_data(struct asm_ctx *a, const struct asm_tok *d, uint64_t n);
 
 /* ---- asm_lex.c: readers and growing arrays for the directives ---- */
 

@@ -9,6 +9,8 @@
  *   loomfile*.c          the .loom reader and writer         (loomfile.h)
  *   npy.c                NumPy .npy files                    (npy.h)
  *   readfile.c           a whole file with a size cap        (readfile.h)
+ *   outfile.c            every file Loom writes, atomically  (outfile.h)
+ *   progress.c           the progress display of long runs   (progress.h)
  *   hostops*.c           the semantics of host steps         (hostops.h)
  *   hostcode_sig.c,
  *   hostcode_elf.c       native code: signature, ELF checks  (hostcode_format.h)
@@ -39,6 +41,20 @@ loom_status loom_fail(char msg[LOOM_MSG_MAX], loom_status st, const char *fmt, .
  * (NDEBUG does not remove it). */
 #define LOOM_ASSERT(cond) ((cond) ? (void)0 : loom_assert_fail(__FILE__, __LINE__, #cond))
 _Noreturn void loom_assert_fail(const char *file, int line, const char *what);
+
+/* Hot loops built for x86-64-v3 (AVX2) and -v4 (AVX-512) besides the
+ * baseline, the widest the CPU has picked at load time (GCC/Clang function
+ * multiversioning through an ifunc): fsim's GEMM rows, the host kernels'
+ * GEMM.  Not under ASan, whose instrumentation would run before the
+ * resolver. */
+#if defined(__x86_64__) && defined(__has_attribute)
+#if __has_attribute(target_clones) && !defined(__SANITIZE_ADDRESS__)
+#define LOOM_TARGET_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#endif
+#endif
+#ifndef LOOM_TARGET_CLONES
+#define LOOM_TARGET_CLONES
+#endif
 
 /* ---- tensor.c: tensors between the user's form and the stored form ---- */
 

@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "asm_internal.h"
+#include "kernel.h"
 
 enum data_unit {
   UNIT_BYTE = 0, /* .byte, 16 per line */
@@ -34,12 +35,8 @@ enum data_unit {
   UNIT_COUNT
 };
 
-/* A name, quoted when it is not a plain word. */
-static void put_name(FILE *out, const char *s) {
-  if (asm_name_is_plain(s)) {
-    fputs(s, out);
-    return;
-  }
+/* A string, always quoted. */
+static void put_string(FILE *out, const char *s) {
   fputc('"', out);
   for (; *s; s++) {
     unsigned char c = (unsigned char)*s;
@@ -48,6 +45,12 @@ static void put_name(FILE *out, const char *s) {
     else fprintf(out, "\\x%02x", c);
   }
   fputc('"', out);
+}
+
+/* A name, quoted when it is not a plain word. */
+static void put_name(FILE *out, const char *s) {
+  if (asm_name_is_plain(s)) fputs(s, out);
+  else put_string(out, s);
 }
 
 static void put_lower(FILE *out, const char *s) {
@@ -241,6 +244,48 @@ static void put_slots(FILE *out, const struct loom_file *f, const char *key, con
   }
 }
 
+/* A kernel step (format 1.3): the op and its tensors, then one .attr line
+ * per attribute (asm_kernel.c reads them back). */
+static void put_kernel(FILE *out, const struct loom_file *f, const struct loom_file_kernel *k) {
+  static const char *const kinds[] = {"int", "float", "string", "ints", "floats", "strings", "tensor"};
+  const uint32_t *io = loom_file_kernel_io(f, k);
+  const struct loom_file_kattr *a = loom_file_kernel_attrs(f, k);
+  fputs(".step kernel ", out);
+  put_name(out, loom_file_string(f, k->op));
+  fprintf(out, " opset=%u", k->opset);
+  for (int part = 0; part < 2; part++) {
+    uint32_t n = part ? k->n_out : k->n_in, first = part ? k->n_in : 0;
+    for (uint32_t j = 0; j < n; j++) {
+      fputs(j ? "," : part ? " out=" : " in=", out);
+      if (io[first + j] == LOOM_FILE_NO_BUFFER) fputc('-', out);
+      else put_name(out, loom_file_string(f, f->tensors[io[first + j]].name));
+    }
+  }
+  fputs(k->flags & LOOM_FILE_KERNEL_DYNAMIC ? " dynamic\n" : "\n", out);
+  for (uint32_t i = 0; i < k->n_attrs; i++) {
+    fputs("  .attr ", out);
+    put_name(out, loom_file_string(f, a[i].name));
+    fprintf(out, " %s", kinds[a[i].kind]);
+    /* the lists' values are in DATA; the other kinds' value is not an offset */
+    const uint8_t *v = a[i].kind >= LOOM_KATTR_INTS && a[i].kind <= LOOM_KATTR_STRINGS ? f->data + a[i].value : NULL;
+    for (uint64_t j = 0; j < a[i].count; j++) {
+      float x;
+      uint32_t bits = (uint32_t)a[i].value;
+      fputs(j ? ", " : " ", out);
+      switch (a[i].kind) {
+      case 0: fprintf(out, "%" PRId64, (int64_t)a[i].value); break;
+      case 1: memcpy(&x, &bits, sizeof x), fprintf(out, "%.9g", (double)x); break;
+      case 2: put_string(out, loom_file_string(f, (uint32_t)a[i].value)); break;
+      case 3: fprintf(out, "%" PRId64, ((const int64_t *)v)[j]); break;
+      case 4: fprintf(out, "%.9g", (double)((const float *)v)[j]); break;
+      case 5: put_string(out, loom_file_string(f, ((const uint32_t *)v)[j])); break;
+      default: put_name(out, loom_file_string(f, f->tensors[a[i].value].name)); break;
+      }
+    }
+    fputc('\n', out);
+  }
+}
+
 static void put_steps(FILE *out, const struct loom_file *f) {
   if (steps_implicit(f)) return;
   fputs(".steps\n", out);
@@ -248,6 +293,10 @@ static void put_steps(FILE *out, const struct loom_file *f) {
     const struct loom_file_step *s = &f->steps[i];
     if (s->kind == LOOM_STEP_JOB) {
       fprintf(out, ".step job job%u\n", s->index);
+      continue;
+    }
+    if (s->kind == LOOM_STEP_KERNEL) {
+      put_kernel(out, f, &f->kernels[s->index]);
       continue;
     }
     fprintf(out, ".step host %u", s->index);

@@ -1,8 +1,11 @@
 /*
- * hwconfig.c - lookups over the generated configuration table.
+ * hwconfig.c - lookups over the generated configuration and part tables.
+ * Configurations from files are hwconfig_file.c's, the rules every
+ * configuration keeps hwconfig_rules.c's.
  */
 #include "loom/hwconfig.h"
 
+#include <stdio.h>
 #include <string.h>
 
 const struct loom_hw_config *loom_hw_config_by_name(const char *name) {
@@ -14,6 +17,25 @@ const struct loom_hw_config *loom_hw_config_by_name(const char *name) {
 const struct loom_hw_config *loom_hw_config_by_hash(uint32_t hash) {
   for (int i = 0; i < LOOM_CONFIG_COUNT; i++)
     if (loom_hw_configs[i].hash == hash) return &loom_hw_configs[i];
+  return NULL;
+}
+
+void loom_hw_config_names(char *out, size_t n) {
+  size_t len = 0;
+  if (n) out[0] = '\0';
+  for (int i = 0; i < LOOM_CONFIG_COUNT; i++) {
+    const char *name = loom_hw_configs[i].name;
+    size_t need = strlen(name) + (i ? 2 : 0);
+    if (len + need + 1 > n) break;
+    if (i) memcpy(out + len, ", ", 2);
+    memcpy(out + len + (i ? 2 : 0), name, strlen(name) + 1);
+    len += need;
+  }
+}
+
+const struct loom_hw_part *loom_hw_part_by_name(const char *name) {
+  for (int i = 0; i < LOOM_PART_COUNT; i++)
+    if (name && !strcmp(loom_hw_parts[i].name, name)) return &loom_hw_parts[i];
   return NULL;
 }
 

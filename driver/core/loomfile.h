@@ -20,7 +20,8 @@
 
 #define LOOM_FILE_MAGIC "\x89LOOM\r\n\x1a"
 #define LOOM_FILE_VERSION_MAJOR 1
-#define LOOM_FILE_VERSION_MINOR 2  /* 1.1 added HOSTCODE, 1.2 JOBMETA; the writer emits 1.0 without them */
+#define LOOM_FILE_VERSION_MINOR 4  /* 1.1 added HOSTCODE, 1.2 JOBMETA, 1.3 KERNELS and the host-side
+                                    * dtypes, 1.4 SIGNATURE; the writer emits 1.0 without them */
 #define LOOM_FILE_HEADER_SIZE 64
 #define LOOM_FILE_SECTION_ENTRY_SIZE 32
 #define LOOM_FILE_MAX_SIZE (UINT64_C(1) << 32)  /* 4 GiB cap on a model */
@@ -39,6 +40,8 @@ enum loom_section_type {
   LOOM_SEC_STEPS,       /* struct loom_file_step[]: the program, in order */
   LOOM_SEC_HOSTCODE,    /* (1.1) native code of HOST steps: struct loom_file_hostcode */
   LOOM_SEC_JOBMETA,     /* (1.2) struct loom_file_jobmeta[], one per job: what the compiler knows */
+  LOOM_SEC_KERNELS,     /* (1.3) struct loom_file_kernel[]: ONNX ops run on the host kernels */
+  LOOM_SEC_SIGNATURE,   /* (1.4) one struct loom_file_signature: consent to run HOSTCODE */
   LOOM_SEC_COUNT
 };
 
@@ -65,6 +68,7 @@ enum loom_layout {
 enum loom_step_kind {
   LOOM_STEP_JOB = 1,  /* run jobs[index] on the accelerator */
   LOOM_STEP_HOST,     /* run host op `op` on tensors */
+  LOOM_STEP_KERNEL,   /* (1.3) run the ONNX op of KERNELS[index] on the host kernels */
   LOOM_STEP_COUNT
 };
 
@@ -78,10 +82,10 @@ struct loom_file_buffer {   /* 32 bytes */
   uint32_t reserved;        /* 0 */
 };
 
-/* The element types a tensor of this format version may have: the first
- * loom_dtype values, up to float32 (the host-side types of loom.h are not
- * stored yet). */
+/* The element types a tensor may have: up to float32 in every version, all
+ * of loom_dtype (int64, bool, float16, ...) from 1.3 on (host steps). */
 #define LOOM_FILE_DT_COUNT (LOOM_DT_F32 + 1)
+#define LOOM_FILE_DT_COUNT_1_3 LOOM_DT_COUNT
 
 struct loom_file_tensor {   /* 104 bytes */
   uint32_t name;            /* STRTAB offset */
@@ -130,6 +134,39 @@ struct loom_file_jobmeta {  /* 48 bytes */
   uint32_t reserved;        /* 0 */
 };
 
+/* KERNELS (format 1.3): one record per KERNEL step, an ONNX operator (ai.onnx
+ * domain) that runs on the host kernels (driver/core/kernel.h) over plain
+ * tensors.  Operands and results are listed in DATA, the attributes too. */
+#define LOOM_FILE_KERNEL_DYNAMIC 1u  /* data-dependent results: their dims are capacities */
+#define LOOM_FILE_KERNEL_MAX_IO 4096
+#define LOOM_FILE_KERNEL_MAX_ATTRS 1024
+#define LOOM_FILE_KATTR_MAX_COUNT (1u << 20)
+
+struct loom_file_kernel {   /* 48 bytes */
+  uint32_t op;              /* STRTAB name: the ONNX op type, "Resize" */
+  uint32_t opset;           /* the ai.onnx version whose semantics apply, >= 1 */
+  uint32_t n_in, n_out;     /* operands (absent optional ones included), results */
+  uint64_t io_offset;       /* DATA: n_in + n_out uint32 tensor indices, 4-aligned;
+                             * LOOM_FILE_NO_BUFFER marks an absent optional operand */
+  uint64_t attr_offset;     /* DATA: n_attrs struct loom_file_kattr, 8-aligned */
+  uint32_t n_attrs;
+  uint32_t flags;           /* LOOM_FILE_KERNEL_* */
+  uint64_t reserved;        /* 0 */
+};
+
+/* An attribute of a kernel step, in DATA.  kind is enum loom_kattr_kind
+ * (kernel.h): 0 INT, 1 FLOAT, 2 STRING, 3 INTS, 4 FLOATS, 5 STRINGS, 6 TENSOR. */
+struct loom_file_kattr {    /* 32 bytes */
+  uint32_t name;            /* STRTAB name */
+  uint32_t kind;
+  uint64_t count;           /* lists: the number of values; INT, FLOAT, STRING, TENSOR: 1 */
+  uint64_t value;           /* INT: the int64 (two's complement); FLOAT: its bits; STRING: a
+                             * STRTAB offset (0: ""); TENSOR: a tensor index; lists: the DATA
+                             * offset of count int64 (8-aligned), float bits or uint32 STRTAB
+                             * offsets (4-aligned) */
+  uint64_t reserved;        /* 0 */
+};
+
 /* HOSTCODE (format 1.1, docs/hostcode.md): native code for some or all
  * HOST steps, as one ELF shared object built by the compiler through LLVM.
  * The section is a byte section laid out as
@@ -158,6 +195,21 @@ struct loom_file_hostcode_entry { /* 24 bytes */
   uint32_t reserved;          /* 0 */
 };
 
+/* SIGNATURE (format 1.4, docs/hostcode.md): the consent that lets the
+ * runtime run the file's native code.  `loom compile` adds it with the
+ * user's key (hostcode_trust.c); the runtime runs HOSTCODE only when it
+ * verifies with the key of the user running it, or when that user passes
+ * --trust-native.  One record; absent or empty means unsigned. */
+#define LOOM_SIGNATURE_HMAC_SHA256 1 /* the only algorithm */
+
+struct loom_file_signature { /* 64 bytes */
+  uint32_t algorithm;        /* LOOM_SIGNATURE_HMAC_SHA256 */
+  uint32_t flags;            /* 0 */
+  uint8_t key_id[8];         /* names the key: HMAC-SHA256(key, "loom key id")[0..8) */
+  uint8_t mac[32];           /* HMAC-SHA256(key, "loom signature 1\0" || the file, crc32 and mac zeroed) */
+  uint8_t reserved[16];      /* 0 */
+};
+
 struct loom_file {
   uint32_t version_major, version_minor;
   uint32_t config_hash;
@@ -175,6 +227,10 @@ struct loom_file {
   const uint8_t *hostcode_image;
   /* JOBMETA (NULL when absent): job_count records */
   const struct loom_file_jobmeta *jobmeta;
+  /* KERNELS (1.3; NULL / 0 when absent) */
+  const struct loom_file_kernel *kernels; uint32_t kernel_count;
+  /* SIGNATURE (NULL when absent), checked by loom_file_signed_by() */
+  const struct loom_file_signature *signature;
   void *storage;            /* owned, aligned copy of the file */
   uint64_t file_size;
 };
@@ -190,8 +246,16 @@ void loom_file_free(struct loom_file *f);
 const char *loom_file_string(const struct loom_file *f, uint32_t off);
 
 /* Bytes a tensor occupies for its dtype, layout and dims; 0 on overflow or
- * invalid fields. */
+ * invalid fields, and for an empty tensor. */
 uint64_t loom_file_tensor_bytes(const struct loom_file_tensor *t);
+/* Whether t is a plain tensor with a dimension of 0 (format 1.3): no
+ * elements, 0 bytes. */
+int loom_file_tensor_empty(const struct loom_file_tensor *t);
+
+/* A kernel step's tensor list (n_in + n_out uint32 in DATA) and its
+ * attributes (validated by the parser). */
+const uint32_t *loom_file_kernel_io(const struct loom_file *f, const struct loom_file_kernel *k);
+const struct loom_file_kattr *loom_file_kernel_attrs(const struct loom_file *f, const struct loom_file_kernel *k);
 
 /* Names of section types ("STRTAB", ...; "?" if unknown) and the record
  * size each section holds (1 for byte sections, 0 for an unknown type). */
@@ -219,6 +283,10 @@ uint32_t loom_section_entry_size(uint32_t type);
  * the record; the text is written to `buf`. */
 const char *loom_file_tensor_problem(const struct loom_file_tensor *t, uint64_t buffer_size,
                                      uint32_t *field, char buf[128]);
+/* The same for a file of minor version `minor` (from 1.3 every loom_dtype
+ * may be stored). */
+const char *loom_file_tensor_problem_v(const struct loom_file_tensor *t, uint64_t buffer_size, uint32_t minor,
+                                       uint32_t *field, char buf[128]);
 const char *loom_file_buffer_problem(const struct loom_file_buffer *b, uint64_t data_size,
                                      uint32_t *field, char buf[128]);
 
@@ -234,14 +302,19 @@ loom_status loom_file_check_insns(const struct loom_file *f, const char *name,
  *
  * The builder collects records and lays the file out when finished: header,
  * section table, then STRTAB, INSNS, DATA, BUFFERS, TENSORS, JOBS, STEPS,
- * HOSTCODE when one was added (the file is then version 1.1, else 1.0), and
+ * HOSTCODE when one was added (the file is then version 1.1, else 1.0),
  * JOBMETA after it when job records were added (version 1.2; HOSTCODE is
- * then written too, empty when there is none).
+ * then written too, empty when there is none), KERNELS after that when
+ * kernel records were added or a tensor has a type beyond float32 (version
+ * 1.3; the two before it are written, empty if need be), and SIGNATURE last
+ * when one was added (version 1.4, the sections before it written, empty if
+ * need be).
  * Strings are interned (the same string gets the same offset).  A tensor
  * added with bytes == 0 gets loom_file_tensor_bytes().  When memory runs out
  * the builder remembers it, the adders return all-ones, and finish returns
  * NULL.  loom_file_builder_write validates the bytes with loom_file_parse
- * before writing, so it never writes a file the reader would refuse. */
+ * before writing, so it never writes a file the reader would refuse, and
+ * writes atomically (outfile.h): on failure the previous file is intact. */
 
 struct loom_file_builder;
 
@@ -262,12 +335,18 @@ uint32_t loom_fb_step(struct loom_file_builder *b, const struct loom_file_step *
 int loom_fb_hostcode(struct loom_file_builder *b, uint32_t triple, uint32_t cpu,
                      const struct loom_file_hostcode_entry *entries, uint32_t entry_count,
                      const void *image, uint64_t image_size);
+/* Adds the SIGNATURE record (replacing an earlier one).  The writer places
+ * it last; loom_file_sign() (hostcode_trust.c) fills in its mac. */
+void loom_fb_signature(struct loom_file_builder *b, const struct loom_file_signature *s);
 /* Appends the JOBMETA record of the next job (records go in job order; a
  * file has none or one per job, which loom_file_builder_write checks). */
 uint32_t loom_fb_jobmeta(struct loom_file_builder *b, const struct loom_file_jobmeta *m);
+/* Appends a KERNELS record (format 1.3); its index is what a KERNEL step
+ * names.  The caller puts the tensor list and attributes into DATA first. */
+uint32_t loom_fb_kernel(struct loom_file_builder *b, const struct loom_file_kernel *k);
 /* A builder holding every record of a parsed file (STRTAB copied as it is,
  * so name offsets stay valid), to add to it; with its JOBMETA, without its
- * HOSTCODE.  NULL when out of memory. */
+ * HOSTCODE and SIGNATURE.  NULL when out of memory. */
 struct loom_file_builder *loom_file_builder_from(const struct loom_file *f);
 /* Serializes (with crc32) into a malloc'd buffer; NULL when out of memory. */
 uint8_t *loom_file_builder_finish(struct loom_file_builder *b, size_t *size);

@@ -29,6 +29,9 @@ _Static_assert(offsetof(struct loom_file_step, param_offset) == 32, "step params
 _Static_assert(sizeof(struct loom_file_hostcode) == 32, "HOSTCODE header is 32 bytes");
 _Static_assert(sizeof(struct loom_file_hostcode_entry) == 24, "HOSTCODE entry is 24 bytes");
 _Static_assert(sizeof(struct loom_file_jobmeta) == 48, "JOBMETA record is 48 bytes");
+_Static_assert(sizeof(struct loom_file_kernel) == 48, "KERNELS record is 48 bytes");
+_Static_assert(sizeof(struct loom_file_kattr) == 32, "kernel attribute record is 32 bytes");
+_Static_assert(sizeof(struct loom_file_signature) == 64, "SIGNATURE record is 64 bytes");
 
 static const char *const section_names[LOOM_SEC_COUNT] = {
     [0] = "?",
@@ -41,6 +44,8 @@ static const char *const section_names[LOOM_SEC_COUNT] = {
     [LOOM_SEC_STEPS] = "STEPS",
     [LOOM_SEC_HOSTCODE] = "HOSTCODE",
     [LOOM_SEC_JOBMETA] = "JOBMETA",
+    [LOOM_SEC_KERNELS] = "KERNELS",
+    [LOOM_SEC_SIGNATURE] = "SIGNATURE",
 };
 _Static_assert(sizeof section_names / sizeof section_names[0] == LOOM_SEC_COUNT,
                "every section type needs a name");
@@ -56,6 +61,8 @@ static const uint32_t section_entry_sizes[LOOM_SEC_COUNT] = {
     [LOOM_SEC_STEPS] = sizeof(struct loom_file_step),
     [LOOM_SEC_HOSTCODE] = 1,
     [LOOM_SEC_JOBMETA] = sizeof(struct loom_file_jobmeta),
+    [LOOM_SEC_KERNELS] = sizeof(struct loom_file_kernel),
+    [LOOM_SEC_SIGNATURE] = sizeof(struct loom_file_signature),
 };
 
 const char *loom_section_name(uint32_t type) {
@@ -69,13 +76,12 @@ uint32_t loom_section_entry_size(uint32_t type) {
 /* ---- record checks shared with the assembler ---- */
 
 static uint64_t elem_size(uint32_t dtype) {
-  switch (dtype) {
-  case LOOM_DT_I8:
-  case LOOM_DT_U8: return 1;
-  case LOOM_DT_I32:
-  case LOOM_DT_F32: return 4;
-  default: return 0;
-  }
+  return dtype > LOOM_DT_INVALID && dtype < LOOM_DT_COUNT ? loom_dtype_size((loom_dtype)dtype) : 0;
+}
+
+/* Whether a file of minor version `minor` may store dtype dt. */
+static int dtype_allowed(uint32_t dt, uint32_t minor) {
+  return dt > LOOM_DT_INVALID && dt < (minor >= 3 ? LOOM_FILE_DT_COUNT_1_3 : LOOM_FILE_DT_COUNT);
 }
 
 static const char *dtype_text(uint32_t dt) {
@@ -127,12 +133,24 @@ uint64_t loom_file_tensor_bytes(const struct loom_file_tensor *t) {
 
 #define PROBLEM(off, ...) (*field = (off), snprintf(buf, 128, __VA_ARGS__), buf)
 
-static const char *tensor_dims_problem(const struct loom_file_tensor *t, uint32_t *field,
+int loom_file_tensor_empty(const struct loom_file_tensor *t) {
+  int zero = 0;
+  if (t->layout != LOOM_LAYOUT_PLAIN || t->rank > LOOM_MAX_RANK) return 0;
+  for (uint32_t i = 0; i < t->rank; i++) {
+    if (t->dims[i] < 0) return 0;
+    zero |= t->dims[i] == 0;
+  }
+  return zero;
+}
+
+/* From 1.3 a plain tensor may have dims of 0 (no elements). */
+static const char *tensor_dims_problem(const struct loom_file_tensor *t, uint32_t minor, uint32_t *field,
                                        char buf[128]) {
+  int64_t least = minor >= 3 && t->layout == LOOM_LAYOUT_PLAIN ? 0 : 1;
   for (uint32_t i = 0; i < LOOM_MAX_RANK; i++) {
     uint32_t off = (uint32_t)offsetof(struct loom_file_tensor, dims) + 8 * i;
-    if (i < t->rank && t->dims[i] < 1)
-      return PROBLEM(off, "dims[%u] = %" PRId64 " is not positive", i, t->dims[i]);
+    if (i < t->rank && t->dims[i] < least)
+      return PROBLEM(off, "dims[%u] = %" PRId64 " is %s", i, t->dims[i], least ? "not positive" : "negative");
     if (i >= t->rank && t->dims[i] != 0)
       return PROBLEM(off, "dims[%u] = %" PRId64 " is beyond rank %u and not 0", i, t->dims[i],
                      t->rank);
@@ -177,6 +195,9 @@ static const char *tensor_quant_problem(const struct loom_file_tensor *t, uint32
                    "dtype with scale > 0 may differ)", dtype_text(t->user_dtype), dtype_text(t->dtype));
   if (t->zero_point && !(t->scale > 0))
     return PROBLEM(zp, "zero_point %d without a scale", t->zero_point);
+  if (t->scale > 0 && t->dtype != LOOM_DT_I8 && t->dtype != LOOM_DT_U8 && t->dtype != LOOM_DT_I32)
+    return PROBLEM((uint32_t)offsetof(struct loom_file_tensor, scale),
+                   "scale %g on a %s tensor (only i8, u8 and i32 are quantized)", (double)t->scale, dtype_text(t->dtype));
   if ((t->dtype == LOOM_DT_I8 && (t->zero_point < -128 || t->zero_point > 127)) ||
       (t->dtype == LOOM_DT_U8 && (t->zero_point < 0 || t->zero_point > 255)) ||
       (t->dtype == LOOM_DT_F32 && t->zero_point))
@@ -187,7 +208,7 @@ static const char *tensor_quant_problem(const struct loom_file_tensor *t, uint32
 static const char *tensor_size_problem(const struct loom_file_tensor *t, uint64_t buffer_size,
                                        uint32_t *field, char buf[128]) {
   uint64_t want = loom_file_tensor_bytes(t), end;
-  if (!want)
+  if (!want && !loom_file_tensor_empty(t))
     return PROBLEM((uint32_t)offsetof(struct loom_file_tensor, dims),
                    "the stored size of dims overflows 64 bits");
   if (t->bytes != want)
@@ -203,20 +224,32 @@ static const char *tensor_size_problem(const struct loom_file_tensor *t, uint64_
 
 const char *loom_file_tensor_problem(const struct loom_file_tensor *t, uint64_t buffer_size,
                                      uint32_t *field, char buf[128]) {
+  return loom_file_tensor_problem_v(t, buffer_size, LOOM_FILE_VERSION_MINOR, field, buf);
+}
+
+static const char *dtype_problem(uint32_t dt, uint32_t minor, uint32_t off, const char *what, uint32_t *field,
+                                 char buf[128]) {
+  if (dtype_allowed(dt, minor)) return NULL;
+  if (dtype_allowed(dt, LOOM_FILE_VERSION_MINOR))
+    return PROBLEM(off, "%s %s needs format version 1.3, the file is 1.%u", what, dtype_text(dt), minor);
+  return PROBLEM(off, "%s %u is not defined (1 i8, 2 u8, 3 i32, 4 f32; 5..%d from 1.3)", what, dt, LOOM_DT_COUNT - 1);
+}
+
+const char *loom_file_tensor_problem_v(const struct loom_file_tensor *t, uint64_t buffer_size, uint32_t minor,
+                                       uint32_t *field, char buf[128]) {
   const char *p;
   if (t->role >= LOOM_ROLE_COUNT)
     return PROBLEM((uint32_t)offsetof(struct loom_file_tensor, role),
                    "role %u is not defined (0 internal, 1 input, 2 output)", t->role);
-  if (!elem_size(t->dtype))
-    return PROBLEM((uint32_t)offsetof(struct loom_file_tensor, dtype),
-                   "dtype %u is not defined (1 i8, 2 u8, 3 i32, 4 f32)", t->dtype);
-  if (!elem_size(t->user_dtype))
-    return PROBLEM((uint32_t)offsetof(struct loom_file_tensor, user_dtype),
-                   "user_dtype %u is not defined (1 i8, 2 u8, 3 i32, 4 f32)", t->user_dtype);
+  if ((p = dtype_problem(t->dtype, minor, (uint32_t)offsetof(struct loom_file_tensor, dtype), "dtype", field, buf)))
+    return p;
+  if ((p = dtype_problem(t->user_dtype, minor, (uint32_t)offsetof(struct loom_file_tensor, user_dtype), "user_dtype",
+                         field, buf)))
+    return p;
   if (t->rank > LOOM_MAX_RANK)
     return PROBLEM((uint32_t)offsetof(struct loom_file_tensor, rank), "rank %u exceeds %d",
                    t->rank, LOOM_MAX_RANK);
-  if ((p = tensor_dims_problem(t, field, buf))) return p;
+  if ((p = tensor_dims_problem(t, minor, field, buf))) return p;
   if ((p = tensor_layout_problem(t, field, buf))) return p;
   if ((p = tensor_quant_problem(t, field, buf))) return p;
   return tensor_size_problem(t, buffer_size, field, buf);
@@ -275,4 +308,14 @@ loom_status loom_file_check_insns(const struct loom_file *f, const char *name,
     return LOOM_E_FORMAT;
   }
   return LOOM_OK;
+}
+
+/* ---- KERNELS (1.3) ---- */
+
+const uint32_t *loom_file_kernel_io(const struct loom_file *f, const struct loom_file_kernel *k) {
+  return (const uint32_t *)(f->data + k->io_offset);
+}
+
+const struct loom_file_kattr *loom_file_kernel_attrs(const struct loom_file *f, const struct loom_file_kernel *k) {
+  return (const struct loom_file_kattr *)(f->data + k->attr_offset);
 }

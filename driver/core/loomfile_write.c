@@ -12,15 +12,18 @@
  * the same bytes, which is what lets the assembler round-trip exactly.
  * A file with native host code gets an eighth entry, HOSTCODE, after STEPS
  * and says version 1.1; one with job metadata gets a ninth, JOBMETA (and an
- * eighth, HOSTCODE, empty if need be) and says 1.2; without either the file
- * stays 1.0, byte for byte what it was before 1.1 existed.
+ * eighth, HOSTCODE, empty if need be) and says 1.2; one with kernel steps or
+ * a tensor of a host-side type (int64, bool, ...) gets a tenth, KERNELS (the
+ * two before it empty if need be), and says 1.3; a signed one an eleventh,
+ * SIGNATURE (the ones before it present, empty if need be) and says 1.4;
+ * without any of them the file stays 1.0, byte for byte what it was before
+ * 1.1 existed.
  *
  * Strings are interned through a small open-addressing table of STRTAB
  * offsets, so a model with thousands of names stays linear.  Offset 0 is
  * the empty string.  Out-of-memory is remembered in `failed` rather than
  * reported by every adder, so callers check once, at finish.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +31,7 @@
 
 #include "loom/isa.h"
 #include "loomfile.h"
+#include "outfile.h"
 
 struct bytes {
   uint8_t *p;
@@ -39,6 +43,9 @@ struct loom_file_builder {
   struct bytes strtab, insns, data, buffers, tensors, jobs, steps;
   struct bytes hostcode;  /* the whole HOSTCODE section; empty: none */
   struct bytes jobmeta;   /* JOBMETA records; empty: none */
+  struct bytes kernels;   /* KERNELS records; empty: none */
+  int need_1_3;           /* a tensor has a dtype of format 1.3 */
+  struct bytes signature; /* the SIGNATURE record; empty: none */
   uint32_t *slots; /* STRTAB offset + 1 per slot, 0 = empty */
   size_t slot_cap, slot_used;
   int failed;
@@ -100,8 +107,8 @@ struct loom_file_builder *loom_file_builder_new(uint32_t config_hash) {
 
 void loom_file_builder_free(struct loom_file_builder *b) {
   if (!b) return;
-  struct bytes *all[] = {&b->strtab, &b->insns, &b->data,     &b->buffers, &b->tensors,
-                         &b->jobs,   &b->steps, &b->hostcode, &b->jobmeta};
+  struct bytes *all[] = {&b->strtab, &b->insns, &b->data,     &b->buffers, &b->tensors, &b->jobs,
+                         &b->steps,  &b->hostcode, &b->jobmeta, &b->kernels, &b->signature};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) free(all[i]->p);
   free(b->slots);
   free(b);
@@ -182,6 +189,7 @@ uint32_t loom_fb_buffer(struct loom_file_builder *b, const struct loom_file_buff
 }
 
 uint32_t loom_fb_tensor(struct loom_file_builder *b, const struct loom_file_tensor *t) {
+  if (t->dtype >= LOOM_FILE_DT_COUNT || t->user_dtype >= LOOM_FILE_DT_COUNT || loom_file_tensor_empty(t)) b->need_1_3 = 1;
   struct loom_file_tensor copy = *t;
   if (!copy.bytes) copy.bytes = loom_file_tensor_bytes(&copy);
   return add_record(b, &b->tensors, &copy, sizeof copy);
@@ -195,8 +203,17 @@ uint32_t loom_fb_step(struct loom_file_builder *b, const struct loom_file_step *
   return add_record(b, &b->steps, s, sizeof *s);
 }
 
+void loom_fb_signature(struct loom_file_builder *b, const struct loom_file_signature *s) {
+  b->signature.len = 0;
+  if (!b->failed && bytes_put(&b->signature, s, sizeof *s)) b->failed = 1;
+}
+
 uint32_t loom_fb_jobmeta(struct loom_file_builder *b, const struct loom_file_jobmeta *m) {
   return add_record(b, &b->jobmeta, m, sizeof *m);
+}
+
+uint32_t loom_fb_kernel(struct loom_file_builder *b, const struct loom_file_kernel *k) {
+  return add_record(b, &b->kernels, k, sizeof *k);
 }
 
 /* ---- HOSTCODE ---- */
@@ -259,6 +276,8 @@ struct loom_file_builder *loom_file_builder_from(const struct loom_file *f) {
   copy_section(b, &b->jobs, f->jobs, (uint64_t)f->job_count * sizeof *f->jobs);
   copy_section(b, &b->steps, f->steps, (uint64_t)f->step_count * sizeof *f->steps);
   if (f->jobmeta) copy_section(b, &b->jobmeta, f->jobmeta, (uint64_t)f->job_count * sizeof *f->jobmeta);
+  if (f->kernels) copy_section(b, &b->kernels, f->kernels, (uint64_t)f->kernel_count * sizeof *f->kernels);
+  b->need_1_3 = f->version_minor >= 3;
   if (b->failed || intern_all(b)) {
     loom_file_builder_free(b);
     return NULL;
@@ -277,7 +296,7 @@ static void wr64(uint8_t *p, uint64_t v) { wr32(p, (uint32_t)v); wr32(p + 4, (ui
 static void write_header(uint8_t *p, uint64_t size, uint32_t config_hash, int nsec) {
   memcpy(p, LOOM_FILE_MAGIC, 8);
   wr16(p + LOOM_FILE_OFF_MAJOR, LOOM_FILE_VERSION_MAJOR);
-  /* the last section decides: HOSTCODE came in 1.1, JOBMETA in 1.2 */
+  /* the last section decides: HOSTCODE came in 1.1, JOBMETA in 1.2, KERNELS in 1.3, SIGNATURE in 1.4 */
   wr16(p + LOOM_FILE_OFF_MINOR, (uint16_t)(nsec > LOOM_SEC_STEPS ? nsec - LOOM_SEC_STEPS : 0));
   wr32(p + LOOM_FILE_OFF_HEADER_SIZE, LOOM_FILE_HEADER_SIZE);
   wr64(p + LOOM_FILE_OFF_FILE_SIZE, size);
@@ -288,9 +307,13 @@ static void write_header(uint8_t *p, uint64_t size, uint32_t config_hash, int ns
 }
 
 uint8_t *loom_file_builder_finish(struct loom_file_builder *b, size_t *size) {
-  const struct bytes *sec[NSEC] = {&b->strtab, &b->insns, &b->data,     &b->buffers, &b->tensors,
-                                   &b->jobs,   &b->steps, &b->hostcode, &b->jobmeta};
-  int nsec = b->jobmeta.len ? LOOM_SEC_JOBMETA : b->hostcode.len ? LOOM_SEC_HOSTCODE : LOOM_SEC_STEPS;
+  const struct bytes *sec[NSEC] = {&b->strtab, &b->insns,   &b->data,    &b->buffers, &b->tensors, &b->jobs,
+                                   &b->steps,  &b->hostcode, &b->jobmeta, &b->kernels, &b->signature};
+  int nsec = b->signature.len              ? LOOM_SEC_SIGNATURE
+             : b->kernels.len || b->need_1_3 ? LOOM_SEC_KERNELS
+             : b->jobmeta.len                ? LOOM_SEC_JOBMETA
+             : b->hostcode.len               ? LOOM_SEC_HOSTCODE
+                                             : LOOM_SEC_STEPS;
   uint64_t off[NSEC], end = LOOM_FILE_HEADER_SIZE + (uint64_t)nsec * LOOM_FILE_SECTION_ENTRY_SIZE;
   if (b->failed) return NULL;
   for (int i = 0; i < nsec; i++) {
@@ -316,22 +339,6 @@ uint8_t *loom_file_builder_finish(struct loom_file_builder *b, size_t *size) {
   return p;
 }
 
-static loom_status write_all(const char *path, const uint8_t *p, size_t size, char msg[LOOM_MSG_MAX]) {
-  FILE *fp = fopen(path, "wb");
-  if (!fp) {
-    if (msg) snprintf(msg, LOOM_MSG_MAX, "%s: cannot create: %s", path, strerror(errno));
-    return LOOM_E_IO;
-  }
-  int ok = fwrite(p, 1, size, fp) == size;
-  ok = (fclose(fp) == 0) && ok;
-  if (!ok) {
-    if (msg) snprintf(msg, LOOM_MSG_MAX, "%s: write error: %s", path, strerror(errno));
-    remove(path);
-    return LOOM_E_IO;
-  }
-  return LOOM_OK;
-}
-
 loom_status loom_file_builder_write(struct loom_file_builder *b, const char *path,
                                     char msg[LOOM_MSG_MAX]) {
   size_t size;
@@ -349,7 +356,7 @@ loom_status loom_file_builder_write(struct loom_file_builder *b, const char *pat
     return st == LOOM_E_NOMEM ? st : LOOM_E_INVALID;
   }
   loom_file_free(&f);
-  st = write_all(path, p, size, msg);
+  st = loom_outfile_write(path, p, size, msg);
   free(p);
   return st;
 }

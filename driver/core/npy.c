@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "outfile.h"
 #include "readfile.h"
 
 #define NPY_MAGIC "\x93NUMPY"
@@ -36,7 +37,7 @@
 #define NPY_ALIGN 64
 #define NPY_GROWTH_DIGITS 21 /* numpy's GROWTH_AXIS_MAX_DIGITS */
 #define NPY_MAX_DEPTH 16
-#define NPY_SUPPORTED "little-endian int8, uint8, int32, float32 only"
+#define NPY_SUPPORTED "little-endian bool, int8..int64, uint8..uint64, float16, float32, float64 only"
 
 static loom_status npy_fail(char msg[LOOM_MSG_MAX], loom_status st, const char *name,
                             const char *fmt, ...) __attribute__((format(printf, 4, 5)));
@@ -53,35 +54,34 @@ static loom_status npy_fail(char msg[LOOM_MSG_MAX], loom_status st, const char *
   return st;
 }
 
+/* numpy's name and descr of each dtype it has (bfloat16 it has not). */
+static const struct {
+  loom_dtype dt;
+  const char *name, *descr;
+} npy_types[] = {
+    {LOOM_DT_I8, "int8", "|i1"},       {LOOM_DT_U8, "uint8", "|u1"},     {LOOM_DT_I32, "int32", "<i4"},
+    {LOOM_DT_F32, "float32", "<f4"},   {LOOM_DT_I64, "int64", "<i8"},    {LOOM_DT_BOOL, "bool", "|b1"},
+    {LOOM_DT_I16, "int16", "<i2"},     {LOOM_DT_U16, "uint16", "<u2"},   {LOOM_DT_U32, "uint32", "<u4"},
+    {LOOM_DT_U64, "uint64", "<u8"},    {LOOM_DT_F16, "float16", "<f2"},  {LOOM_DT_F64, "float64", "<f8"},
+};
+
 static size_t npy_elem_size(loom_dtype t) {
-  switch (t) {
-  case LOOM_DT_I8:
-  case LOOM_DT_U8: return 1;
-  case LOOM_DT_I32:
-  case LOOM_DT_F32: return 4;
-  default: return 0;
-  }
+  for (size_t i = 0; i < sizeof npy_types / sizeof npy_types[0]; i++)
+    if (npy_types[i].dt == t) return loom_dtype_size(t);
+  return 0;
 }
 
 static const char *npy_dtype_text(loom_dtype t) {
-  switch (t) {
-  case LOOM_DT_I8: return "int8";
-  case LOOM_DT_U8: return "uint8";
-  case LOOM_DT_I32: return "int32";
-  case LOOM_DT_F32: return "float32";
-  default: return "?";
-  }
+  for (size_t i = 0; i < sizeof npy_types / sizeof npy_types[0]; i++)
+    if (npy_types[i].dt == t) return npy_types[i].name;
+  return "?";
 }
 
 /* The descr numpy writes for a dtype. */
 static const char *npy_descr(loom_dtype t) {
-  switch (t) {
-  case LOOM_DT_I8: return "|i1";
-  case LOOM_DT_U8: return "|u1";
-  case LOOM_DT_I32: return "<i4";
-  case LOOM_DT_F32: return "<f4";
-  default: return NULL;
-  }
+  for (size_t i = 0; i < sizeof npy_types / sizeof npy_types[0]; i++)
+    if (npy_types[i].dt == t) return npy_types[i].descr;
+  return NULL;
 }
 
 /* Python's repr of a shape tuple: "()", "(3,)", "(2, 3)". */
@@ -286,15 +286,17 @@ static loom_status parse_dict(struct hdr *h) {
   return LOOM_OK;
 }
 
-/* The dtype a descr string names, or INVALID. */
+/* The dtype a descr string names, or INVALID.  One-byte types take any
+ * byte-order mark, wider ones must be little-endian ('<'). */
 static loom_dtype descr_dtype(const char *d, size_t n) {
   char order = 0;
   if (n == 3 && strchr("<>|=", d[0])) order = d[0], d++, n--;
   if (n != 2) return LOOM_DT_INVALID;
-  if (d[0] == 'i' && d[1] == '1') return LOOM_DT_I8;
-  if (d[0] == 'u' && d[1] == '1') return LOOM_DT_U8;
-  if (order == '<' && d[0] == 'i' && d[1] == '4') return LOOM_DT_I32;
-  if (order == '<' && d[0] == 'f' && d[1] == '4') return LOOM_DT_F32;
+  for (size_t i = 0; i < sizeof npy_types / sizeof npy_types[0]; i++) {
+    const char *t = npy_types[i].descr + 1;
+    if (d[0] != t[0] || d[1] != t[1]) continue;
+    return t[1] == '1' || order == '<' ? npy_types[i].dt : LOOM_DT_INVALID;
+  }
   return LOOM_DT_INVALID;
 }
 
@@ -421,8 +423,8 @@ static size_t build_header(loom_dtype dt, int rank, const int64_t *dims, char *o
 static loom_status check_write_args(const char *name, loom_dtype dtype, int rank, const int64_t *dims,
                                     uint64_t *bytes, char msg[LOOM_MSG_MAX]) {
   if (!npy_descr(dtype))
-    return npy_fail(msg, LOOM_E_INVALID, name, "dtype %d cannot be written (int8, uint8, int32, float32 only)",
-                    (int)dtype);
+    return npy_fail(msg, LOOM_E_INVALID, name, "dtype %s cannot be written (numpy has no such type)",
+                    loom_dtype_name(dtype));
   if (rank < 0 || rank > LOOM_NPY_MAX_RANK)
     return npy_fail(msg, LOOM_E_INVALID, name, "rank %d is not in 0..%d", rank, LOOM_NPY_MAX_RANK);
   for (int i = 0; i < rank; i++)
@@ -466,17 +468,7 @@ loom_status loom_npy_write(const char *path, loom_dtype dtype, int rank, const i
   uint64_t bytes;
   loom_status st = check_write_args(path, dtype, rank, dims, &bytes, msg);
   if (st || (st = loom_npy_encode(dtype, rank, dims, data, &p, &size, msg))) return st;
-  FILE *fp = fopen(path, "wb");
-  if (!fp) {
-    free(p);
-    return npy_fail(msg, LOOM_E_IO, path, "cannot create the file");
-  }
-  int ok = fwrite(p, 1, size, fp) == size;
-  ok = (fclose(fp) == 0) && ok;
+  st = loom_outfile_write(path, p, size, msg);
   free(p);
-  if (!ok) {
-    remove(path);
-    return npy_fail(msg, LOOM_E_IO, path, "write error");
-  }
-  return LOOM_OK;
+  return st;
 }

@@ -1,7 +1,9 @@
 /*
- * npy.h - NumPy .npy files: versions 1.0 and 2.0, little-endian int8, uint8,
- * int32 and float32, C order.  Anything else is refused with a message that
- * says what the file holds and what is supported.
+ * npy.h - NumPy .npy files: versions 1.0 and 2.0, little-endian bool,
+ * signed and unsigned integers of 8 to 64 bits, float16, float32 and
+ * float64, C order (every loom_dtype but bfloat16, which numpy lacks).
+ * Anything else is refused with a message that says what the file holds and
+ * what is supported.
  */
 #ifndef LOOM_NPY_H
 #define LOOM_NPY_H
@@ -25,7 +27,8 @@ struct loom_npy {
 loom_status loom_npy_parse(const void *bytes, size_t size, const char *name, struct loom_npy *out,
                            char msg[LOOM_MSG_MAX]);
 loom_status loom_npy_read(const char *path, struct loom_npy *out, char msg[LOOM_MSG_MAX]);
-/* Writes version 1.0 (2.0 if the header needs it). */
+/* Writes version 1.0 (2.0 if the header needs it), atomically (outfile.h):
+ * on failure the previous file at `path` is intact. */
 loom_status loom_npy_write(const char *path, loom_dtype dtype, int rank, const int64_t *dims,
                            const void *data, char msg[LOOM_MSG_MAX]);
 void loom_npy_free(struct loom_npy *n);

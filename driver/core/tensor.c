@@ -111,7 +111,9 @@ static int is_int8ish(loom_dtype t) { return t == LOOM_DT_I8 || t == LOOM_DT_U8;
 /* n elements from src (type sd) into dst (type dd). */
 static loom_status convert(void *dst, loom_dtype dd, const void *src, loom_dtype sd, uint64_t n,
                            const struct loom_file_tensor *t, char msg[LOOM_MSG_MAX]) {
-  if (dd == sd) {
+  if (!n) return LOOM_OK; /* an empty tensor: nothing to move (src may be NULL) */
+  /* bfloat16 travels as its raw bits in uint16 arrays: numpy has no bfloat16 */
+  if (dd == sd || (dd == LOOM_DT_BF16 && sd == LOOM_DT_U16) || (dd == LOOM_DT_U16 && sd == LOOM_DT_BF16)) {
     memcpy(dst, src, n * loom_dtype_size(sd));
     return LOOM_OK;
   }
@@ -168,7 +170,7 @@ static void unpack(const struct loom_file_tensor *t, uint8_t *dst, const uint8_t
 }
 
 static loom_status check_tensor(const struct loom_file_tensor *t, char msg[LOOM_MSG_MAX]) {
-  if (!loom_dtype_size((loom_dtype)t->dtype) || !loom_tensor_stored_elems(t))
+  if (!loom_dtype_size((loom_dtype)t->dtype) || (!loom_tensor_stored_elems(t) && !loom_file_tensor_empty(t)))
     return loom_fail(msg, LOOM_E_FORMAT, "tensor has an invalid dtype, shape or layout");
   return LOOM_OK;
 }

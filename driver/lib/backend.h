@@ -42,6 +42,11 @@ struct loom_backend_ops {
   loom_status (*set_trace)(void *state, int on, char msg[LOOM_MSG_MAX]);
   /* optional: the last finished job's timeline (see loom_device_trace) */
   const struct loom_trace_event *(*trace)(void *state, size_t *count);
+  /* optional: from now on, call fn(ctx, done) every so often while a job
+   * runs (from submit or wait), `done` being the job's work so far in the
+   * backend's own units (fsim: micro-ops and DRAM rows; tsim: cycles), which
+   * the compiler's cycle estimate approximates; fn NULL stops */
+  void (*set_progress)(void *state, void (*fn)(void *ctx, uint64_t done), void *ctx);
 };
 
 /* The compiled-in backends, NULL-terminated (registry in device.c). */
@@ -70,6 +75,19 @@ int loom_option_get(const char *options, const char *key, char *out, size_t n);
  * prefixed by `who` otherwise. */
 loom_status loom_option_check(const char *options, const char *const known[], const char *who,
                               char msg[LOOM_MSG_MAX]);
+
+/* The option config=NAME|FILE (default "default"): a named configuration
+ * or a configuration file (loom_hw_config_resolve), into *c.  Messages are
+ * prefixed by `who`. */
+loom_status loom_backend_config(const char *who, const char *options, struct loom_hw_config *c,
+                                char msg[LOOM_MSG_MAX]);
+
+/* A board's configuration: the one config=NAME|FILE names, which must
+ * have the `hash` the hardware reports, else the named configuration with
+ * that hash.  `where` names the device in messages. */
+loom_status loom_backend_hw_config(const char *who, const char *where, uint32_t hash,
+                                   const char *options, struct loom_hw_config *c,
+                                   char msg[LOOM_MSG_MAX]);
 
 /* Opens a device on a backend table that need not be in loom_backends[]
  * (tests use it for fake backends; loom_device_open calls it). */

@@ -12,14 +12,15 @@
  * stand-in for the wall-clock timeout a board would hit.  Memory is
  * coherent: no sync.
  *
- * Options: config=NAME (a configuration of hw/spec/loom_configs.def,
- * "default" when absent); budget=N, the work budget of fsim_job (micro-ops
+ * Options: config=NAME|FILE (a configuration of hw/spec/loom_configs.def or
+ * a configuration file, "default" when absent); budget=N, the work budget of fsim_job (micro-ops
  * plus DRAM rows per job, default FSIM_DEFAULT_BUDGET: about 1000 times the
  * largest ResNet-18 layer, tens of seconds of simulation at worst; 0 =
  * unlimited); timing=1, the timing model of sim/fsim/fsim_timing.c: the
  * cycle counters become estimates of the RTL's (docs/fsim-timing.md), and
- * set_trace/trace give per-instruction timelines.  Without it the cycle
- * counters are 0 and set_trace is unsupported.
+ * set_trace/trace give per-instruction timelines; with it, bw=BYTES the
+ * DRAM's bytes per cycle (a power of two, as tsim's option bw=; default 8).
+ * Without timing the cycle counters are 0 and set_trace is unsupported.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,33 +32,24 @@
 #define FSIM_DEFAULT_BUDGET UINT64_C(1000000000)
 
 struct fsim_state {
-  const struct loom_hw_config *cfg;
+  struct loom_hw_config cfg;
   uint64_t budget;
   int timing; /* timing=1: the timing model is on */
   struct fsim *sim;
   int have_result;
   struct fsim_result res;
+  void (*progress)(void *ctx, uint64_t done); /* set_progress */
+  void *progress_ctx;
 };
 
-static const char *const fsim_options[] = {"config", "budget", "timing", NULL};
-
-static loom_status unknown_config(const char *name, char msg[LOOM_MSG_MAX]) {
-  char list[128];
-  size_t len = 0;
-  for (int i = 0; i < LOOM_CONFIG_COUNT && len < sizeof list; i++)
-    len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", i ? ", " : "",
-                            loom_hw_configs[i].name);
-  return loom_fail(msg, LOOM_E_NOTFOUND, "fsim: unknown config '%s' (known: %s)", name, list);
-}
+static const char *const fsim_options[] = {"config", "budget", "timing", "bw", NULL};
 
 static loom_status fsim_open(const char *options, void **state,
                              const struct loom_hw_config **cfg, char msg[LOOM_MSG_MAX]) {
-  char name[64] = "default";
+  struct loom_hw_config c;
   loom_status st = loom_option_check(options, fsim_options, "fsim", msg);
+  if (st == LOOM_OK) st = loom_backend_config("fsim", options, &c, msg);
   if (st != LOOM_OK) return st;
-  loom_option_get(options, "config", name, sizeof name);
-  const struct loom_hw_config *c = loom_hw_config_by_name(name);
-  if (!c) return unknown_config(name, msg);
   struct fsim_state *s = calloc(1, sizeof *s);
   if (!s) return loom_fail(msg, LOOM_E_NOMEM, "fsim: out of memory");
   s->cfg = c;
@@ -77,15 +69,26 @@ static loom_status fsim_open(const char *options, void **state,
     free(s);
     return loom_fail(msg, LOOM_E_INVALID, "fsim: timing '%s' must be 0 or 1", timing);
   }
-  s->sim = fsim_create(c);
+  s->sim = fsim_create(&s->cfg);
   if (!s->sim || (timing[0] == '1' && fsim_set_timing(s->sim, 1) != 0)) {
     fsim_destroy(s->sim);
     free(s);
     return loom_fail(msg, LOOM_E_NOMEM, "fsim: out of memory for the simulator");
   }
+  char bw[16];
+  if (loom_option_get(options, "bw", bw, sizeof bw)) {
+    char *end = NULL;
+    unsigned long v = strtoul(bw, &end, 10);
+    if (!bw[0] || *end || bw[0] == '-' || v > 4096 || fsim_set_dram_bw(s->sim, (uint32_t)v) != 0) {
+      fsim_destroy(s->sim);
+      free(s);
+      return loom_fail(msg, LOOM_E_INVALID,
+                       "fsim: bw '%s' must be a power of two up to 4096, with timing=1", bw);
+    }
+  }
   s->timing = timing[0] == '1';
   *state = s;
-  *cfg = c;
+  *cfg = &s->cfg;
   return LOOM_OK;
 }
 
@@ -119,7 +122,8 @@ static loom_status fsim_submit(void *state, const struct loom_backend_buffer *in
                                const struct loom_backend_buffer *const segments[8],
                                char msg[LOOM_MSG_MAX]) {
   struct fsim_state *s = state;
-  struct fsim_job job = {.insns = insns->host, .insn_count = insn_count, .work_budget = s->budget};
+  struct fsim_job job = {.insns = insns->host, .insn_count = insn_count, .work_budget = s->budget,
+                         .progress = s->progress, .progress_ctx = s->progress_ctx};
   for (int i = 0; i < LOOM_NUM_SEGMENTS; i++) {
     if (!segments[i]) continue;
     job.seg[i].data = segments[i]->host;
@@ -158,6 +162,11 @@ static loom_status fsim_set_trace_op(void *state, int on, char msg[LOOM_MSG_MAX]
   return LOOM_OK;
 }
 
+static void fsim_set_progress(void *state, void (*fn)(void *ctx, uint64_t done), void *ctx) {
+  struct fsim_state *s = state;
+  s->progress = fn, s->progress_ctx = ctx;
+}
+
 static const struct loom_trace_event *fsim_trace_op(void *state, size_t *count) {
   struct fsim_state *s = state;
   return fsim_trace(s->sim, count);
@@ -175,4 +184,5 @@ const struct loom_backend_ops loom_backend_fsim = {
     .reset = fsim_reset,
     .set_trace = fsim_set_trace_op,
     .trace = fsim_trace_op,
+    .set_progress = fsim_set_progress,
 };

@@ -11,7 +11,8 @@
  * errno values into loom_status with a message:
  *
  *   - open: the device node, QUERY, the ABI version, and the configuration
- *     the hardware reports (CONFIG_HASH) against config=NAME when given;
+ *     the hardware reports (CONFIG_HASH) against config=NAME|FILE when given
+ *     (a board built from a configuration file needs that file);
  *   - alloc: ALLOC of the size rounded up to LOOM_UAPI_SIZE_ALIGN, then
  *     mmap; free: munmap and FREE;
  *   - submit: each segment is exactly the size the user allocated, so the
@@ -28,7 +29,7 @@
  * protects other users of the device from a job nobody waits for.
  *
  * Buffers are DMA-coherent: no sync.  Options: dev=PATH (default
- * /dev/loom0), config=NAME.
+ * /dev/loom0), config=NAME|FILE.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -49,7 +50,7 @@
 struct linux_state {
   int fd;
   char path[LINUX_PATH_MAX];
-  const struct loom_hw_config *cfg;
+  struct loom_hw_config cfg;
 };
 
 static const char *const linux_option_keys[] = {"dev", "config", NULL};
@@ -93,24 +94,10 @@ static loom_status query(struct linux_state *s, struct loom_uapi_query *q,
   return LOOM_OK;
 }
 
-/* The device's configuration, and the one the caller asked for if any. */
+/* The device's configuration, checked against the one the caller asked for if any. */
 static loom_status check_config(struct linux_state *s, const struct loom_uapi_query *q,
                                 const char *options, char msg[LOOM_MSG_MAX]) {
-  char name[64];
-  s->cfg = loom_hw_config_by_hash(q->config_hash);
-  if (!s->cfg)
-    return loom_fail(msg, LOOM_E_CONFIG,
-                     "linux: %s implements an unknown hardware config (0x%08X); rebuild Loom "
-                     "with its hw/spec/loom_configs.def",
-                     s->path, q->config_hash);
-  if (!loom_option_get(options, "config", name, sizeof name)) return LOOM_OK;
-  const struct loom_hw_config *want = loom_hw_config_by_name(name);
-  if (!want) return loom_fail(msg, LOOM_E_NOTFOUND, "linux: unknown config '%s'", name);
-  if (want != s->cfg)
-    return loom_fail(msg, LOOM_E_CONFIG,
-                     "linux: %s implements config '%s' (0x%08X), not '%s' (0x%08X)", s->path,
-                     s->cfg->name, s->cfg->hash, want->name, want->hash);
-  return LOOM_OK;
+  return loom_backend_hw_config("linux", s->path, q->config_hash, options, &s->cfg, msg);
 }
 
 static void linux_close(void *state) {
@@ -136,7 +123,7 @@ static loom_status linux_open(const char *options, void **state,
     return st;
   }
   *state = s;
-  *cfg = s->cfg;
+  *cfg = &s->cfg;
   return LOOM_OK;
 }
 

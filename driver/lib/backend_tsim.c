@@ -14,7 +14,10 @@
  *   4. $BUILD/tsim/<dir>/libloom_tsim.so when BUILD is set;
  *   5. build/tsim/<dir>/libloom_tsim.so under the current directory;
  * where <dir> is the configuration's name, or <config>-trace with trace=
- * (tracing is compiled only into that variant).
+ * (tracing is compiled only into that variant).  A configuration file
+ * (config=FILE) has no build product: without lib= or LOOM_TSIM_LIB its
+ * model comes from the model cache, built there on first use
+ * (tsim_cache.c).
  * The first existing file wins; an explicit lib= or LOOM_TSIM_LIB is used
  * even if missing (so its error names it).
  *
@@ -27,7 +30,8 @@
  * allowed windows, so an RTL access outside them fails the job loudly.
  *
  * wait() runs the simulation in slices, waiting for interrupt_o (GIE/IER
- * are set by loom_hw_start), shows progress on stderr when asked, and gives
+ * are set by loom_hw_start), reports the job's cycles after each slice to
+ * the progress hook (set_progress; the library prints nothing), and gives
  * up after the wall-clock timeout or max_cycles, naming the modules whose
  * busy/stall counters still move.  The reset after a timeout is job.c's
  * business (it calls reset(), which writes SOFT_RESET through hwregs.c).
@@ -37,9 +41,9 @@
  * turns them into loom_trace_events, taking each instruction's opcode from
  * the stream the job ran.
  *
- * Options: config=NAME lib=PATH latency=CYCLES bw=BYTES_PER_CYCLE
- * outstanding=N dram_mb=MIB reorder=SEED trace=FILE.fst progress=1
- * max_cycles=N axi_log=FILE.
+ * Options: config=NAME|FILE lib=PATH latency=CYCLES bw=BYTES_PER_CYCLE
+ * outstanding=N dram_mb=MIB reorder=SEED trace=FILE.fst max_cycles=N
+ * axi_log=FILE.
  */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -52,6 +56,7 @@
 #include "loom/isa.h"
 #include "runtime.h"
 #include "sim/tsim/tsim.h"
+#include "tsim_cache.h"
 
 #define TSIM_ALIGN 4096u
 #define TSIM_SLICE_CYCLES 65536u        /* simulated between wall-clock checks */
@@ -91,7 +96,7 @@ struct tsim_state {
   void *dl;
   struct tsim_fns f;
   struct tsim *sim;
-  const struct loom_hw_config *cfg;
+  struct loom_hw_config cfg;
   struct loom_reg_io io;
   uint8_t *dram;
   uint64_t dram_base, dram_size;
@@ -100,8 +105,9 @@ struct tsim_state {
   uint64_t max_cycles;
   int job_running;
   uint64_t job_start_cycle;
-  struct timespec job_start, last_progress;
-  uint64_t last_progress_cycles;
+  struct timespec job_start;
+  void (*progress)(void *ctx, uint64_t done); /* set_progress: cycles of the job */
+  void *progress_ctx;
   const uint8_t *job_insns;       /* host view of the last job's stream */
   uint32_t job_insn_count;
   struct loom_trace_event *events; /* trace(): the last job's timeline */
@@ -110,7 +116,7 @@ struct tsim_state {
 
 static const char *const tsim_option_keys[] = {
     "config", "lib", "latency", "bw", "outstanding", "dram_mb", "reorder", "trace",
-    "progress", "max_cycles", "axi_log", NULL};
+    "max_cycles", "axi_log", NULL};
 
 /* ---- register transport ---- */
 
@@ -222,21 +228,46 @@ fail:
                    missing);
 }
 
-static loom_status load_library(struct tsim_state *s, const char *options, const char *config,
-                                char msg[LOOM_MSG_MAX]) {
+/* A named configuration's model is a build product (find_library); a
+ * configuration file's comes from the model cache (tsim_cache.c) unless
+ * lib= or LOOM_TSIM_LIB names one. */
+static int is_named(const struct loom_hw_config *c) {
+  const struct loom_hw_config *named = loom_hw_config_by_name(c->name);
+  return named && named->hash == c->hash;
+}
+
+static loom_status model_path(const char *options, const struct loom_hw_config *c, char *path,
+                              size_t n, char msg[LOOM_MSG_MAX]) {
+  char trace[8];
+  if (is_named(c)) return find_library(options, c->name, path, n, msg);
+  if (candidate(0, options, "", path, n) || candidate(1, options, "", path, n)) return LOOM_OK;
+  return loom_tsim_cached_model(c, loom_option_get(options, "trace", trace, sizeof trace), path, n,
+                                msg);
+}
+
+/* The library simulates `c`: by name for a named configuration (its
+ * library says the name it was built for), by hash for a file's. */
+static loom_status check_model(struct tsim_state *s, const char *path, const struct loom_hw_config *c,
+                               char msg[LOOM_MSG_MAX]) {
+  uint32_t (*hash)(void) = NULL;
+  *(void **)(&hash) = dlsym(s->dl, "tsim_config_hash");
+  if (is_named(c) ? strcmp(s->f.config_name(), c->name) != 0 : !hash || hash() != c->hash)
+    return loom_fail(msg, LOOM_E_CONFIG, "tsim: %s simulates config '%s' (0x%08X), not '%s' (0x%08X)",
+                     path, s->f.config_name(), hash ? hash() : 0u, c->name, c->hash);
+  return LOOM_OK;
+}
+
+static loom_status load_library(struct tsim_state *s, const char *options,
+                                const struct loom_hw_config *c, char msg[LOOM_MSG_MAX]) {
   char path[TSIM_PATH_MAX];
-  loom_status st = find_library(options, config, path, sizeof path, msg);
+  loom_status st = model_path(options, c, path, sizeof path, msg);
   if (st != LOOM_OK) return st;
   s->dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (!s->dl)
     return loom_fail(msg, LOOM_E_UNSUPPORTED, "tsim: cannot load %s: %s; build it with `make tsim CONFIG=%s`",
-                     path, dlerror(), config);
+                     path, dlerror(), c->name);
   st = bind_symbols(s, path, msg);
-  if (st != LOOM_OK) return st;
-  if (strcmp(s->f.config_name(), config) != 0)
-    return loom_fail(msg, LOOM_E_CONFIG, "tsim: %s simulates config '%s', not '%s'", path,
-                     s->f.config_name(), config);
-  return LOOM_OK;
+  return st == LOOM_OK ? check_model(s, path, c, msg) : st;
 }
 
 /* ---- options ---- */
@@ -254,11 +285,9 @@ static loom_status num_option(const char *options, const char *key, uint64_t max
   return LOOM_OK;
 }
 
-static void show_progress(void *user, uint64_t cycles);
-
 static loom_status sim_options(struct tsim_state *s, const char *options, struct tsim_options *o,
                                char paths[2][TSIM_PATH_MAX], char msg[LOOM_MSG_MAX]) {
-  uint64_t lat, bw, outst, mb, seed = 0, prog = 0, maxc = 0;
+  uint64_t lat, bw, outst, mb, seed = 0, maxc = 0;
   s->f.options_default(o);
   lat = o->dram_latency, bw = o->dram_bytes_per_cycle, outst = o->dram_outstanding;
   mb = o->dram_size >> 20;
@@ -268,7 +297,6 @@ static loom_status sim_options(struct tsim_state *s, const char *options, struct
       (st = num_option(options, "outstanding", 64, &outst, msg)) != LOOM_OK ||
       (st = num_option(options, "dram_mb", 65536, &mb, msg)) != LOOM_OK ||
       (st = num_option(options, "reorder", UINT64_MAX, &seed, msg)) != LOOM_OK ||
-      (st = num_option(options, "progress", 1, &prog, msg)) != LOOM_OK ||
       (st = num_option(options, "max_cycles", UINT64_MAX, &maxc, msg)) != LOOM_OK)
     return st;
   if (!lat || !bw || !outst || !mb)
@@ -279,20 +307,10 @@ static loom_status sim_options(struct tsim_state *s, const char *options, struct
   if (loom_option_get(options, "trace", paths[0], TSIM_PATH_MAX)) o->trace_path = paths[0];
   if (loom_option_get(options, "axi_log", paths[1], TSIM_PATH_MAX)) o->axi_log_path = paths[1];
   s->max_cycles = maxc;
-  if (prog) o->progress = show_progress, o->progress_user = s;
   return LOOM_OK;
 }
 
 /* ---- open / close ---- */
-
-static loom_status unknown_config(const char *name, char msg[LOOM_MSG_MAX]) {
-  char list[128];
-  size_t len = 0;
-  for (int i = 0; i < LOOM_CONFIG_COUNT && len < sizeof list; i++)
-    len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", i ? ", " : "",
-                            loom_hw_configs[i].name);
-  return loom_fail(msg, LOOM_E_NOTFOUND, "tsim: unknown config '%s' (known: %s)", name, list);
-}
 
 static loom_status blocks_init(struct tsim_state *s) {
   s->cap = 64;
@@ -323,28 +341,26 @@ static loom_status start_sim(struct tsim_state *s, const char *options, char msg
   s->dram = s->f.dram(s->sim, &s->dram_size);
   s->dram_base = s->f.dram_base(s->sim);
   if (blocks_init(s) != LOOM_OK) return loom_fail(msg, LOOM_E_NOMEM, "tsim: out of memory");
-  return loom_hw_probe(&s->io, s->cfg->hash, NULL, msg);
+  return loom_hw_probe(&s->io, s->cfg.hash, NULL, msg);
 }
 
 static loom_status tsim_open(const char *options, void **state, const struct loom_hw_config **cfg,
                              char msg[LOOM_MSG_MAX]) {
-  char name[64] = "default";
+  struct loom_hw_config c;
   loom_status st = loom_option_check(options, tsim_option_keys, "tsim", msg);
+  if (st == LOOM_OK) st = loom_backend_config("tsim", options, &c, msg);
   if (st != LOOM_OK) return st;
-  loom_option_get(options, "config", name, sizeof name);
-  const struct loom_hw_config *c = loom_hw_config_by_name(name);
-  if (!c) return unknown_config(name, msg);
   struct tsim_state *s = calloc(1, sizeof *s);
   if (!s) return loom_fail(msg, LOOM_E_NOMEM, "tsim: out of memory");
   s->cfg = c;
-  st = load_library(s, options, name, msg);
+  st = load_library(s, options, &s->cfg, msg);
   if (st == LOOM_OK) st = start_sim(s, options, msg);
   if (st != LOOM_OK) {
     tsim_close(s);
     return st;
   }
   *state = s;
-  *cfg = c;
+  *cfg = &s->cfg;
   return LOOM_OK;
 }
 
@@ -431,8 +447,6 @@ static loom_status tsim_submit(void *state, const struct loom_backend_buffer *in
   s->job_insn_count = insn_count;
   s->job_start_cycle = s->f.cycles(s->sim);
   clock_gettime(CLOCK_MONOTONIC, &s->job_start);
-  s->last_progress = s->job_start;
-  s->last_progress_cycles = s->job_start_cycle;
   return LOOM_OK;
 }
 
@@ -440,18 +454,6 @@ static double seconds_since(const struct timespec *t0) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
   return (double)(t.tv_sec - t0->tv_sec) + 1e-9 * (double)(t.tv_nsec - t0->tv_nsec);
-}
-
-/* Progress callback of the simulator: cycles of this job and the rate. */
-static void show_progress(void *user, uint64_t cycles) {
-  struct tsim_state *s = user;
-  if (!s->job_running) return;
-  double dt = seconds_since(&s->last_progress);
-  double rate = dt > 0 ? (double)(cycles - s->last_progress_cycles) / dt : 0;
-  fprintf(stderr, "tsim: %llu cycles, %.0f cycles/s, %.1f s\n",
-          (unsigned long long)(cycles - s->job_start_cycle), rate, seconds_since(&s->job_start));
-  clock_gettime(CLOCK_MONOTONIC, &s->last_progress);
-  s->last_progress_cycles = cycles;
 }
 
 /* "load busy (DRAM stall)" etc. from how the per-module counters moved over
@@ -508,6 +510,7 @@ static loom_status tsim_wait(void *state, uint32_t timeout_ms, struct loom_job_r
     uint64_t slice = TSIM_SLICE_CYCLES;
     if (s->max_cycles && s->max_cycles - ran < slice) slice = s->max_cycles - ran;
     if (s->f.wait_interrupt(s->sim, slice)) break;
+    if (s->progress) s->progress(s->progress_ctx, ran + slice);
   }
   s->job_running = 0;
   if (!loom_hw_poll_done(&s->io, 1, 0))
@@ -530,6 +533,11 @@ static loom_status tsim_reset(void *state, char msg[LOOM_MSG_MAX]) {
 }
 
 /* ---- timelines ---- */
+
+static void tsim_set_progress(void *state, void (*fn)(void *ctx, uint64_t done), void *ctx) {
+  struct tsim_state *s = state;
+  s->progress = fn, s->progress_ctx = ctx;
+}
 
 static loom_status tsim_set_trace(void *state, int on, char msg[LOOM_MSG_MAX]) {
   struct tsim_state *s = state;
@@ -590,4 +598,5 @@ const struct loom_backend_ops loom_backend_tsim = {
     .reset = tsim_reset,
     .set_trace = tsim_set_trace,
     .trace = tsim_trace,
+    .set_progress = tsim_set_progress,
 };

@@ -37,7 +37,7 @@
  *
  * Options: xclbin=PATH (load it; else use the xclbin already on the
  * device), device=INDEX (default 0), kernel=NAME (default "loom", from
- * bitstreams/boards.def), lib=PATH (libxrt_coreutil.so.2), config=NAME.
+ * bitstreams/boards.def), lib=PATH (libxrt_coreutil.so.2), config=NAME|FILE.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -115,7 +115,7 @@ struct xrt_state {
   xrtKernelHandle kernel;
   int group;                /* memory bank of the kernel's m_axi port */
   struct loom_reg_io io;
-  const struct loom_hw_config *cfg;
+  struct loom_hw_config cfg;
   xrtRunHandle run;         /* the job in flight */
   int stuck;                /* a timed-out run XRT has not retired */
   char where[64];           /* "device 0", for messages */
@@ -263,22 +263,11 @@ static loom_status open_kernel(struct xrt_state *s, const char *options, unsigne
 
 /* ID, ISA version and configuration of the kernel, as on a board. */
 static loom_status probe(struct xrt_state *s, const char *options, char msg[LOOM_MSG_MAX]) {
-  char name[64];
   uint32_t hash;
   s->io = (struct loom_reg_io){.ctx = s, .read = io_read, .write = io_write};
   loom_status st = loom_hw_probe(&s->io, 0, &hash, msg);
   if (st != LOOM_OK) return st;
-  s->cfg = loom_hw_config_by_hash(hash);
-  if (!s->cfg)
-    return loom_fail(msg, LOOM_E_CONFIG, "xrt: %s implements an unknown config (0x%08X)",
-                     s->where, hash);
-  if (!loom_option_get(options, "config", name, sizeof name)) return LOOM_OK;
-  const struct loom_hw_config *want = loom_hw_config_by_name(name);
-  if (!want) return loom_fail(msg, LOOM_E_NOTFOUND, "xrt: unknown config '%s'", name);
-  if (want != s->cfg)
-    return loom_fail(msg, LOOM_E_CONFIG, "xrt: %s implements config '%s' (0x%08X), not '%s'",
-                     s->where, s->cfg->name, s->cfg->hash, want->name);
-  return LOOM_OK;
+  return loom_backend_hw_config("xrt", s->where, hash, options, &s->cfg, msg);
 }
 
 static loom_status xrt_open(const char *options, void **state,
@@ -300,7 +289,7 @@ static loom_status xrt_open(const char *options, void **state,
     return st;
   }
   *state = s;
-  *cfg = s->cfg;
+  *cfg = &s->cfg;
   return LOOM_OK;
 }
 

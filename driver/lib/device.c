@@ -79,10 +79,25 @@ loom_status loom_device_open(const char *backend, const char *options, loom_devi
   return loom_device_open_ops(ops, options, out, msg);
 }
 
+const char *const loom_device_option_keys[] = {"trust_native", NULL};
+
+/* trust_native=0|1 (docs/hostcode.md): run native code without a signature. */
+static loom_status device_options(const char *options, int *trust, char msg[LOOM_MSG_MAX]) {
+  char v[16];
+  *trust = 0;
+  if (!loom_option_get(options, "trust_native", v, sizeof v)) return LOOM_OK;
+  if (strcmp(v, "0") && strcmp(v, "1"))
+    return loom_fail(msg, LOOM_E_INVALID, "option trust_native=%s: expected 0 or 1", v);
+  *trust = v[0] == '1';
+  return LOOM_OK;
+}
+
 loom_status loom_device_open_ops(const struct loom_backend_ops *ops, const char *options,
                                  loom_device **out, char msg[LOOM_MSG_MAX]) {
+  int trust;
   if (out) *out = NULL;
   if (!ops || !out) return loom_fail(msg, LOOM_E_INVALID, "loom_device_open: NULL argument");
+  if (device_options(options, &trust, msg) != LOOM_OK) return LOOM_E_INVALID;
   loom_device *dev = calloc(1, sizeof *dev);
   if (!dev) return loom_fail(msg, LOOM_E_NOMEM, "%s: out of memory", ops->name);
   char scratch[LOOM_MSG_MAX] = "";
@@ -93,6 +108,7 @@ loom_status loom_device_open_ops(const struct loom_backend_ops *ops, const char 
   }
   LOOM_ASSERT(dev->cfg);
   dev->ops = ops;
+  dev->trust_native = trust;
   *out = dev;
   if (msg) msg[0] = '\0';
   return LOOM_OK;
@@ -112,6 +128,10 @@ const struct loom_hw_config *loom_device_config(const loom_device *dev) {
 }
 
 const char *loom_device_backend(const loom_device *dev) { return dev ? dev->ops->name : NULL; }
+
+void loom_device_set_progress(loom_device *dev, void (*fn)(void *ctx, uint64_t done), void *ctx) {
+  if (dev && dev->ops->set_progress) dev->ops->set_progress(dev->state, fn, ctx);
+}
 
 loom_status loom_device_set_trace(loom_device *dev, int on) {
   if (!dev) return LOOM_E_INVALID;

@@ -13,11 +13,17 @@
  *
  * Policy (docs/hostcode.md): an image for another machine (hostcode_elf.c)
  * means "use the portable host ops", and is reported, not refused.  An
- * image for this machine that fails a check, does not load, or lacks an
- * entry point is an error: a silent switch to the C ops would hide a broken
- * build and change the numbers a user sees.  A step that exists only as
- * native code (LOOM_HOSTOP_NATIVE) has nothing to fall back to, so a file
- * whose image is for another machine is refused when it has one.
+ * image for this machine runs only with the user's consent: the file is
+ * signed with the user's own key (hostcode_trust.c; `loom compile` signs
+ * what it writes), or the caller trusts it (--trust-native, the device
+ * option trust_native=1).  Without consent nothing of the image is loaded
+ * and the portable host ops run; loom_hostcode_describe() says why, for
+ * the one line the CLI prints.  With consent, an image that fails a check,
+ * does not load, or lacks an entry point is an error: a silent switch to
+ * the C ops would hide a broken build and change the numbers a user sees.
+ * A step that exists only as native code (LOOM_HOSTOP_NATIVE) has nothing
+ * to fall back to, so a file whose image is for another machine, or not
+ * consented to, is refused when it has one.
  */
 #include "hostcode.h"
 
@@ -34,11 +40,13 @@
 
 struct loom_hostcode {
   const struct loom_file *f;
-  void *dl;                 /* dlopen handle; NULL: image not for this machine */
+  loom_native_state state;
+  void *dl;                 /* dlopen handle; NULL: other machine, or no consent */
   int fd;                   /* the memfd behind dl, -1 when none */
   loom_hostcode_fn *fns;    /* per step, NULL: portable */
   uint32_t n_native;
-  char text[384];           /* loom_hostcode_describe() */
+  char why[320];            /* why the image is not used: "its native code for T is not signed" */
+  char text[400];           /* loom_hostcode_describe() */
 };
 
 /* ---- checks that do not depend on the machine ---- */
@@ -65,8 +73,11 @@ static loom_status check_native_steps(const struct loom_hostcode *hc, const char
     if (hc->dl || !f->hostcode)
       return loom_fail(msg, LOOM_E_FORMAT, "%s: step %u exists only as native code, and the file has "
                        "none for it", name, i);
+    if (hc->state == LOOM_NATIVE_UNTRUSTED)
+      return loom_fail(msg, LOOM_E_UNSUPPORTED, "%s: step %u exists only as native code, and %s; pass "
+                       "--trust-native if you trust this file, or compile it yourself", name, i, hc->why);
     return loom_fail(msg, LOOM_E_UNSUPPORTED, "%s: step %u exists only as native code, and %s; "
-                     "compile the model for this machine (--host-triple)", name, i, hc->text);
+                     "compile the model for this machine (--host-triple)", name, i, hc->why);
   }
   return LOOM_OK;
 }
@@ -130,7 +141,7 @@ static loom_status bind_entries(struct loom_hostcode *hc, const char *name, char
   return LOOM_OK;
 }
 
-/* Compares the image's machine with this process's; fills hc->text. */
+/* Compares the image's machine with this process's; fills hc->why. */
 static loom_status match_machine(struct loom_hostcode *hc, const char *name, int *match,
                                  char msg[LOOM_MSG_MAX]) {
   const struct loom_file *f = hc->f;
@@ -138,30 +149,63 @@ static loom_status match_machine(struct loom_hostcode *hc, const char *name, int
   char why[128], mi[64], ms[64];
   if (loom_hostcode_elf_machine(f->hostcode_image, f->hostcode->image_size, &img, why))
     return loom_fail(msg, LOOM_E_FORMAT, "%s: HOSTCODE: %s", name, why);
-  *match = img.machine == self.machine && img.elf_class == self.elf_class &&
-           img.big_endian == self.big_endian && img.hard_float == self.hard_float;
+  *match = loom_hostcode_machine_is_self(&img);
   loom_hostcode_machine_text(&img, mi, sizeof mi);
   loom_hostcode_machine_text(&self, ms, sizeof ms);
   const char *triple = loom_file_string(f, f->hostcode->triple);
   if (!*match)
-    snprintf(hc->text, sizeof hc->text, "its native code for %.80s (%s) does not run on this machine "
+    snprintf(hc->why, sizeof hc->why, "its native code for %.80s (%s) does not run on this machine "
              "(%s)", triple, mi, ms);
   return LOOM_OK;
 }
 
-static loom_status open_image(struct loom_hostcode *hc, const char *name, char msg[LOOM_MSG_MAX]) {
+/* Has the user consented to this file's code?  Signed with their key, or
+ * trusted by the caller; otherwise hc->why says what is missing. */
+static int consented(struct loom_hostcode *hc, int trust) {
+  struct loom_key k;
+  char msg[LOOM_MSG_MAX], mine[17], theirs[17];
+  const char *triple = loom_file_string(hc->f, hc->f->hostcode->triple);
+  if (trust) return 1;
+  loom_status st = loom_key_load(0, &k, msg);
+  enum loom_sig_state sig = loom_file_signed_by(hc->f, st == LOOM_OK ? &k : NULL);
+  if (sig == LOOM_SIG_MINE) return 1;
+  loom_key_id_text(k.id, mine);
+  if (hc->f->signature) loom_key_id_text(hc->f->signature->key_id, theirs);
+  if (st != LOOM_OK && st != LOOM_E_NOTFOUND)
+    snprintf(hc->why, sizeof hc->why, "its native code for %.60s cannot be checked (%.200s)", triple, msg);
+  else if (sig == LOOM_SIG_NONE)
+    snprintf(hc->why, sizeof hc->why, "its native code for %.60s is not signed", triple);
+  else if (st == LOOM_E_NOTFOUND)
+    snprintf(hc->why, sizeof hc->why, "its native code for %.60s is signed with key %s, and there is no key "
+             "here (%.150s)", triple, theirs, k.path);
+  else if (sig == LOOM_SIG_OTHER_KEY)
+    snprintf(hc->why, sizeof hc->why, "its native code for %.60s is signed with key %s, not with yours "
+             "(%s, %.150s)", triple, theirs, mine, k.path);
+  else
+    snprintf(hc->why, sizeof hc->why, "its native code for %.60s was changed after it was signed with "
+             "your key", triple);
+  return 0;
+}
+
+static loom_status open_image(struct loom_hostcode *hc, const char *name, int trust, char msg[LOOM_MSG_MAX]) {
   int match;
   loom_status st = check_signatures(hc->f, name, msg);
   if (st == LOOM_OK) st = match_machine(hc, name, &match, msg);
-  if (st == LOOM_OK && match) st = load_image(hc, name, msg);
-  if (st == LOOM_OK && match) st = bind_entries(hc, name, msg);
-  if (st == LOOM_OK && match)
-    snprintf(hc->text, sizeof hc->text, "native code for %.80s: %u of the host steps",
-             loom_file_string(hc->f, hc->f->hostcode->triple), hc->n_native);
+  if (st != LOOM_OK) return st;
+  hc->state = !match ? LOOM_NATIVE_OTHER_MACHINE : consented(hc, trust) ? LOOM_NATIVE_RUNS : LOOM_NATIVE_UNTRUSTED;
+  if (hc->state != LOOM_NATIVE_RUNS) {
+    snprintf(hc->text, sizeof hc->text, "%s: the portable host ops run%s", hc->why,
+             hc->state == LOOM_NATIVE_UNTRUSTED ? " (--trust-native runs it)" : "");
+    return LOOM_OK;
+  }
+  if (st == LOOM_OK) st = load_image(hc, name, msg);
+  if (st == LOOM_OK) st = bind_entries(hc, name, msg);
+  snprintf(hc->text, sizeof hc->text, "native code for %.80s: %u of the host steps",
+           loom_file_string(hc->f, hc->f->hostcode->triple), hc->n_native);
   return st;
 }
 
-loom_status loom_hostcode_open(const struct loom_file *f, const char *name,
+loom_status loom_hostcode_open(const struct loom_file *f, const char *name, int trust,
                                struct loom_hostcode **out, char msg[LOOM_MSG_MAX]) {
   *out = NULL;
   struct loom_hostcode *hc = calloc(1, sizeof *hc);
@@ -172,7 +216,7 @@ loom_status loom_hostcode_open(const struct loom_file *f, const char *name,
   hc->f = f;
   hc->fd = -1;
   snprintf(hc->text, sizeof hc->text, "no native code");
-  loom_status st = f->hostcode ? open_image(hc, name, msg) : LOOM_OK;
+  loom_status st = f->hostcode ? open_image(hc, name, trust, msg) : LOOM_OK;
   if (st == LOOM_OK) st = check_native_steps(hc, name, msg);
   if (st != LOOM_OK || !f->hostcode) {
     loom_hostcode_close(hc);
@@ -195,6 +239,10 @@ loom_hostcode_fn loom_hostcode_entry(const struct loom_hostcode *hc, uint32_t st
 }
 
 int loom_hostcode_loaded(const struct loom_hostcode *hc) { return hc && hc->dl; }
+
+loom_native_state loom_hostcode_state(const struct loom_hostcode *hc) {
+  return hc ? hc->state : LOOM_NATIVE_NONE;
+}
 
 const char *loom_hostcode_describe(const struct loom_hostcode *hc) {
   return hc ? hc->text : "no native code";

@@ -6,15 +6,18 @@
  * LLVM into one ELF shared object, specialized to the shapes and
  * quantization parameters of each step, and stores it in the file with a
  * table step -> entry point.  At load time the runtime checks whether the
- * image is for this machine (ELF class, byte order, machine, float ABI):
+ * image is for this machine (ELF class, byte order, machine, float ABI),
+ * and whether the user consented to run it (the file is signed with the
+ * user's key, hostcode_trust.c, or the caller trusts it):
  *
- *   - it is: the image is checked (hostcode_elf.c), written to an anonymous
+ *   - it is, with consent: the image is checked (hostcode_elf.c), written to an anonymous
  *     memory file (memfd_create) and dlopen'ed through /proc/self/fd/N; the
  *     steps it covers run native code.  Any failure here is an error of the
  *     model load, never a quiet switch to the portable ops;
- *   - it is not: the portable C host ops (hostops.c) run every step, and a
- *     step that exists only as native code (LOOM_HOSTOP_NATIVE) makes the
- *     load fail with LOOM_E_UNSUPPORTED.
+ *   - it is not, or without consent: nothing of the image is loaded, the
+ *     portable C host ops (hostops.c) run every step, and a step that exists
+ *     only as native code (LOOM_HOSTOP_NATIVE) makes the load fail with
+ *     LOOM_E_UNSUPPORTED.
  *
  * A handle belongs to one model; nothing here is global.
  */
@@ -34,13 +37,14 @@ typedef int32_t (*loom_hostcode_fn)(void *const *in, void *const *out);
 
 struct loom_hostcode;
 
-/* Opens the native code of `f` (`name` prefixes messages).  *out is NULL
- * when the file has none.  An image for another machine gives a handle with
- * no entries (loom_hostcode_loaded() is 0) unless a NATIVE-only step needs
- * it (LOOM_E_UNSUPPORTED).  A step whose signature differs from its entry's
+/* Opens the native code of `f` (`name` prefixes messages); `trust` runs it
+ * without a signature made with the user's key.  *out is NULL when the file
+ * has none.  An image for another machine, or one not consented to, gives a
+ * handle with no entries (loom_hostcode_loaded() is 0) unless a NATIVE-only
+ * step needs it (LOOM_E_UNSUPPORTED).  A step whose signature differs from its entry's
  * is LOOM_E_FORMAT; an image for this machine that fails the checks or does
  * not load is LOOM_E_FORMAT or LOOM_E_IO. */
-loom_status loom_hostcode_open(const struct loom_file *f, const char *name,
+loom_status loom_hostcode_open(const struct loom_file *f, const char *name, int trust,
                                struct loom_hostcode **out, char msg[LOOM_MSG_MAX]);
 void loom_hostcode_close(struct loom_hostcode *hc);
 
@@ -49,9 +53,13 @@ void loom_hostcode_close(struct loom_hostcode *hc);
 loom_hostcode_fn loom_hostcode_entry(const struct loom_hostcode *hc, uint32_t step);
 /* 1 when the image is loaded and its entries are used. */
 int loom_hostcode_loaded(const struct loom_hostcode *hc);
-/* "native code for x86_64-unknown-linux-gnu: 3 of 5 host steps" or "native
- * code for aarch64-unknown-linux-gnu is not for this machine (x86-64): the
- * portable host ops run". */
+/* What happens to the file's native code (LOOM_NATIVE_NONE for NULL). */
+loom_native_state loom_hostcode_state(const struct loom_hostcode *hc);
+/* "native code for x86_64-unknown-linux-gnu: 3 of the host steps", "its
+ * native code for aarch64-unknown-linux-gnu (AArch64) does not run on this
+ * machine (x86-64): the portable host ops run", "its native code for
+ * x86_64-unknown-linux-gnu is not signed: the portable host ops run
+ * (--trust-native runs it)". */
 const char *loom_hostcode_describe(const struct loom_hostcode *hc);
 
 /* Runs an entry point on a step's tensors. */

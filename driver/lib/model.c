@@ -16,7 +16,15 @@
  * A run executes the STEPS in order: a JOB step runs a job whose segment
  * table maps the model's buffers; a HOST step runs a host op (hostops.c) on
  * tensors in mapped buffers, or the native code the file carries for it
- * (HOSTCODE, hostcode.c) when that code is for this machine.  Host writes are synced to the device right
+ * (HOSTCODE, hostcode.c) when that code is for this machine and the user
+ * consented to it (a signature with their key, or the device's
+ * trust_native); a KERNEL step (format 1.3) runs an ONNX op through the
+ * portable host kernels (driver/core/kernel.h) on plain tensors, with the
+ * attributes the file lists.  A kernel with data-dependent results
+ * (NonZero, Unique, ...) gets its results' dims as a capacity and reports
+ * the real ones: the model keeps every tensor's current dims, which later
+ * steps and the caller (loom_model_output) see.  Host writes are synced to
+ * the device right
  * after they happen and job outputs synced back right after each job, so
  * every step sees the previous one's results on any backend.  Per-job
  * results (error, counters) of the last run are kept; a job that several
@@ -24,49 +32,23 @@
  *
  * For profiles (docs/profiling.md) the model also keeps each step's wall
  * time, the file's JOBMETA as loom_job_info, and, while tracing, a copy of
- * each job's timeline taken from the device right after the job.
+ * each job's timeline taken from the device right after the job.  For
+ * progress displays it reports each step as it starts and, through the
+ * backend's job-progress hook, how far a long job has got, as a fraction
+ * of the whole run weighed by the compiler's cycle estimates.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "hostcode.h"
 #include "driver/core/hostops.h"
 #include "loom/isa.h"
-#include "runtime.h"
-
-struct model_tensor {
-  uint32_t index;               /* into file.tensors */
-  struct loom_tensor_info info;
-  int set;                      /* input written since load */
-};
-
-struct loom_model {
-  loom_device *dev;
-  struct loom_file file;
-  char name[256];               /* file name, prefixes messages */
-  loom_buffer **bufs;           /* per file buffer */
-  loom_buffer **insns;          /* per job */
-  struct loom_job_result *results; /* per job, last run */
-  struct model_tensor *in, *out;
-  int n_in, n_out;
-  struct loom_hostcode *hostcode; /* native host code, NULL when the file has none */
-  struct loom_job_info *info;   /* per job */
-  char (*job_names)[24];        /* "job N" for files without JOBMETA */
-  struct loom_step_info *steps; /* per step, last run */
-  int tracing;
-  struct model_trace *traces;   /* per job, last run */
-};
-
-struct model_trace {
-  struct loom_trace_event *ev;
-  size_t n;
-};
+#include "model_int.h"
 
 /* ---- validation of what the runtime indexes ---- */
 
-static loom_status bad(loom_model *m, char msg[LOOM_MSG_MAX], const char *what, uint32_t i,
+loom_status model_bad(loom_model *m, char msg[LOOM_MSG_MAX], const char *what, uint32_t i,
                        const char *why) {
   return loom_fail(msg, LOOM_E_FORMAT, "%s: %s %u: %s", m->name, what, i, why);
 }
@@ -75,43 +57,43 @@ static loom_status check_buffers(loom_model *m, char msg[LOOM_MSG_MAX]) {
   const struct loom_file *f = &m->file;
   for (uint32_t i = 0; i < f->buffer_count; i++) {
     const struct loom_file_buffer *b = &f->buffers[i];
-    if (b->size == 0 || (uint64_t)(size_t)b->size != b->size) return bad(m, msg, "buffer", i, "invalid size");
-    if (b->kind >= LOOM_BUFKIND_COUNT) return bad(m, msg, "buffer", i, "invalid kind");
+    if (b->size == 0 || (uint64_t)(size_t)b->size != b->size) return model_bad(m, msg, "buffer", i, "invalid size");
+    if (b->kind >= LOOM_BUFKIND_COUNT) return model_bad(m, msg, "buffer", i, "invalid kind");
     if (b->kind == LOOM_BUFKIND_CONST &&
         (b->data_offset > f->data_size || b->size > f->data_size - b->data_offset))
-      return bad(m, msg, "buffer", i, "initial data lies outside the DATA section");
+      return model_bad(m, msg, "buffer", i, "initial data lies outside the DATA section");
   }
   return LOOM_OK;
 }
 
-static int dtype_ok(uint32_t t) { return t > LOOM_DT_INVALID && t < LOOM_FILE_DT_COUNT; }
+static int dtype_ok(uint32_t t) { return t > LOOM_DT_INVALID && t < LOOM_FILE_DT_COUNT_1_3; }
 
 static loom_status check_tensor(loom_model *m, uint32_t i, char msg[LOOM_MSG_MAX]) {
   const struct loom_file *f = &m->file;
   const struct loom_file_tensor *t = &f->tensors[i];
-  if (t->buffer >= f->buffer_count) return bad(m, msg, "tensor", i, "invalid buffer index");
+  if (t->buffer >= f->buffer_count) return model_bad(m, msg, "tensor", i, "invalid buffer index");
   if (!dtype_ok(t->dtype) || (t->user_dtype && !dtype_ok(t->user_dtype)))
-    return bad(m, msg, "tensor", i, "invalid dtype");
-  if (t->role >= LOOM_ROLE_COUNT) return bad(m, msg, "tensor", i, "invalid role");
+    return model_bad(m, msg, "tensor", i, "invalid dtype");
+  if (t->role >= LOOM_ROLE_COUNT) return model_bad(m, msg, "tensor", i, "invalid role");
   uint64_t n = loom_tensor_stored_elems(t);
-  if (!n) return bad(m, msg, "tensor", i, "invalid shape or layout");
+  if (!n && !loom_file_tensor_empty(t)) return model_bad(m, msg, "tensor", i, "invalid shape or layout");
   if (n * loom_dtype_size((loom_dtype)t->dtype) != t->bytes)
-    return bad(m, msg, "tensor", i, "byte size does not match dtype, layout and shape");
+    return model_bad(m, msg, "tensor", i, "byte size does not match dtype, layout and shape");
   uint64_t size = f->buffers[t->buffer].size;
   if (t->offset > size || t->bytes > size - t->offset)
-    return bad(m, msg, "tensor", i, "extends past the end of its buffer");
+    return model_bad(m, msg, "tensor", i, "extends past the end of its buffer");
   return LOOM_OK;
 }
 
 static loom_status check_job(loom_model *m, uint32_t i, char msg[LOOM_MSG_MAX]) {
   const struct loom_file *f = &m->file;
   const struct loom_file_job *j = &f->jobs[i];
-  if (j->insn_count == 0) return bad(m, msg, "job", i, "has no instructions");
+  if (j->insn_count == 0) return model_bad(m, msg, "job", i, "has no instructions");
   if (j->insn_first > f->insn_count || j->insn_count > f->insn_count - j->insn_first)
-    return bad(m, msg, "job", i, "instruction range lies outside the INSNS section");
+    return model_bad(m, msg, "job", i, "instruction range lies outside the INSNS section");
   for (int s = 0; s < LOOM_NUM_SEGMENTS; s++)
     if (j->segments[s] != LOOM_FILE_NO_BUFFER && j->segments[s] >= f->buffer_count)
-      return bad(m, msg, "job", i, "segment maps an invalid buffer index");
+      return model_bad(m, msg, "job", i, "segment maps an invalid buffer index");
   return LOOM_OK;
 }
 
@@ -122,19 +104,20 @@ static int tensor_ref_ok(const struct loom_file *f, uint32_t t) {
 static loom_status check_step(loom_model *m, uint32_t i, char msg[LOOM_MSG_MAX]) {
   const struct loom_file *f = &m->file;
   const struct loom_file_step *s = &f->steps[i];
+  if (s->kind == LOOM_STEP_KERNEL) return model_check_kernel_step(m, i, s, msg);
   if (s->kind == LOOM_STEP_JOB && s->index >= f->job_count)
-    return bad(m, msg, "step", i, "runs an invalid job index");
+    return model_bad(m, msg, "step", i, "runs an invalid job index");
   if (s->kind == LOOM_STEP_HOST && s->index >= LOOM_HOSTOP_COUNT)
     return loom_fail(msg, LOOM_E_UNSUPPORTED, "%s: step %u: host op %u is not supported by this runtime",
                      m->name, i, s->index);
   if (s->kind != LOOM_STEP_JOB && s->kind != LOOM_STEP_HOST)
-    return bad(m, msg, "step", i, "invalid kind");
+    return model_bad(m, msg, "step", i, "invalid kind");
   for (int k = 0; k < 4; k++)
-    if (!tensor_ref_ok(f, s->inputs[k])) return bad(m, msg, "step", i, "invalid input tensor");
+    if (!tensor_ref_ok(f, s->inputs[k])) return model_bad(m, msg, "step", i, "invalid input tensor");
   for (int k = 0; k < 2; k++)
-    if (!tensor_ref_ok(f, s->outputs[k])) return bad(m, msg, "step", i, "invalid output tensor");
+    if (!tensor_ref_ok(f, s->outputs[k])) return model_bad(m, msg, "step", i, "invalid output tensor");
   if (s->param_offset > f->data_size || s->param_size > f->data_size - s->param_offset)
-    return bad(m, msg, "step", i, "parameters lie outside the DATA section");
+    return model_bad(m, msg, "step", i, "parameters lie outside the DATA section");
   return LOOM_OK;
 }
 
@@ -239,9 +222,11 @@ static loom_status alloc_tables(loom_model *m, char msg[LOOM_MSG_MAX]) {
   m->job_names = calloc(f->job_count + 1, sizeof *m->job_names);
   m->steps = calloc(f->step_count + 1, sizeof *m->steps);
   m->traces = calloc(f->job_count + 1, sizeof *m->traces);
+  m->dims = calloc(f->tensor_count + 1, sizeof *m->dims);
   if (!m->bufs || !m->insns || !m->results || !m->in || !m->out || !m->info || !m->job_names ||
-      !m->steps || !m->traces)
+      !m->steps || !m->traces || !m->dims)
     return loom_fail(msg, LOOM_E_NOMEM, "%s: out of memory", m->name);
+  for (uint32_t i = 0; i < f->tensor_count; i++) memcpy(m->dims[i], f->tensors[i].dims, sizeof m->dims[i]);
   return LOOM_OK;
 }
 
@@ -264,7 +249,9 @@ static void describe_jobs(loom_model *m) {
     const struct loom_file_step *s = &f->steps[i];
     m->steps[i].is_job = s->kind == LOOM_STEP_JOB;
     m->steps[i].index = s->index;
-    m->steps[i].name = s->kind == LOOM_STEP_JOB ? m->info[s->index].name : loom_hostop_name(s->index);
+    m->steps[i].name = s->kind == LOOM_STEP_JOB      ? m->info[s->index].name
+                       : s->kind == LOOM_STEP_KERNEL ? loom_file_string(f, f->kernels[s->index].op)
+                                                     : loom_hostop_name(s->index);
   }
 }
 
@@ -281,7 +268,7 @@ static loom_status model_new(loom_device *dev, struct loom_file *f, const char *
   snprintf(m->name, sizeof m->name, "%s", name);
   loom_status st = check_config(m, msg);
   if (st == LOOM_OK) st = check_model(m, msg);
-  if (st == LOOM_OK) st = loom_hostcode_open(&m->file, m->name, &m->hostcode, msg);
+  if (st == LOOM_OK) st = loom_hostcode_open(&m->file, m->name, dev->trust_native, &m->hostcode, msg);
   if (st == LOOM_OK) st = alloc_tables(m, msg);
   if (st == LOOM_OK) st = load_buffers(m, msg);
   if (st == LOOM_OK) st = load_jobs(m, msg);
@@ -331,9 +318,16 @@ void loom_model_free(loom_model *m) {
   free(m->info);
   free(m->job_names);
   free(m->steps);
+  free(m->dims);
+  free(m->weight_before);
   loom_hostcode_close(m->hostcode); /* before the file its image came from */
   loom_file_free(&m->file);
   free(m);
+}
+
+loom_native_state loom_model_native(const loom_model *m, const char **text) {
+  if (text) *text = m && m->hostcode ? loom_hostcode_describe(m->hostcode) : "no native code";
+  return m ? loom_hostcode_state(m->hostcode) : LOOM_NATIVE_NONE;
 }
 
 /* ---- tensors ---- */
@@ -393,24 +387,25 @@ static loom_status check_user_shape(loom_model *m, const struct model_tensor *mt
                    mt->info.name, want, got);
 }
 
-static void *tensor_data(loom_model *m, const struct loom_file_tensor *t) {
+void *model_tensor_data(loom_model *m, const struct loom_file_tensor *t) {
   return (uint8_t *)loom_buffer_map(m->bufs[t->buffer]) + t->offset;
 }
 
 loom_status loom_model_set_input(loom_model *m, const char *name, loom_dtype dtype, int rank,
                                  const int64_t *dims, const void *data) {
   if (!m) return LOOM_E_INVALID;
-  if (!name || !data) return loom_fail(m->dev->msg, LOOM_E_INVALID, "set_input: NULL argument");
+  if (!name) return loom_fail(m->dev->msg, LOOM_E_INVALID, "set_input: NULL argument");
   struct model_tensor *mt = find(m->in, m->n_in, name);
   if (!mt) return not_found(m, "input", m->in, m->n_in, name);
   const struct loom_file_tensor *t = &m->file.tensors[mt->index];
-  if (dtype != mt->info.dtype && dtype != (loom_dtype)t->dtype)
+  if (!data && !loom_file_tensor_empty(t)) return loom_fail(m->dev->msg, LOOM_E_INVALID, "set_input: NULL argument");
+  if (dtype != mt->info.dtype && dtype != (loom_dtype)t->dtype && !(t->dtype == LOOM_DT_BF16 && dtype == LOOM_DT_U16))
     return loom_fail(m->dev->msg, LOOM_E_INVALID, "input '%s': expects %s, got %s", name,
                      loom_dtype_name(mt->info.dtype), loom_dtype_name(dtype));
   loom_status st = check_user_shape(m, mt, rank, dims);
   if (st != LOOM_OK) return st;
   char why[LOOM_MSG_MAX];
-  st = loom_tensor_write(t, tensor_data(m, t), dtype, data, why);
+  st = loom_tensor_write(t, model_tensor_data(m, t), dtype, data, why);
   if (st != LOOM_OK) return loom_fail(m->dev->msg, st, "input '%s': %s", name, why);
   st = loom_buffer_sync(m->bufs[t->buffer], LOOM_SYNC_TO_DEVICE);
   if (st == LOOM_OK) mt->set = 1;
@@ -422,13 +417,15 @@ loom_status loom_model_get_output(loom_model *m, const char *name, void *data, s
   if (!name || !data) return loom_fail(m->dev->msg, LOOM_E_INVALID, "get_output: NULL argument");
   struct model_tensor *mt = find(m->out, m->n_out, name);
   if (!mt) return not_found(m, "output", m->out, m->n_out, name);
-  const struct loom_file_tensor *t = &m->file.tensors[mt->index];
+  struct loom_file_tensor cur = m->file.tensors[mt->index]; /* with its current dims */
+  const struct loom_file_tensor *t = &cur;
+  memcpy(cur.dims, m->dims[mt->index], sizeof cur.dims);
   uint64_t want = loom_tensor_elems(t) * loom_dtype_size(mt->info.dtype);
   if (bytes != want)
     return loom_fail(m->dev->msg, LOOM_E_INVALID, "output '%s' is %llu bytes of %s, not %zu",
                      name, (unsigned long long)want, loom_dtype_name(mt->info.dtype), bytes);
   char why[LOOM_MSG_MAX];
-  loom_status st = loom_tensor_read(t, tensor_data(m, t), mt->info.dtype, data, why);
+  loom_status st = loom_tensor_read(t, model_tensor_data(m, t), mt->info.dtype, data, why);
   if (st != LOOM_OK) return loom_fail(m->dev->msg, st, "output '%s': %s", name, why);
   return LOOM_OK;
 }
@@ -487,12 +484,12 @@ static void host_args(loom_model *m, const struct loom_file_step *s, struct loom
   for (int k = 0; k < 4; k++) {
     if (s->inputs[k] == LOOM_FILE_NO_BUFFER) continue;
     const struct loom_file_tensor *t = &m->file.tensors[s->inputs[k]];
-    a->in[a->n_in++] = (struct loom_hostop_tensor){t, tensor_data(m, t)};
+    a->in[a->n_in++] = (struct loom_hostop_tensor){t, model_tensor_data(m, t)};
   }
   for (int k = 0; k < 2; k++) {
     if (s->outputs[k] == LOOM_FILE_NO_BUFFER) continue;
     const struct loom_file_tensor *t = &m->file.tensors[s->outputs[k]];
-    a->out[a->n_out++] = (struct loom_hostop_tensor){t, tensor_data(m, t)};
+    a->out[a->n_out++] = (struct loom_hostop_tensor){t, model_tensor_data(m, t)};
   }
   a->params = s->param_size ? m->file.data + s->param_offset : NULL;
   a->param_size = s->param_size;
@@ -516,24 +513,78 @@ static loom_status run_host(loom_model *m, uint32_t i, const struct loom_file_st
   return LOOM_OK;
 }
 
-loom_status loom_model_run(loom_model *m, uint32_t timeout_ms) {
-  if (!m) return LOOM_E_INVALID;
+/* ---- progress ---- */
+
+/* A job weighs what the compiler expects it to take (JOBMETA est_cycles),
+ * a host step 1; without JOBMETA every step weighs 1. */
+static double step_weight(const loom_model *m, uint32_t i) {
+  const struct loom_file_step *s = &m->file.steps[i];
+  if (s->kind != LOOM_STEP_JOB || !m->file.jobmeta) return 1;
+  uint64_t c = m->file.jobmeta[s->index].est_cycles;
+  return c ? (double)c : 1;
+}
+
+void loom_model_set_progress(loom_model *m, loom_run_progress_fn fn, void *ctx) {
+  if (!m) return;
+  uint32_t n = m->file.step_count;
+  if (fn && !m->weight_before && !(m->weight_before = calloc((size_t)n + 1, sizeof *m->weight_before))) fn = NULL;
+  for (uint32_t i = 0; fn && i < n; i++) m->weight_before[i + 1] = m->weight_before[i] + step_weight(m, i);
+  m->progress = fn, m->progress_ctx = ctx;
+}
+
+static void report(loom_model *m, double within) {
+  double total = m->weight_before[m->file.step_count], before = m->weight_before[m->now.step];
+  double w = m->now.step < (int)m->file.step_count ? m->weight_before[m->now.step + 1] - before : 0;
+  m->now.fraction = total > 0 ? (before + w * within) / total : 1;
+  m->progress(m->progress_ctx, &m->now);
+}
+
+/* The backend's hook: `done` units of the running job. */
+static void job_progress(void *ctx, uint64_t done) {
+  loom_model *m = ctx;
+  double within = m->step_units > 0 ? (double)done / m->step_units : 0;
+  report(m, within < 0.99 ? within : 0.99);
+}
+
+static void step_starts(loom_model *m, uint32_t i) {
+  const struct loom_file_step *s = &m->file.steps[i];
+  if (!m->progress) return;
+  m->now = (struct loom_run_progress){(int)i, (int)m->file.step_count, m->steps[i].name, 0};
+  m->step_units = s->kind == LOOM_STEP_JOB && m->file.jobmeta ? (double)m->file.jobmeta[s->index].est_cycles : 0;
+  report(m, 0);
+}
+
+static loom_status model_run(loom_model *m, uint32_t timeout_ms) {
   for (int i = 0; i < m->n_in; i++)
     if (!m->in[i].set)
       return loom_fail(m->dev->msg, LOOM_E_INVALID, "input '%s' was not set", m->in[i].info.name);
   memset(m->results, 0, m->file.job_count * sizeof *m->results);
   for (uint32_t i = 0; i < m->file.step_count; i++) m->steps[i].seconds = 0;
+  for (uint32_t i = 0; i < m->file.tensor_count; i++) memcpy(m->dims[i], m->file.tensors[i].dims, sizeof m->dims[i]);
   for (uint32_t i = 0; i < m->file.step_count; i++) {
     const struct loom_file_step *s = &m->file.steps[i];
     struct timespec t0, t1;
+    step_starts(m, i);
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    loom_status st = s->kind == LOOM_STEP_JOB ? run_job(m, i, s->index, timeout_ms)
-                                              : run_host(m, i, s);
+    loom_status st = s->kind == LOOM_STEP_JOB      ? run_job(m, i, s->index, timeout_ms)
+                     : s->kind == LOOM_STEP_KERNEL ? model_run_kernel(m, i, s)
+                                                   : run_host(m, i, s);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     m->steps[i].seconds = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
     if (st != LOOM_OK) return st;
   }
   return LOOM_OK;
+}
+
+loom_status loom_model_run(loom_model *m, uint32_t timeout_ms) {
+  if (!m) return LOOM_E_INVALID;
+  if (m->progress) loom_device_set_progress(m->dev, job_progress, m);
+  loom_status st = model_run(m, timeout_ms);
+  if (!m->progress) return st;
+  loom_device_set_progress(m->dev, NULL, NULL);
+  m->now.step = (int)m->file.step_count, m->now.name = "";
+  if (st == LOOM_OK) report(m, 0); /* 100% */
+  return st;
 }
 
 int loom_model_job_count(const loom_model *m) { return m ? (int)m->file.job_count : 0; }

@@ -7,7 +7,8 @@
  * value runs to the next comma (so values cannot contain commas).  When a key
  * repeats, the last one wins, as on a command line.  Backends call
  * loom_option_check() first so that a misspelt key is an error rather than
- * silently ignored.
+ * silently ignored.  loom_backend_config() reads the option every
+ * simulator backend has, config=NAME|FILE.
  */
 #include <stdio.h>
 #include <string.h>
@@ -68,9 +69,12 @@ int loom_option_get(const char *options, const char *key, char *out, size_t n) {
   return found;
 }
 
+/* A backend's own keys, or one every device takes (loom_device_option_keys). */
 static int key_known(const struct option_item *it, const char *const known[]) {
   for (int i = 0; known && known[i]; i++)
     if (key_is(it, known[i])) return 1;
+  for (int i = 0; loom_device_option_keys[i]; i++)
+    if (key_is(it, loom_device_option_keys[i])) return 1;
   return 0;
 }
 
@@ -100,4 +104,40 @@ loom_status loom_option_check(const char *options, const char *const known[], co
     }
   }
   return LOOM_OK;
+}
+
+loom_status loom_backend_config(const char *who, const char *options, struct loom_hw_config *c,
+                                char msg[LOOM_MSG_MAX]) {
+  char name[LOOM_MSG_MAX / 2] = "default", why[LOOM_MSG_MAX], list[128];
+  loom_option_get(options, "config", name, sizeof name);
+  int rc = loom_hw_config_resolve(name, c, why, sizeof why);
+  if (rc == 0) return LOOM_OK;
+  if (rc < 0) return loom_fail(msg, LOOM_E_INVALID, "%s: config: %s", who, why);
+  loom_hw_config_names(list, sizeof list);
+  return loom_fail(msg, LOOM_E_NOTFOUND, "%s: unknown config '%s' (known: %s, or a configuration file)",
+                   who, name, list);
+}
+
+loom_status loom_backend_hw_config(const char *who, const char *where, uint32_t hash,
+                                   const char *options, struct loom_hw_config *c,
+                                   char msg[LOOM_MSG_MAX]) {
+  char name[8];
+  const struct loom_hw_config *named = loom_hw_config_by_hash(hash);
+  if (!loom_option_get(options, "config", name, sizeof name)) {
+    if (named) {
+      *c = *named;
+      return LOOM_OK;
+    }
+    return loom_fail(msg, LOOM_E_CONFIG,
+                     "%s: %s implements a hardware config Loom has no name for (0x%08X): pass "
+                     "config=FILE, the configuration file it was built from",
+                     who, where, hash);
+  }
+  loom_status st = loom_backend_config(who, options, c, msg);
+  if (st != LOOM_OK || c->hash == hash) return st;
+  if (named)
+    return loom_fail(msg, LOOM_E_CONFIG, "%s: %s implements config '%s' (0x%08X), not '%s' (0x%08X)",
+                     who, where, named->name, hash, c->name, c->hash);
+  return loom_fail(msg, LOOM_E_CONFIG, "%s: %s implements config 0x%08X, not '%s' (0x%08X)", who,
+                   where, hash, c->name, c->hash);
 }

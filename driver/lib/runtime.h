@@ -21,8 +21,17 @@ struct loom_device {
   void *state;                        /* the backend's instance */
   const struct loom_hw_config *cfg;
   int job_pending;                    /* a submitted job not yet waited for */
+  int trust_native;                   /* option trust_native=1: run unsigned native code */
   char msg[LOOM_MSG_MAX];             /* message of the last failure */
 };
+
+/* Passes a job-progress callback to the backend (a no-op on backends
+ * without set_progress). */
+void loom_device_set_progress(loom_device *dev, void (*fn)(void *ctx, uint64_t done), void *ctx);
+
+/* Options every backend accepts (device.c reads them; loom_option_check
+ * lets them through). */
+extern const char *const loom_device_option_keys[];
 
 /* ---- buffer.c ---- */
 

@@ -250,7 +250,12 @@ module loom_compute #(
   wire [17:0] ld_addr;
   wire [AccBits-1:0] row_data;
 
-  loom_dma_rd #(.BusBits(BusBits), .RowBits(AccBits), .NbW(NbW)) u_dma (
+  loom_dma_rd #(
+    .BusBits  (BusBits),
+    .RowBits  (AccBits),
+    .NbW      (NbW),
+    .ShiftSet ((32'd1 << 2) | (32'd1 << Sh8) | (32'd1 << Sh32))
+  ) u_dma (
     .clk_i          (clk_i),
     .rst_ni         (rst_ni),
     .abort_i        (abort_i),

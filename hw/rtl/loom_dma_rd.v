@@ -24,6 +24,7 @@ module loom_dma_rd #(
   parameter integer BusBits = 64,
   parameter integer RowBits = 64,
   parameter integer NbW     = 4,
+  parameter [31:0]   ShiftSet = 32'hFFFF_FFFF, // row_shift_i values that occur (loom_dma_xfer)
   localparam integer NumSeg = `LOOM_NUM_SEGMENTS
 ) (
   input  wire                 clk_i,
@@ -87,7 +88,7 @@ module loom_dma_rd #(
 
   always @* outst_d = outst_q + (ar_fire ? 8'd1 : 8'd0) - (rlast_seen ? 8'd1 : 8'd0);
 
-  loom_dma_xfer #(.BusBytes(BusBits / 8)) u_xfer (
+  loom_dma_xfer #(.BusBytes(BusBits / 8), .ShiftSet(ShiftSet)) u_xfer (
     .clk_i         (clk_i),
     .rst_ni        (rst_ni),
     .abort_i       (abort_i),

@@ -23,10 +23,16 @@
 // The address of row y of the transfer is seg_base + (dram_offset +
 // y * x_stride) << row_shift_i and a row is x_size << row_shift_i bytes
 // (docs/isa.md); the segment table entry is picked here as well.
+// ShiftSet names the row_shift_i values an instance can see (bit k: shift
+// k): the three address shifts are built from those constants only, so a
+// LOAD/STORE with one or two row sizes gets wiring and a small mux instead
+// of three general 64-bit barrel shifters (about 580 cells an instance:
+// Yosys does not flatten, so it cannot see a constant port from outside).
 `include "loom_isa.vh"
 
 module loom_dma_xfer #(
   parameter integer BusBytes = 8,
+  parameter [31:0]   ShiftSet = 32'hFFFF_FFFF,
   localparam integer NumSeg  = `LOOM_NUM_SEGMENTS
 ) (
   input  wire                 clk_i,
@@ -104,6 +110,25 @@ module loom_dma_xfer #(
     .sram_err_o    (chk_sram)
   );
 
+  // x << row_shift_i over the shifts ShiftSet allows (one term is nonzero)
+  function automatic [63:0] shl(input [63:0] x, input [4:0] sh);
+    integer k;
+    begin
+      shl = 64'd0;
+      for (k = 0; k < 32; k = k + 1)
+        if (ShiftSet[k] && (sh == k[4:0])) shl = shl | (x << k);
+    end
+  endfunction
+
+  function automatic [31:0] shl32(input [31:0] x, input [4:0] sh);
+    integer k;
+    begin
+      shl32 = 32'd0;
+      for (k = 0; k < 32; k = k + 1)
+        if (ShiftSet[k] && (sh == k[4:0])) shl32 = shl32 | (x << k);
+    end
+  endfunction
+
   wire checked   = (state_q == StCheck) && chk_done;
   wire run_start = checked && !chk_empty && !chk_seg && !chk_sram && !abort_i;
   wire stop      = (state_q == StErr) || (state_q == StDrain);
@@ -114,9 +139,9 @@ module loom_dma_xfer #(
   // here, so the instruction's decode, the segment multiplexer and the
   // base address add end at a register instead of running on into the
   // burst arithmetic (docs/rtl.md, "Timing").  No cycle changes.
-  wire [63:0] ax_base_d      = seg_base + ({36'd0, dram_offset_i} << row_shift_i);
-  wire [31:0] ax_stride_d    = {16'd0, x_stride_i} << row_shift_i;
-  wire [31:0] ax_row_bytes_d = {16'd0, x_size_i} << row_shift_i;
+  wire [63:0] ax_base_d      = seg_base + shl({36'd0, dram_offset_i}, row_shift_i);
+  wire [31:0] ax_stride_d    = shl32({16'd0, x_stride_i}, row_shift_i);
+  wire [31:0] ax_row_bytes_d = shl32({16'd0, x_size_i}, row_shift_i);
   reg  [63:0] ax_base_q;
   reg  [31:0] ax_stride_q, ax_row_bytes_q;
   reg  [15:0] ax_rows_q;

@@ -138,7 +138,12 @@ module loom_load #(
   wire [RowBits-1:0] row_data;
   wire        dma_done, dma_idle, unused_run_start, unused_running;
 
-  loom_dma_rd #(.BusBits(BusBits), .RowBits(RowBits), .NbW(NbW)) u_dma (
+  loom_dma_rd #(
+    .BusBits  (BusBits),
+    .RowBits  (RowBits),
+    .NbW      (NbW),
+    .ShiftSet ((32'd1 << InpShift) | (32'd1 << WgtShift))
+  ) u_dma (
     .clk_i          (clk_i),
     .rst_ni         (rst_ni),
     .abort_i        (abort_i),

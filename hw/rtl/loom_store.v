@@ -147,7 +147,7 @@ module loom_store #(
   wire       aw_room = ({{(8 - $clog2(LenQ + 1)){1'b0}}, len_count} + 8'd2 <= LenQ[7:0]) &&
                        (b_outst_q < 8'd64);
 
-  loom_dma_xfer #(.BusBytes(BusBytes)) u_xfer (
+  loom_dma_xfer #(.BusBytes(BusBytes), .ShiftSet(32'd1 << OutShift)) u_xfer (
     .clk_i         (clk_i),
     .rst_ni        (rst_ni),
     .abort_i       (abort_i),

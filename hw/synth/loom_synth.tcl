@@ -1,6 +1,5 @@
 # loom_synth.tcl - Yosys synthesis of loom_top for Xilinx parts.
-# Run by hw/synth/synth.sh, bitstreams/common/yosys-estimate.sh and
-# scripts/timing.sh:  yosys -c hw/synth/loom_synth.tcl
+# Run by hw/synth/synth.sh and hw/synth/estimate.sh:  yosys -c hw/synth/loom_synth.tcl
 # Environment: LOOM_RTL_FILES (sources), LOOM_INC (include dirs, space
 # separated), LOOM_SYNTH_OUT (output directory); optional LOOM_FAMILY
 # (synth_xilinx -family: xc7, the default, or xcup) and LOOM_PRE_SYNTH (Yosys

@@ -1,5 +1,7 @@
 #!/bin/sh
 # hw/synth/synth.sh CONFIG GEN OUTDIR - Yosys synth_xilinx of loom_top.
+# CONFIG is a configuration name or a configuration file (whose header
+# `loom config vh` writes; LOOM names the loom binary).
 #
 # Prints the resources Yosys maps to (LUTs, with distributed RAM and shift
 # registers counted in LUTs; flip-flops; DSP48E1; RAMB36E1; RAMB18E1) and,
@@ -15,6 +17,12 @@ out=$3
 mkdir -p "$out"
 LOOM_RTL_FILES=$(cat hw/rtl/loom_rtl.f | tr '\n' ' ')
 LOOM_INC="$gen/cfg_$cfg $gen"
+if [ -f "$cfg" ]; then
+  # a configuration file (docs/configs.md): its header from `loom config vh`
+  mkdir -p "$out/inc"
+  "${LOOM:-build/bin/loom}" config vh "$cfg" > "$out/inc/loom_cfg.vh" || exit 1
+  LOOM_INC="$out/inc $gen"
+fi
 LOOM_SYNTH_OUT=$out
 export LOOM_RTL_FILES LOOM_INC LOOM_SYNTH_OUT
 start=$(date +%s)
@@ -63,6 +71,7 @@ case $cfg in
     echo "synth $cfg: fits the xc7z020"
     ;;
   *)
-    echo "synth $cfg: no capacity check (not an xc7z020 configuration)"
+    echo "synth $cfg: no capacity check (not an xc7z020 configuration; see loom config check," \
+      "make board-estimates CONFIG=...)"
     ;;
 esac

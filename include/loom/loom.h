@@ -83,7 +83,10 @@ typedef struct loom_model loom_model;
 
 /* Opens `backend` ("fsim", "tsim", ...).  `options` is a backend-specific
  * "key=value,key=value" string or NULL (e.g. "config=tiny" for fsim/tsim,
- * "dev=/dev/loom0" for linux).  On failure *out is NULL and `msg` says why. */
+ * "dev=/dev/loom0" for linux).  One option is every backend's:
+ * trust_native=1 runs the native host code of every model loaded on the
+ * device, signed with the user's key or not (docs/hostcode.md; the CLI's
+ * --trust-native).  On failure *out is NULL and `msg` says why. */
 loom_status loom_device_open(const char *backend, const char *options, loom_device **out,
                              char msg[LOOM_MSG_MAX]);
 void loom_device_close(loom_device *dev);
@@ -182,6 +185,21 @@ loom_status loom_model_load_memory(loom_device *dev, const void *bytes, size_t s
                                    const char *name, loom_model **out, char msg[LOOM_MSG_MAX]);
 void loom_model_free(loom_model *m);
 
+/* What a loaded model does with the native host code its file carries
+ * (section HOSTCODE, docs/hostcode.md). */
+typedef enum loom_native_state {
+  LOOM_NATIVE_NONE = 0,      /* the file has none */
+  LOOM_NATIVE_RUNS,          /* it runs: signed with the user's key, or trusted (trust_native=1) */
+  LOOM_NATIVE_OTHER_MACHINE, /* built for another machine: the portable host ops run */
+  LOOM_NATIVE_UNTRUSTED,     /* for this machine, but not consented to: the portable host ops run */
+  LOOM_NATIVE_STATE_COUNT
+} loom_native_state;
+
+/* The state and, when `text` is not NULL, one line saying it ("its native
+ * code for x86_64-unknown-linux-gnu is not signed: the portable host ops
+ * run (--trust-native runs it)"); the library prints nothing itself. */
+loom_native_state loom_model_native(const loom_model *m, const char **text);
+
 int loom_model_input_count(const loom_model *m);
 int loom_model_output_count(const loom_model *m);
 const struct loom_tensor_info *loom_model_input(const loom_model *m, int i);
@@ -194,6 +212,21 @@ loom_status loom_model_set_input(loom_model *m, const char *name, loom_dtype dty
 
 /* Runs every step (accelerator jobs and host ops) of the model. */
 loom_status loom_model_run(loom_model *m, uint32_t timeout_ms);
+
+/* Progress of loom_model_run, for a display (the library prints nothing). */
+struct loom_run_progress {
+  int step, steps;   /* the step running (0-based), of how many */
+  const char *name;  /* its layer (the job's JOBMETA name) or host op */
+  double fraction;   /* of the whole run, 0..1: steps weighed by the compiler's
+                        cycle estimates (JOBMETA; equal weights without), and
+                        within a job by the backend's progress (fsim, tsim) */
+};
+typedef void (*loom_run_progress_fn)(void *ctx, const struct loom_run_progress *p);
+
+/* Calls fn(ctx, ...) as each step of loom_model_run starts and, on the
+ * backends that report it (fsim, tsim), every few milliseconds of a long
+ * job.  fn NULL stops. */
+void loom_model_set_progress(loom_model *m, loom_run_progress_fn fn, void *ctx);
 
 /* Copies an output in its declared type into `data` (`bytes` long). */
 loom_status loom_model_get_output(loom_model *m, const char *name, void *data, size_t bytes);

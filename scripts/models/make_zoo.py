@@ -77,7 +77,7 @@ def last_linear(torch, module):
 #       conditioning extras
 SPECS = {
     "resnet18": dict(build=tv("resnet18"), fc=lambda m: m.fc),
-    "resnet50": dict(build=tv("resnet50"), fc=lambda m: m.fc),
+    "resnet50": dict(build=tv("resnet50"), fc=lambda m: m.fc, res="bottleneck"),
     "mobilenetv2": dict(build=tv("mobilenet_v2"), fc=lambda m: m.classifier[-1], dw=True, res="mbv2"),
     "mobilenetv3s": dict(build=tv("mobilenet_v3_small"), fc=lambda m: m.classifier[-1], dw=True,
                          res="mbv3"),
@@ -193,6 +193,8 @@ def scale_residual_bns(torch, torchvision, model, kind):
                 bn = m.block[-1][1]
             elif kind == "mnas" and isinstance(m, tvm.mnasnet._InvertedResidual) and m.apply_residual:
                 bn = m.layers[-1]
+            elif kind == "bottleneck" and isinstance(m, tvm.resnet.Bottleneck):
+                bn = m.bn3
             if bn is not None:
                 bn.weight.fill_(RES_GAMMA)
                 n += 1

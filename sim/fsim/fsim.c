@@ -91,6 +91,7 @@ static void reset_state(struct fsim *sim, const struct fsim_job *job, struct fsi
   memset(&st->qcfg, 0, sizeof st->qcfg);
   st->finished = 0;
   st->work = 0;
+  st->next_progress = FSIM_PROGRESS_WORK;
 }
 
 uint32_t fsim_run(struct fsim *sim, const struct fsim_job *job, struct fsim_result *res) {
@@ -115,6 +116,12 @@ int fsim_set_timing(struct fsim *sim, int on) {
   }
   if (!sim->timing) sim->timing = fsim_timing_create(sim->cfg);
   return sim->timing ? 0 : -1;
+}
+
+int fsim_set_dram_bw(struct fsim *sim, uint32_t bytes_per_cycle) {
+  if (!sim->timing || !bytes_per_cycle || (bytes_per_cycle & (bytes_per_cycle - 1))) return -1;
+  fsim_timing_set_dram_bw(sim->timing, bytes_per_cycle);
+  return 0;
 }
 
 void fsim_set_trace(struct fsim *sim, int on) {

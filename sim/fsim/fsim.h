@@ -36,7 +36,14 @@ struct fsim_job {
    * before the charge, so an error the hardware raises before the budget
    * runs out (SEGMENT, SRAM) is reported as that error. */
   uint64_t work_budget;
+  /* Optional: called from inside the job with the work done so far (as the
+   * budget counts it) every FSIM_PROGRESS_WORK units, for the progress
+   * display of a long job (a 3.4 GMAC convolution takes a minute). */
+  void (*progress)(void *ctx, uint64_t work);
+  void *progress_ctx;
 };
+
+#define FSIM_PROGRESS_WORK (UINT64_C(1) << 18) /* a few milliseconds of fsim */
 
 struct fsim_result {
   uint32_t error;     /* enum loom_error */
@@ -58,6 +65,11 @@ uint32_t fsim_run(struct fsim *sim, const struct fsim_job *job, struct fsim_resu
  * (CYCLES, *_BUSY, *_TOKEN_STALL, *_MEM_STALL) estimated for the RTL with
  * tsim's default DRAM model.  Returns 0, or -1 when out of memory. */
 int fsim_set_timing(struct fsim *sim, int on);
+
+/* With the timing model on: the DRAM model's bytes per cycle (a power of
+ * two; tsim's option bw=), instead of tsim's default 8.  -1 when the
+ * timing model is off or the rate is not a power of two. */
+int fsim_set_dram_bw(struct fsim *sim, uint32_t bytes_per_cycle);
 
 /* With the timing model on: record each job's timeline (on != 0) and read
  * the last one, sorted by begin; NULL and 0 when none. */

@@ -40,21 +40,11 @@ static void gemm_row_any(int32_t *restrict acc, int8_t *restrict out, const int8
   }
 }
 
-/* On x86-64 the fixed kernels are also built for x86-64-v3 (AVX2) and -v4 (AVX-512) and
- * the loader picks the widest the CPU has (GCC/Clang function
- * multiversioning through an ifunc); the integer results cannot differ. */
-#if defined(__x86_64__) && defined(__has_attribute)
-#if __has_attribute(target_clones) && !defined(__SANITIZE_ADDRESS__)
-#define GEMM_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#endif
-#endif
-#ifndef GEMM_CLONES
-#define GEMM_CLONES
-#endif
-
-/* The same computation with K and O as constants (the arguments are unused). */
+/* The same computation with K and O as constants (the arguments are
+ * unused), also built for x86-64-v3 and -v4 (LOOM_TARGET_CLONES, core.h):
+ * the integer results cannot differ. */
 #define GEMM_ROW_FIXED(K, O)                                                                  \
-  GEMM_CLONES static void gemm_row_##K##x##O(int32_t *restrict acc, int8_t *restrict out,                 \
+  LOOM_TARGET_CLONES static void gemm_row_##K##x##O(int32_t *restrict acc, int8_t *restrict out,                 \
                                  const int8_t *restrict x, const int8_t *restrict w,          \
                                  int k_len, int o_len) {                                      \
     int16_t xw[K];                                                                            \

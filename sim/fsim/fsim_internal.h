@@ -90,6 +90,7 @@ struct fsim_run_state {
   struct loom_insn_qcfg qcfg; /* the requantization registers */
   int finished;               /* FINISH completed the job */
   uint64_t work;              /* work done so far, see fsim_job.work_budget */
+  uint64_t next_progress;     /* work at which fsim_job.progress is called next */
 };
 
 struct fsim {
@@ -152,6 +153,7 @@ struct loom_trace_event;
 struct fsim_timing *fsim_timing_create(const struct loom_hw_config *cfg);
 void fsim_timing_destroy(struct fsim_timing *tm);
 void fsim_timing_set_trace(struct fsim_timing *tm, int on);
+void fsim_timing_set_dram_bw(struct fsim_timing *tm, uint32_t bytes_per_cycle);
 /* Before the functional run of `job`. */
 void fsim_timing_begin(struct fsim_timing *tm, const struct fsim_job *job);
 /* fsim_alu() with the micro-ops of instruction `index` decoded (uops is

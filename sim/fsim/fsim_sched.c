@@ -177,10 +177,15 @@ static int finish(struct fsim *sim) {
 /* Adds `work` to the job's total; 0 (and TIMEOUT) when it breaks the budget.
  * LOAD and STORE charge their rows after their bounds checks, GEMM and ALU
  * each micro-op after its index checks, so an error the hardware raises
- * before the budget runs out is reported as that error, not TIMEOUT. */
+ * before the budget runs out is reported as that error, not TIMEOUT.  The
+ * job's progress hook hangs here too: the one place all work passes. */
 int fsim_charge(struct fsim *sim, const struct fsim_slot *s, uint64_t work) {
   struct fsim_run_state *st = &sim->st;
   st->work += work;
+  if (st->job->progress && st->work >= st->next_progress) {
+    st->next_progress = st->work + FSIM_PROGRESS_WORK;
+    st->job->progress(st->job->progress_ctx, st->work);
+  }
   if (!st->job->work_budget || st->work <= st->job->work_budget) return 1;
   fsim_fail(sim, LOOM_ERR_TIMEOUT, s, "work budget of %llu micro-ops and DRAM rows exhausted",
             (unsigned long long)st->job->work_budget);

@@ -349,6 +349,7 @@ struct fsim_timing *fsim_timing_create(const struct loom_hw_config *cfg) {
   struct fsim_timing *tm = calloc(1, sizeof *tm);
   if (!tm) return NULL;
   tm->cfg = cfg;
+  tm->dram_bw = TM_DRAM_BYTES_PER_CYCLE;
   tm->rd_max = (uint32_t)(cfg->max_outstanding_reads > 0 ? cfg->max_outstanding_reads : 1);
   if (tm->rd_max > TM_DRAM_OUTSTANDING) tm->rd_max = TM_DRAM_OUTSTANDING; /* the DRAM's limit too */
   tm->rd_slot = calloc(tm->rd_max, sizeof *tm->rd_slot);
@@ -384,6 +385,12 @@ void fsim_timing_destroy(struct fsim_timing *tm) {
 }
 
 void fsim_timing_set_trace(struct fsim_timing *tm, int on) { tm->tracing = on; }
+
+/* The DRAM's rate: tsim's option bw=, which the DSE sets to the bus width
+ * of a board whose memory port keeps up with the accelerator's bus. */
+void fsim_timing_set_dram_bw(struct fsim_timing *tm, uint32_t bytes_per_cycle) {
+  tm->dram_bw = bytes_per_cycle ? bytes_per_cycle : TM_DRAM_BYTES_PER_CYCLE;
+}
 
 const struct loom_trace_event *fsim_timing_trace(const struct fsim_timing *tm, size_t *count) {
   *count = tm->nev;
@@ -427,7 +434,7 @@ static void reset_run(struct fsim_timing *tm, const struct fsim_job *job) {
   tm->rq.head = tm->rq.count = tm->wq.head = tm->wq.count = 0;
   tm->aw_count = tm->w_done = 0;
   tm->bus_bytes = (uint32_t)tm->cfg->bus_bits / 8;
-  tm->beat_cycles = tm->bus_bytes / TM_DRAM_BYTES_PER_CYCLE ? tm->bus_bytes / TM_DRAM_BYTES_PER_CYCLE : 1;
+  tm->beat_cycles = tm->bus_bytes / tm->dram_bw ? tm->bus_bytes / tm->dram_bw : 1;
   tm->rd_grants = tm->wr_grants = tm->ar_free = tm->aw_free = 0;
   tm->rr_last = 0;
   tm->now = 0;

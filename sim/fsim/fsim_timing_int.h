@@ -124,6 +124,7 @@ struct fsim_timing {
   uint64_t bus_t;          /* the bus has been simulated up to this cycle */
   struct tm_bq rq, wq;     /* read bursts (answered in order), write bursts (W in AW order) */
   uint32_t beat_cycles;    /* bus cycles per beat: bus bytes / bytes per cycle, at least 1 */
+  uint32_t dram_bw;        /* the DRAM's bytes per cycle (TM_DRAM_BYTES_PER_CYCLE unless set) */
   uint32_t bus_bytes;
   uint64_t *rd_slot;       /* cycle each of the last `rd_max` read grants frees its slot, a ring */
   uint64_t rd_grants;

@@ -6,6 +6,8 @@
 #   make tsim-mt CONFIG=default   build/tsim/default-mt/  (--threads 2, benchmarks)
 #   make tsim-trace CONFIG=tiny   build/tsim/tiny-trace/  (FST tracing compiled in)
 #   make tsim TSIM_RTL=stub       build against tests/tsim/stub/loom_top.v
+#   make tsim-model ...           a configuration file's model, for the runtime's
+#                                 cache (driver/lib/tsim_cache.c; below)
 #
 # Each library holds the Verilated model, sim/tsim/tsim_harness.cpp and
 # sim/tsim/dram_model.cpp, compiled -fPIC -fvisibility=hidden so that only
@@ -59,6 +61,12 @@ ifeq ($(SAN),1)
 TSIM_VFLAGS += -CFLAGS "$(SANFLAGS)" -LDFLAGS "$(SANFLAGS)"
 endif
 
+# The C++ side of every model (the harness exports only tsim_*).
+TSIM_CFLAGS = -fPIC -fvisibility=hidden -fvisibility-inlines-hidden $(TSIM_OPT) -I$(abspath .) -I$(abspath $(GEN))
+TSIM_LDFLAGS := -shared -Wl,-Bsymbolic -Wl,--no-undefined -lz -pthread
+TSIM_MAKEFLAGS = OPT_FAST=$(TSIM_OPT) OPT_SLOW=-O1 OPT_GLOBAL=$(TSIM_OPT)
+TSIM_TRACE_VFLAGS := --trace-fst --trace-structs
+
 # $(1) config, $(2) variant suffix ("", -mt or -trace), $(3) extra verilator flags
 define TSIM_template
 $(BUILD)/tsim/$(1)$(2)/rtl.list: FORCE_TSIM_LIST
@@ -73,17 +81,30 @@ $(BUILD)/tsim/$(1)$(2)/libloom_tsim.so: $(BUILD)/tsim/$(1)$(2)/rtl.list $$(call 
 	if env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL verilator $(TSIM_VFLAGS) $(3) $$(call tsim_waivers) \
 	  -Mdir $$$$t/obj -o $$$$t/libloom_tsim.so \
 	  -I$$(call tsim_rtl_inc,$(1)) -I$(GEN) $$(call tsim_rtl_files) $$(abspath $(TSIM_SRCS)) \
-	  -CFLAGS "-fPIC -fvisibility=hidden -fvisibility-inlines-hidden $(TSIM_OPT) -I$$(abspath .) \
-	    -I$$(abspath $(GEN)) -DTSIM_CONFIG=$(1) -DTSIM_CONFIG_HASH=LOOM_CONFIG_$$(call tsim_upper,$(1))_HASH" \
-	  -LDFLAGS "-shared -Wl,-Bsymbolic -Wl,--no-undefined -lz -pthread" \
-	  -MAKEFLAGS "OPT_FAST=$(TSIM_OPT) OPT_SLOW=-O1 OPT_GLOBAL=$(TSIM_OPT)" > $$$$t/build.log 2>&1; then \
+	  -CFLAGS "$(TSIM_CFLAGS) -DTSIM_CONFIG=$(1) -DTSIM_CONFIG_HASH=LOOM_CONFIG_$$(call tsim_upper,$(1))_HASH" \
+	  -LDFLAGS "$(TSIM_LDFLAGS)" -MAKEFLAGS "$(TSIM_MAKEFLAGS)" > $$$$t/build.log 2>&1; then \
 	  mv -f $$$$t/build.log $$$$d/build.log; mv -f $$$$t/libloom_tsim.so $$@; rm -rf $$$$t; \
 	else mv -f $$$$t/build.log $$$$d/build.log; rm -rf $$$$t; tail -40 $$$$d/build.log; exit 1; fi
 endef
 
 $(foreach c,$(TSIM_CONFIGS),$(eval $(call TSIM_template,$(c),,)))
 $(foreach c,$(TSIM_CONFIGS),$(eval $(call TSIM_template,$(c),-mt,--threads 2)))
-$(foreach c,$(TSIM_CONFIGS),$(eval $(call TSIM_template,$(c),-trace,--trace-fst --trace-structs)))
+$(foreach c,$(TSIM_CONFIGS),$(eval $(call TSIM_template,$(c),-trace,$(TSIM_TRACE_VFLAGS))))
+
+# The model of a configuration file, for the runtime's model cache
+# (driver/lib/tsim_cache.c, which runs this on first use):
+#   make tsim-model TSIM_MODEL_DIR=DIR TSIM_MODEL_NAME=cfg_HASH TSIM_MODEL_HASH=0xHASH [TSIM_MODEL_TRACE=1]
+# DIR (absolute) holds inc/loom_cfg.vh (written by `loom config vh`'s code);
+# the library lands in DIR/libloom_tsim.so, Verilator's objects in DIR/obj.
+.PHONY: tsim-model
+tsim-model: $(call tsim_rtl_files) $(TSIM_SRCS) $(TSIM_HDRS) $(GEN_HEADERS)
+	@test -f "$(TSIM_MODEL_DIR)/inc/loom_cfg.vh" || { echo "tsim-model: TSIM_MODEL_DIR/inc/loom_cfg.vh missing" >&2; exit 2; }
+	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL verilator $(TSIM_VFLAGS) \
+	  $(if $(filter 1,$(TSIM_MODEL_TRACE)),$(TSIM_TRACE_VFLAGS)) $(call tsim_waivers) \
+	  -Mdir $(TSIM_MODEL_DIR)/obj -o $(TSIM_MODEL_DIR)/libloom_tsim.so \
+	  -I$(TSIM_MODEL_DIR)/inc -I$(GEN) $(call tsim_rtl_files) $(abspath $(TSIM_SRCS)) \
+	  -CFLAGS "$(TSIM_CFLAGS) -DTSIM_CONFIG=$(TSIM_MODEL_NAME) -DTSIM_CONFIG_HASH=$(TSIM_MODEL_HASH)u" \
+	  -LDFLAGS "$(TSIM_LDFLAGS)" -MAKEFLAGS "$(TSIM_MAKEFLAGS)"
 
 $(BUILD)/tsim/inc-%/loom_cfg.vh: $(GEN)/loom_cfg_%.vh
 	@mkdir -p $(dir $@)

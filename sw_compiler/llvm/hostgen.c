@@ -68,6 +68,12 @@ struct job {
 static int build_steps(struct hg *h, struct job *j, struct ir_error *err) {
   for (uint32_t i = 0; i < j->f->step_count; i++) {
     const char *skip;
+    if (j->f->steps[i].kind == LOOM_STEP_KERNEL) { /* ONNX ops: the portable host kernels run them */
+      if (!j->sum->portable_steps++)
+        snprintf(j->sum->first_portable, sizeof j->sum->first_portable, "step %u (%s): a host kernel", i,
+                 loom_file_string(j->f, j->f->kernels[j->f->steps[i].index].op));
+      continue;
+    }
     if (j->f->steps[i].kind != LOOM_STEP_HOST) continue;
     if (hg_op_check(j->f, i, j->source, &skip, err)) return -1;
     if (skip) {

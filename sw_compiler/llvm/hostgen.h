@@ -72,6 +72,9 @@ int hostgen_compile_graph(const struct ir_graph *g, const struct hostgen_options
                           struct hostgen_summary *sum, struct ir_error *err);
 /* Whether the graph compiler handles op (the --target cpu op set). */
 int hostgen_graph_supports(enum ir_op_kind op);
+/* Whether hostgen_compile_graph takes the whole graph g (every node's op
+ * and types, the interface). */
+int hostgen_graph_ok(const struct ir_graph *g);
 /* `loom compile --target cpu MODEL.onnx` in one call: import, the default
  * passes, hostgen_compile_graph.  cfg NULL: the "default" configuration. */
 int hostgen_compile_onnx(const char *path, const struct hostgen_options *o, const struct loom_hw_config *cfg,

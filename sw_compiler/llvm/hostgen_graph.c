@@ -342,6 +342,15 @@ int hostgen_compile_graph(const struct ir_graph *g, const struct hostgen_options
   return rc;
 }
 
+int hostgen_graph_ok(const struct ir_graph *g) {
+  struct ir_error err;
+  struct gctx c = {.g = g, .err = &err};
+  if (check_interface(&c)) return 0;
+  for (int i = 0; i < g->n_nodes; i++)
+    if (!g->nodes[i].dead && check_node(&c, i)) return 0;
+  return 1;
+}
+
 int hostgen_compile_onnx(const char *path, const struct hostgen_options *o, const struct loom_hw_config *cfg,
                          uint8_t **out, size_t *out_size, struct hostgen_summary *sum, struct ir_error *err) {
   *out = NULL;

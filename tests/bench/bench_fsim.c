@@ -20,6 +20,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "driver/core/outfile.h"
 #include "sim/fsim/fsim.h"
 #include "tests/support/stream.h"
 
@@ -147,9 +148,12 @@ static void print_table(const struct bench_result *r, int n) {
   }
 }
 
+/* Atomically (driver/core/outfile.h): a failed run keeps the last good JSON. */
 static int write_json(const char *path, const struct bench_result *r, int n) {
-  FILE *f = fopen(path, "w");
-  if (!f) return 0;
+  char msg[LOOM_MSG_MAX];
+  struct loom_outfile *o;
+  if (loom_outfile_open(path, &o, msg) != LOOM_OK) return fprintf(stderr, "bench_fsim: %s\n", msg), 0;
+  FILE *f = loom_outfile_stream(o);
   fprintf(f, "{\n  \"benchmark\": \"fsim\",\n  \"results\": [\n");
   for (int i = 0; i < n; i++)
     fprintf(f,
@@ -160,7 +164,9 @@ static int write_json(const char *path, const struct bench_result *r, int n) {
             (unsigned long long)r[i].macs, r[i].seconds, (double)r[i].macs / r[i].seconds,
             (double)r[i].uops / r[i].seconds, i + 1 < n ? "," : "");
   fprintf(f, "  ]\n}\n");
-  return fclose(f) == 0;
+  if (loom_outfile_commit(o, msg) == LOOM_OK) return 1;
+  fprintf(stderr, "bench_fsim: %s\n", msg);
+  return 0;
 }
 
 int main(int argc, char **argv) {
@@ -169,10 +175,7 @@ int main(int argc, char **argv) {
   int ok = 1;
   for (int i = 0; i < LOOM_CONFIG_COUNT; i++) ok &= bench_config(&loom_hw_configs[i], &r[i]);
   print_table(r, LOOM_CONFIG_COUNT);
-  if (!write_json(json, r, LOOM_CONFIG_COUNT)) {
-    fprintf(stderr, "bench_fsim: %s: cannot write\n", json);
-    return 1;
-  }
+  if (!write_json(json, r, LOOM_CONFIG_COUNT)) return 1;
   printf("wrote %s\n", json);
   return ok ? 0 : 1;
 }

@@ -41,8 +41,10 @@ int main(int argc, char **argv) {
   if (!dev) return 1;
   const struct loom_hw_config *cfg = loom_device_config(dev);
   uint32_t peak = loom_hw_peak_macs(cfg);
-  FILE *j = fopen(json, "w");
-  if (!j) return fprintf(stderr, "bench_gemm: %s: cannot write\n", json), 1;
+  char msg[LOOM_MSG_MAX];
+  struct loom_outfile *o;
+  if (loom_outfile_open(json, &o, msg) != LOOM_OK) return fprintf(stderr, "bench_gemm: %s\n", msg), 1;
+  FILE *j = loom_outfile_stream(o);
   struct shape resident = {64, 16, 32, 32};
   struct run r;
   bench_resident(dev, &resident, &r);
@@ -60,7 +62,7 @@ int main(int argc, char **argv) {
     fflush(stdout);
   }
   fprintf(j, "}\n");
-  fclose(j);
   loom_device_close(dev);
+  if (loom_outfile_commit(o, msg) != LOOM_OK) return fprintf(stderr, "bench_gemm: %s\n", msg), 1;
   return 0;
 }

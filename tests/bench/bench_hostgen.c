@@ -9,7 +9,7 @@
  *              activation into NCHWc16, dequantize it back, repack, softmax
  *              over 1000 classes): native entry vs loom_hostop_run
  *   networks   per NET (an ONNX model in DIR, default build/models): the
- *              HOST steps of its accelerator build (compile_onnx, calibrated
+ *              HOST steps of its accelerator build (compile_model, calibrated
  *              from DIR/calib_NET or calib_imagenet), native vs portable,
  *              summed per inference; and the whole float network built with
  *              --target cpu vs the reference interpreter (ir_eval_ref)
@@ -22,6 +22,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "driver/core/outfile.h"
 #include "driver/lib/hostcode.h"
 #include "driver/core/hostops.h"
 #include "driver/core/hostops_nn.h"
@@ -59,7 +60,7 @@ static void fill(const struct loom_file_tensor *t, uint8_t *p) {
 
 static int mem_open(struct mem *m, const uint8_t *bytes, size_t n) {
   char msg[LOOM_MSG_MAX];
-  if (loom_file_parse(bytes, n, "bench", &m->f, msg) || loom_hostcode_open(&m->f, "bench", &m->hc, msg))
+  if (loom_file_parse(bytes, n, "bench", &m->f, msg) || loom_hostcode_open(&m->f, "bench", 1, &m->hc, msg))
     return fprintf(stderr, "%s\n", msg), -1;
   m->buf = calloc(m->f.buffer_count + 1, sizeof *m->buf);
   for (uint32_t i = 0; i < m->f.buffer_count; i++) m->buf[i] = aligned_alloc(64, (m->f.buffers[i].size + 63) & ~63ull);
@@ -195,12 +196,10 @@ static int bench_host_steps(const char *dir, const char *net, struct net_row *ro
   struct compile_options o = {.calib = calib, .flags = COMPILE_IM2COL}; /* as `loom compile` */
   struct compile_result r;
   struct ir_error err = {{0}};
-  struct hostgen_options ho = {0};
-  struct hostgen_summary sum;
-  uint8_t *q;
-  size_t m;
-  if (compile_onnx(onnx, &o, &r, &err) || hostgen_loom(r.bytes, r.size, onnx, &ho, &q, &m, &sum, &err))
-    return compile_result_free(&r), fprintf(stderr, "%s: %s\n", net, err.msg), -1;
+  if (compile_model(onnx, &o, &r, &err)) return compile_result_free(&r), fprintf(stderr, "%s: %s\n", net, err.msg), -1;
+  uint8_t *q = r.bytes;
+  size_t m = r.size;
+  r.bytes = NULL;
   struct mem mm;
   int rc = mem_open(&mm, q, m);
   for (uint32_t s = 0; !rc && s < mm.f.step_count; s++) {
@@ -276,13 +275,16 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--models")) dir = argv[i + 1];
   }
   if (i < argc) nets = argv + i, n = argc - i;
-  FILE *json = json_path ? fopen(json_path, "w") : fopen("/dev/null", "w");
-  if (!json) return fprintf(stderr, "%s: cannot create\n", json_path), 1;
+  char msg[LOOM_MSG_MAX];
+  struct loom_outfile *o;
+  if (loom_outfile_open(json_path ? json_path : "/dev/null", &o, msg) != LOOM_OK)
+    return fprintf(stderr, "bench_hostgen: %s\n", msg), 1;
+  FILE *json = loom_outfile_stream(o);
   fprintf(json, "{\n");
   int rc = bench_ops(json);
   bench_nets(json, dir, nets, n);
   fprintf(json, "}\n");
-  fclose(json);
+  if (loom_outfile_commit(o, msg) != LOOM_OK) return fprintf(stderr, "bench_hostgen: %s\n", msg), 1;
   if (json_path) printf("\nwrote %s\n", json_path);
   return rc ? 1 : 0;
 }

@@ -31,6 +31,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "driver/core/outfile.h"
 #include "driver/lib/backend.h"
 #include "loom/isa.h"
 #include "loom/loom.h"
@@ -228,8 +229,10 @@ int main(int argc, char **argv) {
   loom_device_close(dev);
   loom_device *mt = lib_mt ? open_dev(config, lib_mt) : NULL;
   if (mt) bench_streamed(mt, &compute, &rmt), loom_device_close(mt);
-  FILE *j = fopen(json, "w");
-  if (!j) return fprintf(stderr, "bench_rtl: %s: cannot write\n", json), 1;
+  char msg[LOOM_MSG_MAX];
+  struct loom_outfile *o;
+  if (loom_outfile_open(json, &o, msg) != LOOM_OK) return fprintf(stderr, "bench_rtl: %s\n", msg), 1;
+  FILE *j = loom_outfile_stream(o);
   printf("tsim benchmarks, config %s (peak %u MACs/cycle, DRAM model 8 B/cycle, latency 32)\n", config, peak);
   printf("simulation speed           %9.0f cycles/s single-threaded (%.0f per CPU second)",
          (double)rc.cycles / rc.secs, (double)rc.cycles / rc.cpu_secs);
@@ -250,7 +253,7 @@ int main(int argc, char **argv) {
   print_streamed(j, "streamed_compute_bound", &compute, &rc, peak, 0);
   print_streamed(j, "streamed_memory_bound", &memory, &rm, peak, 1);
   fprintf(j, "}\n");
-  fclose(j);
+  if (loom_outfile_commit(o, msg) != LOOM_OK) return fprintf(stderr, "bench_rtl: %s\n", msg), 1;
   printf("(written to %s)\n", json);
   return 0;
 }

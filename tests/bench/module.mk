@@ -100,3 +100,14 @@ $(BENCH_HOSTGEN): tests/bench/bench_hostgen.c $(LIBLOOMC) $(LIBLOOM) $(GEN_HEADE
 .PHONY: bench-hostgen
 bench-hostgen: $(BENCH_HOSTGEN) $(HOSTGEN_MODELS)
 	$(BENCH_HOSTGEN) --json $(BUILD)/bench/hostgen.json --models build/models $(BENCH_NETS)
+
+# ---- make bench-kernels: host kernel throughput (figures in build/bench/kernels.json) ----
+BENCH_KERNELS := $(BUILD)/bench/bench_kernels
+
+$(BENCH_KERNELS): tests/bench/bench_kernels.c $(LIBLOOM_CORE) $(GEN_HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIBLOOM_CORE) $(LDLIBS)
+
+.PHONY: bench-kernels
+bench-kernels: $(BENCH_KERNELS)
+	$(BENCH_KERNELS) $(BUILD)/bench/kernels.json

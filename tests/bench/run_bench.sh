@@ -51,13 +51,20 @@ T0=$(date +%s)
 say() { printf 'bench: [%4ds] %s\n' $(($(date +%s) - T0)) "$*" >&2; }
 die() { echo "bench: $*" >&2; exit 1; }
 
-# measure TIMEFILE OUTFILE CMD... : runs CMD with stdout and stderr into
-# OUTFILE; writes "wall user sys" seconds to TIMEFILE.
+# measure TIMEFILE OUTFILE CMD... : runs CMD with stdout into OUTFILE and
+# stderr into OUTFILE.err and onto the terminal (fd 3: loom's progress lines
+# show while a long compile or tsim run goes on); writes "wall user sys"
+# seconds to TIMEFILE.
+exec 3>&2
 measure() {
   local tf=$1 of=$2 TIMEFORMAT='%R %U %S'
   shift 2
-  { time "$@" > "$of" 2>&1; } 2> "$tf" || { tail -20 "$of" >&2; die "failed: $* (output in $of)"; }
+  { time "$@" > "$of" 2> >(tee "$of.err" >&3); } 2> "$tf" ||
+    { tail -20 "$of" "$of.err" >&2; die "failed: $* (output in $of, $of.err)"; }
 }
+# tee_progress NAME FILE: a benchmark program's table into FILE and, line by
+# line as it comes, onto the terminal.
+tee_progress() { tee "$2" | sed -u "s/^/bench: $1: /" >&3; }
 # time_json TIMEFILE -> {"wall_s": .., "cpu_s": ..}
 time_json() { awk '{ printf "{\"wall_s\": %s, \"cpu_s\": %.3f}", $1, $2 + $3 }' "$1"; }
 
@@ -94,7 +101,8 @@ say "config $CONFIG: $(jq -r '"\(.peak_macs_per_cycle) MACs/cycle, \(.dram_bytes
 # fsim_timing MODEL INPUT NAME -> prints the fsim model's cycle estimate or null
 fsim_timing() {
   if [ $TIMING = 0 ]; then echo null; return; fi
-  "$LOOM" run "$1" -b fsim --timing --counters -i "$2" > "$RAW/$3.fsim_timing.txt" 2>&1 || { echo null; return; }
+  "$LOOM" run "$1" -b fsim --timing --counters -i "$2" > "$RAW/$3.fsim_timing.txt" 2> "$RAW/$3.fsim_timing.err" ||
+    { echo null; return; }
   awk -f "$HERE/parse_counters.awk" "$RAW/$3.fsim_timing.txt" | jq '.total.CYCLES // null | if . == 0 then null else . end'
 }
 
@@ -128,7 +136,7 @@ bench_workloads() {
 # ---- GEMM size sweep (bench_gemm: tests/bench/bench_rtl.c's streams) ----
 bench_gemm() {
   say "GEMM sweep on tsim"
-  "$BUILD/bench/bench_gemm" --config "$CONFIG" --lib "$TSIM_LIB" --json "$RAW/gemm.json" > "$RAW/gemm.txt"
+  "$BUILD/bench/bench_gemm" --config "$CONFIG" --lib "$TSIM_LIB" --json "$RAW/gemm.json" | tee_progress gemm "$RAW/gemm.txt"
   jq '{resident: .resident_gemm, sweep: [to_entries[] | select(.key != "resident_gemm") | {name: .key} + .value]}' \
     "$RAW/gemm.json" > "$PARTS/gemm.json"
 }
@@ -188,7 +196,7 @@ bench_net() {
 bench_hostgen() {
   say "host code: bench_hostgen on $NETS (LLVM code against the C reference; --target cpu)"
   # shellcheck disable=SC2086 # NETS is a list of names
-  "$BUILD/bench/bench_hostgen" --json "$PARTS/hostgen.json" --models "$MODELS" $NETS > "$RAW/hostgen.txt"
+  "$BUILD/bench/bench_hostgen" --json "$PARTS/hostgen.json" --models "$MODELS" $NETS | tee_progress hostgen "$RAW/hostgen.txt"
 }
 
 # ---- CPU baseline: PyTorch fp32 and int8 ----

@@ -54,5 +54,30 @@ for build in bitstreams/*/build.tcl; do
   grep -q "^\`define LOOM_CFG_NAME \"$cfg\"$" "$out/src/loom_cfg.vh" ||
     fail "$board: staged loom_cfg.vh is not configuration $cfg"
 done
+# 3. CONFIG=FILE: a configuration file replaces a Zynq board's own; the
+#    overlay gets its clock; a Vitis board refuses it.
+LOOM=${LOOM:-${BUILD:-build}/bin/loom}
+"$LOOM" config show default | sed -e 's/^name = default/name = kv_file/' -e 's/^clock_mhz = 100/clock_mhz = 150/' \
+  > "$tmp/kv.cfg"
+out=$tmp/out/kv260-file
+if PATH=$fake:$PATH $MAKE --no-print-directory BUILD="${BUILD:-build}" bitstream BOARD=kv260 CONFIG="$tmp/kv.cfg" \
+    BOARD_OUT="$out" > "$tmp/kv-file.log" 2>&1; then
+  grep -q '^`define LOOM_CFG_NAME "kv_file"$' "$out/src/loom_cfg.vh" || fail "kv260 CONFIG=FILE: staged loom_cfg.vh is not the file's"
+  grep -q "configuration kv_file" "$out/vivado.log" 2>/dev/null || grep -q "configuration kv_file" "$tmp/kv-file.log" ||
+    fail "kv260 CONFIG=FILE: the flow did not take the file's parameters"
+  grep -q "assigned-clock-rates = <150000000>" "$out/loom.dtso" || fail "kv260 CONFIG=FILE: overlay clock is not 150 MHz"
+  [ -f "$out/loom.dtbo" ] || fail "kv260 CONFIG=FILE: no loom.dtbo"
+else
+  tail -n 20 "$tmp/kv-file.log" >&2
+  fail "kv260: make bitstream CONFIG=FILE failed with the stand-in tools"
+fi
+PATH=$fake:$PATH $MAKE --no-print-directory BUILD="${BUILD:-build}" bitstream BOARD=u250 CONFIG="$tmp/kv.cfg" \
+  BOARD_OUT="$tmp/out/u250-file" > "$tmp/u250-file.log" 2>&1 && fail "u250 accepted CONFIG=FILE"
+grep -q "CONFIG=FILE is for the Zynq boards" "$tmp/u250-file.log" || fail "u250 CONFIG=FILE: no message: $(tail -n 3 "$tmp/u250-file.log")"
+sed 's/^block_in = 16/block_in = 64/; s/^block_out = 16/block_out = 64/' "$tmp/kv.cfg" > "$tmp/big.cfg"
+PATH=$fake:$PATH $MAKE --no-print-directory BUILD="${BUILD:-build}" bitstream BOARD=pynq-z1 CONFIG="$tmp/big.cfg" \
+  BOARD_OUT="$tmp/out/big" > "$tmp/big.log" 2>&1 && fail "pynq-z1 accepted a configuration that does not fit"
+grep -q "key 'part': DSP budget" "$tmp/big.log" || fail "pynq-z1 CONFIG=FILE too big: no budget message"
+
 [ $status -eq 0 ] && echo "test_make_bitstream: stop message and the make plumbing of every board"
 exit $status

@@ -11,36 +11,7 @@ LOOM=${LOOM:-build/bin/loom}
 BUILD=${BUILD:-build}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-failed=0
-checks=0
-
-fail() {
-  echo "FAIL: $*"
-  failed=$((failed + 1))
-}
-
-# expect CODE STREAM PATTERN CMD...: CMD exits with CODE and its stdout
-# (STREAM=out) or stderr (STREAM=err) contains the fixed string PATTERN.
-# A sanitizer report (make SAN=1) fails the check whatever the exit code.
-expect() {
-  want=$1 stream=$2 pattern=$3
-  shift 3
-  checks=$((checks + 1))
-  set +e
-  "$@" >"$tmp/out" 2>"$tmp/err"
-  code=$?
-  set -e
-  if grep -qE 'Sanitizer|runtime error:' "$tmp/err"; then
-    fail "$*: sanitizer report:"
-    sed 's/^/  | /' "$tmp/err"
-  elif [ "$code" -ne "$want" ]; then
-    fail "$* exited $code, expected $want"
-    sed 's/^/  | /' "$tmp/err"
-  elif [ -n "$pattern" ] && ! grep -qF -- "$pattern" "$tmp/$stream"; then
-    fail "$*: std$stream lacks '$pattern':"
-    sed 's/^/  | /' "$tmp/$stream"
-  fi
-}
+. tests/cli/common.sh # fail, expect
 
 # mknpy FILE DESCR SHAPE BYTES: a .npy of zeros, e.g. mknpy x.npy '<f4' '(4,)' 16
 mknpy() {
@@ -61,16 +32,30 @@ expect 0 out "usage: loom COMMAND" "$LOOM" --help
 expect 0 out "usage: loom COMMAND" "$LOOM" help
 expect 1 err "usage: loom COMMAND" "$LOOM"
 expect 1 err "'frobnicate' is not a loom command" "$LOOM" frobnicate
-for cmd in run asm disasm inspect devices help; do
+for cmd in compile run eval asm disasm inspect devices help; do
   expect 0 out "usage: loom $cmd" "$LOOM" "$cmd" --help
   expect 0 out "usage: loom $cmd" "$LOOM" help "$cmd"
   expect 0 out "usage: loom $cmd" "$LOOM" "$cmd" -h
   expect 0 out "  $cmd " "$LOOM" --help
 done
-for cmd in run asm disasm inspect devices; do
+for cmd in compile run eval asm disasm inspect devices; do
   expect 1 err "unknown option '--bogus'" "$LOOM" "$cmd" --bogus
 done
 expect 1 err "'nope' is not a loom command" "$LOOM" help nope
+
+# ---- --version: the release and the commit baked in at build time ----
+expect 0 out "loom $(head -n 1 VERSION) (git " "$LOOM" --version
+if commit=$(git rev-parse --short=12 HEAD 2>/dev/null) && [ "$(git rev-parse --show-toplevel)" = "$(pwd -P)" ]; then
+  expect 0 out "(git $commit" "$LOOM" --version
+fi
+"$LOOM" --version | grep -qE '^loom [0-9]+\.[0-9]+\.[0-9]+ \(git ([0-9a-f]{12}(-dirty)?|unknown)\), ISA version [0-9]+, \.loom format [0-9]+\.[0-9]+$' ||
+  fail "loom --version: $("$LOOM" --version)"
+# Outside a git checkout of this tree the commit is "unknown".
+mkdir -p "$tmp/nogit/scripts"
+cp scripts/gen-commit.sh "$tmp/nogit/scripts/"
+(cd "$tmp/nogit" && GIT_CEILING_DIRECTORIES="$tmp" sh scripts/gen-commit.sh v.h)
+checks=$((checks + 1))
+grep -q 'LOOM_GIT_COMMIT "unknown"' "$tmp/nogit/v.h" || fail "gen-commit.sh outside git: $(cat "$tmp/nogit/v.h")"
 
 # ---- asm / disasm round trip on every example ----
 for src in tests/asm/*.s; do

@@ -9,9 +9,10 @@
 # What is built: libloom (driver/core, driver/lib, sim/fsim: the runtime with the fsim,
 # linux and xrt backends -- xrt without XRT, tsim loads its library at run
 # time and simply finds none), the loom CLI without the compiler (the
-# compiler needs protobuf-c and LLVM; tests/cross/cmd_compile_stub.c takes
-# the place of `loom compile`), and the cmocka programs test_isa,
-# test_fsim_ops, test_fsim_sched and test_runtime.
+# compiler needs protobuf-c and LLVM; tests/cross/cmd_host_stubs.c takes
+# the place of `loom compile` and `loom dse`), and the cmocka programs test_isa,
+# test_fsim_ops, test_fsim_alu, test_fsim_sched, test_fsim_bounds,
+# test_runtime and test_runtime_models.
 #
 # zlib and cmocka for the target come from Debian's archive, unpacked into
 # build-ARCH/sysroot by tests/cross/fetch-sysroot.sh (no multiarch install,
@@ -30,8 +31,9 @@ CROSS_DEBARCH_aarch64 := arm64
 CROSS_DEBARCH_armv7 := armhf
 CROSS_TRIPLET_aarch64 := aarch64-linux-gnu
 CROSS_TRIPLET_armv7 := arm-linux-gnueabihf
-CROSS_PACKAGES := zlib1g zlib1g-dev libcmocka0 libcmocka-dev
-CROSS_TESTS := test_isa test_fsim_ops test_fsim_sched test_runtime
+CROSS_PACKAGES := zlib1g zlib1g-dev libssl3 libssl-dev libcmocka0 libcmocka-dev
+CROSS_TESTS := test_isa test_fsim_ops test_fsim_alu test_fsim_sched test_fsim_bounds test_runtime \
+  test_runtime_models
 # 32-bit size_t: a check such as `(uint64_t)size > LIMIT` that can only
 # fail on 64-bit hosts is right, not a bug; -Wtype-limits says otherwise.
 CROSS_WFLAGS_armv7 := -Wno-type-limits
@@ -43,22 +45,24 @@ CROSS_SUPPORT_aarch64 := $(TEST_SUPPORT_SRCS)
 CROSS_SUPPORT_armv7 := $(filter-out $(CROSS_INT128_SRCS),$(TEST_SUPPORT_SRCS))
 CROSS_TESTS_aarch64 := $(CROSS_TESTS)
 CROSS_TESTS_armv7 := $(if $(filter tests/support/ref_ops.c,$(CROSS_INT128_SRCS)),\
-  $(filter-out test_fsim_ops test_fsim_sched,$(CROSS_TESTS)),$(CROSS_TESTS))
+  $(filter-out test_fsim_%,$(CROSS_TESTS)),$(CROSS_TESTS))
 
 # Deferred (=): other module.mk files still edit these lists after us.
 cross_lib_srcs = $(LIBLOOM_SRCS) $(LIBLOOM_CORE_SRCS)
-cross_cli_srcs = $(filter-out driver/cli/cmd_compile.c,$(CLI_SRCS)) tests/cross/cmd_compile_stub.c
+cross_cli_srcs = $(filter-out driver/cli/cmd_compile.c driver/cli/cmd_dse.c driver/cli/dse_%.c,$(CLI_SRCS)) tests/cross/cmd_host_stubs.c
 cross_obj = $(patsubst %.c,build-$(1)/obj/%.o,$(2))
 
 # $(1): architecture
 define CROSS_template
 CROSS_SYSROOT_$(1) := build-$(1)/sysroot
 CROSS_FLAGS_$(1) := -std=c11 -O2 -g -Wall -Wextra -Werror -Wno-unused-parameter -D_GNU_SOURCE $(CROSS_WFLAGS_$(1)) \
-  -Iinclude -I$(GEN) -I. -isystem build-$(1)/sysroot/usr/include
+  -Iinclude -I$(GEN) -I. -isystem build-$(1)/sysroot/usr/include \
+  -isystem build-$(1)/sysroot/usr/include/$(CROSS_TRIPLET_$(1))
 CROSS_LIBS_$(1) := -Lbuild-$(1)/sysroot/usr/lib/$(CROSS_TRIPLET_$(1)) \
-  -Wl,-rpath-link,build-$(1)/sysroot/usr/lib/$(CROSS_TRIPLET_$(1)) -lz -lm -ldl
+  -Wl,-rpath-link,build-$(1)/sysroot/usr/lib/$(CROSS_TRIPLET_$(1)) -lcrypto -lz -lm -ldl
 
-build-$(1)/sysroot/.stamp: tests/cross/fetch-sysroot.sh
+# Fetched again when the script or the package list (CROSS_PACKAGES, above) changes.
+build-$(1)/sysroot/.stamp: tests/cross/fetch-sysroot.sh tests/cross/module.mk
 	tests/cross/fetch-sysroot.sh $(CROSS_DEBARCH_$(1)) $$(abspath build-$(1)/sysroot) $(CROSS_PACKAGES)
 	@touch $$@
 

@@ -4,7 +4,10 @@
 Each model is a few hundred bytes and exercises one importer path: initializers
 (raw_data and typed fields), Constant nodes of every attribute form, opset 11
 Clip attributes, opset 11 Softmax, opset 13 Unsqueeze/Squeeze axes inputs,
-BatchNormalization folding, QDQ and QLinear ops, value_info.  Regenerate with
+BatchNormalization folding, QDQ and QLinear ops, value_info; the opset 7 and 9
+forms the importer rewrites (Slice/TopK/Split attributes, Upsample, Scatter),
+host-kernel ops, int64 token ids with a named dynamic dimension, shape
+arithmetic and NonZero's data-dependent shape.  Regenerate with
 /usr/bin/python3 tests/fuzz/make-onnx-seeds.py (needs python3-onnx, numpy).
 """
 import os
@@ -110,3 +113,46 @@ ql = [numpy_helper.from_array(np.array(0.1, np.float32), "xs"),
       numpy_helper.from_array(np.array(100, np.uint8), "yz")]
 save("qlinearconv", [helper.make_node("QLinearConv", ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz"], ["y"])],
      [vi("x", u8, [1, 1, 3, 3])], [vi("y", u8, [1, 2, 2, 2])], ql)
+
+# Format 1.3 era: the older op versions the importer rewrites, the generic
+# (host kernel) ops, int64 token ids, data-dependent shapes and a named
+# dynamic dimension.
+I64 = TensorProto.INT64
+save("legacy_opset9", [helper.make_node("Slice", ["x"], ["s"], starts=[0, 1], ends=[2, 1000], axes=[0, 1]),
+                       helper.make_node("TopK", ["s"], ["v", "i"], k=2, axis=1),
+                       helper.make_node("Scatter", ["s", "i", "v"], ["c"], axis=1),
+                       helper.make_node("Upsample", ["c", "sc"], ["u"], mode="nearest"),
+                       helper.make_node("Dropout", ["u"], ["y"], ratio=0.2)],
+     [vi("x", F, [2, 4])], [vi("y", F, [4, 6])],
+     [numpy_helper.from_array(np.array([2.0, 2.0], np.float32), "sc")], opset=9)
+
+save("legacy_opset7", [helper.make_node("Upsample", ["x"], ["u"], scales=[1.0, 1.0, 2.0, 2.0]),
+                       helper.make_node("BatchNormalization", ["u", "s", "bb", "m", "v"], ["n"], spatial=1),
+                       helper.make_node("Split", ["n"], ["a", "b"], axis=1, split=[1, 1]),
+                       helper.make_node("Sum", ["a", "b"], ["y"])],
+     [vi("x", F, [1, 2, 2, 2])], [vi("y", F, [1, 1, 4, 4])],
+     [f32("s", [2]), f32("bb", [2]), f32("m", [2]), numpy_helper.from_array(np.ones(2, np.float32), "v")], opset=7)
+
+save("embedding_layernorm", [helper.make_node("Gather", ["emb", "ids"], ["e"]),
+                             helper.make_node("ReduceMean", ["e"], ["mu"], axes=[-1]),
+                             helper.make_node("Sub", ["e", "mu"], ["d"]),
+                             helper.make_node("Pow", ["d", "two"], ["p"]),
+                             helper.make_node("ReduceMean", ["p"], ["var"], axes=[-1]),
+                             helper.make_node("Sqrt", ["var"], ["sd"]),
+                             helper.make_node("Div", ["d", "sd"], ["n"]),
+                             helper.make_node("Erf", ["n"], ["y"])],
+     [helper.make_tensor_value_info("ids", I64, ["batch", 3])], [vi("y", F, ["batch", 3, 4])],
+     [f32("emb", [10, 4]), numpy_helper.from_array(np.array(2.0, np.float32), "two")])
+
+save("shape_arith_nonzero", [helper.make_node("Shape", ["x"], ["s"]),
+                             helper.make_node("ConstantOfShape", ["s"], ["z"],
+                                              value=numpy_helper.from_array(np.array([0.5], np.float32))),
+                             helper.make_node("Greater", ["x", "z"], ["g"]),
+                             helper.make_node("Where", ["g", "x", "z"], ["w"]),
+                             helper.make_node("NonZero", ["g"], ["nz"]),
+                             helper.make_node("Range", ["r0", "r1", "r2"], ["r"]),
+                             helper.make_node("Expand", ["w", "s"], ["y"])],
+     [vi("x", F, [2, 3])], [vi("y", F, [2, 3]), helper.make_tensor_value_info("nz", I64, [2, None]),
+                           helper.make_tensor_value_info("r", I64, [None])],
+     [numpy_helper.from_array(np.array(0, np.int64), "r0"), numpy_helper.from_array(np.array(5, np.int64), "r1"),
+      numpy_helper.from_array(np.array(2, np.int64), "r2")])

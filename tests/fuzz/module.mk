@@ -5,7 +5,10 @@
 #                                  FUZZ_JOBS at a time (default: the number of CPUs)
 #   make fuzz FUZZ_SECONDS=3600    a long run; the working corpora in build-fuzz/corpus/
 #                                  persist between runs and start from tests/fuzz/corpus/
-#   make fuzz-build                only build build-fuzz/fuzz_{onnx,loomfile,npy,asm}
+#   make fuzz-long                 each target to FUZZ_LONG_RUNS executions (10^7) or
+#                                  FUZZ_LONG_SECONDS (4 h) each, niced, one at a time
+#                                  (FUZZ_JOBS); FUZZ_LONG_TARGETS picks targets
+#   make fuzz-build                only build build-fuzz/fuzz_{onnx,loomfile,npy,asm,hostcode,hwconfig}
 #
 # The fuzzers are built with clang (FUZZ_CC) and -fsanitize=fuzzer,address,
 # undefined; every source they reach (libloom, fsim, the compiler, the
@@ -19,7 +22,7 @@
 # `make test-san`) replays the seed corpora and tests/regress/<target>/
 # through them, so every crash ever found stays fixed without clang.
 
-FUZZ_TARGETS := onnx loomfile npy asm
+FUZZ_TARGETS := onnx loomfile npy asm hostcode hwconfig
 FUZZ_CC ?= clang
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 60
@@ -61,13 +64,21 @@ $(FUZZ_BUILD)/obj/tests/fuzz/%.o: tests/fuzz/%.c tests/fuzz/fuzz.h $(GEN_HEADERS
 	$(FUZZ_CC) $(FUZZ_CPPFLAGS) $(FUZZ_CFLAGS) -Werror -MMD -MP -c -o $@ $<
 
 $(FUZZ_BUILD)/fuzz_%: $(FUZZ_BUILD)/obj/tests/fuzz/fuzz_%.o $(FUZZ_LIB)
-	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $< $(FUZZ_LIB) -lprotobuf-c -ldl -lz -lm
+	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $< $(FUZZ_LIB) -lprotobuf-c -ldl -lcrypto -lz -lm
 
-.PHONY: fuzz fuzz-build
+FUZZ_LONG_RUNS ?= 10000000
+FUZZ_LONG_SECONDS ?= 14400
+FUZZ_LONG_TARGETS ?= $(FUZZ_TARGETS)
+
+.PHONY: fuzz fuzz-build fuzz-long
 fuzz-build: $(FUZZ_BINS)
 
 fuzz: $(FUZZ_BINS)
-	@tests/fuzz/run-fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_JOBS)
+	@tests/fuzz/run-fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) "$(FUZZ_JOBS)" $(FUZZ_TARGETS)
+
+fuzz-long: $(FUZZ_BINS)
+	@tests/fuzz/run-fuzz.sh --runs $(FUZZ_LONG_RUNS) $(FUZZ_BUILD) $(FUZZ_LONG_SECONDS) "$(FUZZ_JOBS)" \
+	  $(FUZZ_LONG_TARGETS)
 
 -include $(shell find $(FUZZ_BUILD)/obj -name '*.d' 2>/dev/null)
 

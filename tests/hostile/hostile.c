@@ -50,6 +50,7 @@
 #include "driver/core/asm.h"
 #include "driver/lib/backend.h"
 #include "driver/core/loomfile.h"
+#include "driver/core/outfile.h"
 #include "driver/core/readfile.h"
 #include "fsim_exact.h"
 #include "hostile.h"
@@ -380,8 +381,8 @@ static void keep(const struct opts *o, uint64_t k, const struct mutant *mu) {
   mkdir(o->keep, 0755);
   snprintf(path, sizeof path, "%s/seed-%llu-%llu.loom", o->keep, (unsigned long long)o->seed,
            (unsigned long long)k);
-  FILE *f = fopen(path, "wb");
-  if (f) fwrite(mu->bytes, 1, mu->size, f), fclose(f);
+  char msg[LOOM_MSG_MAX];
+  if (loom_outfile_write(path, mu->bytes, mu->size, msg) != LOOM_OK) fprintf(stderr, "hostile: %s\n", msg);
 }
 
 static void kinds_text(const struct mutant *mu, char *out, size_t n) {

@@ -61,7 +61,6 @@ struct img {
   size_t size;
   struct loom_file f;  /* parsed base: counts and section positions */
   size_t insns, data, buffers, jobs;  /* file offsets of sections */
-  size_t code_lo, code_hi;            /* the HOSTCODE ELF image, [lo, hi); empty when none */
   const struct loom_hw_config *cfg;
   struct hrng *r;
   char *what;
@@ -363,18 +362,13 @@ static int mut_job_table(struct img *m) {
   return 0;
 }
 
-/* Flips n random bits in [lo, hi), never inside the native code image:
- * HOSTCODE is machine code, trusted like an executable (docs/hostcode.md,
- * docs/reliability.md); the loader checks its ELF structure and the file's
- * crc32 catches corruption, but no check can make a flipped instruction
- * or relocation safe once the crc is rewritten.  Its header and entries
- * are still mutated. */
+/* Flips n random bits in [lo, hi), the native code image included: a
+ * mutant is a file nobody signed (its SIGNATURE no longer matches), so the
+ * runtime never loads its image (docs/hostcode.md) and the portable host
+ * ops run; a flipped instruction or relocation cannot reach the CPU. */
 static void flip_bits(struct img *m, size_t lo, size_t hi, uint32_t n) {
-  size_t c_lo = m->code_lo < lo ? lo : m->code_lo, c_hi = m->code_hi > hi ? hi : m->code_hi;
-  size_t skip = c_hi > c_lo ? c_hi - c_lo : 0;
-  for (uint32_t k = 0; k < n && hi - lo > skip; k++) {
-    size_t at = lo + hrng_below(m->r, (uint32_t)(hi - lo - skip));
-    if (skip && at >= c_lo) at += skip;
+  for (uint32_t k = 0; k < n && hi > lo; k++) {
+    size_t at = lo + hrng_below(m->r, (uint32_t)(hi - lo));
     unsigned bit = hrng_below(m->r, 8);
     m->p[at] ^= (uint8_t)(1u << bit);
     note(m, "byte 0x%zx bit %u; ", at, bit);
@@ -435,8 +429,6 @@ int hostile_mutate(const uint8_t *base, size_t size, uint64_t seed, uint64_t ind
   memcpy(m.p, base, size);
   m.insns = sec_off(&m, m.f.insns), m.data = sec_off(&m, m.f.data);
   m.buffers = sec_off(&m, m.f.buffers), m.jobs = sec_off(&m, m.f.jobs);
-  if (m.f.hostcode_image)
-    m.code_lo = sec_off(&m, m.f.hostcode_image), m.code_hi = m.code_lo + m.f.hostcode->image_size;
   m.cfg = loom_hw_config_by_hash(m.f.config_hash);
   if (!m.cfg) m.cfg = loom_hw_config_by_name("tiny");
   hrng_next(&r);

@@ -44,23 +44,25 @@ TEST_DEPS += $(BUILD)/tsim/tiny/libloom_tsim.so
 # ---- make test-san ----
 #
 # The sanitizer build (ASan + UBSan, build-san/): the unit tests (fsim's
-# included), the CLI scripts, the limit and regression tests, the
+# and the host kernels' included), the CLI scripts, the limit and
+# regression tests, ONNX's node tests through the host kernels, the
 # fault-injection test and a 30 s hostile run on fsim and tsim.  tsim runs
 # build-san/tsim/tiny/libloom_tsim.so, whose Verilated model, harness and
 # DRAM model are compiled with the same sanitizers (sim/tsim/module.mk), so
 # the C++ side of every tsim job is checked too.  Recursive, so that SAN=1
-# selects build-san/ and its flags.  test_hostgen is left out: it needs the
-# trained models of build/models (Python, torch) and LLVM, which are not
-# what a sanitizer job is for; `make SAN=1 test-programs` still runs it.
-SAN_UNIT_TESTS = $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(filter-out tests/unit/test_hostgen.c,$(UNIT_TEST_SRCS)))
+# selects build-san/ and its flags.  test_hostgen and test_hostgen_ops are
+# left out: they need LLVM (and test_hostgen the trained models of
+# build/models: Python, torch), which are not what a sanitizer job is for;
+# `make SAN=1 test-programs` still runs them.
+SAN_UNIT_TESTS = $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(filter-out tests/unit/test_hostgen%.c,$(UNIT_TEST_SRCS)))
 SAN_PROGRAMS = $(SAN_UNIT_TESTS) $(filter tests/cli/%,$(SCRIPT_TESTS)) tests/regress/run-regress.sh \
-  tests/hostile/run-hostile.sh $(FAULTS)
+  tests/hostile/run-hostile.sh $(FAULTS) tests/kernels/test_kernel_nodes.sh
 
 .PHONY: test-san test-san-programs
 test-san:
 	@$(MAKE) --no-print-directory SAN=1 test-san-programs
 
 test-san-programs: $(SAN_UNIT_TESTS) $(LOOM) $(GEMM_REF) $(FUZZ_REPLAYS) $(HOSTILE) $(FAULTS) \
-    $(BUILD)/tsim/tiny/libloom_tsim.so
+    $(BUILD)/tsim/tiny/libloom_tsim.so $(BUILD)/tests/kernels/kernel_node_runner $(BUILD)/onnx-node-tests/.generated
 	@LOOM=$(LOOM) BUILD=$(BUILD) HOSTILE_SECONDS=30 UBSAN_OPTIONS=print_stacktrace=1 \
 	  scripts/run-tests.sh $(SAN_PROGRAMS)

@@ -22,6 +22,7 @@
 #include "driver/core/hostops_nn.h"
 #include "driver/core/loomfile.h"
 #include "driver/core/npy.h"
+#include "driver/core/outfile.h"
 #include "sw_compiler/llvm/hostgen.h"
 
 #define NB LOOM_FILE_NO_BUFFER
@@ -109,11 +110,10 @@ static void stem(struct loom_file_builder *b) {
 }
 
 static int write_bytes(const char *path, const uint8_t *p, size_t n) {
-  FILE *f = fopen(path, "wb");
-  int ok = f && fwrite(p, 1, n, f) == n;
-  if (f && fclose(f)) ok = 0;
-  if (!ok) fprintf(stderr, "%s: cannot write\n", path);
-  return ok ? 0 : -1;
+  char msg[LOOM_MSG_MAX];
+  if (loom_outfile_write(path, p, n, msg) == LOOM_OK) return 0;
+  fprintf(stderr, "%s\n", msg);
+  return -1;
 }
 
 static int ops_model(const struct hostgen_options *o, const char *out) {

@@ -33,6 +33,7 @@
 #include <time.h>
 
 #include "driver/core/npy.h"
+#include "driver/core/outfile.h"
 #include "loom/loom.h"
 #include "sw_compiler/compile.h"
 
@@ -107,10 +108,8 @@ static int setup(struct ctx *c) {
   double t0 = now();
   if (compile_onnx(c->a.model, &o, &c->r, &err)) return fprintf(stderr, "compile: %s\n", err.msg), -1;
   printf("compiled %s in %.1f ms: %zu bytes, %d steps\n", c->a.model, 1e3 * (now() - t0), c->r.size, c->r.n_layers);
-  if (c->a.out) {
-    FILE *f = fopen(c->a.out, "wb");
-    if (f) fwrite(c->r.bytes, 1, c->r.size, f), fclose(f);
-  }
+  if (c->a.out && loom_outfile_write(c->a.out, c->r.bytes, c->r.size, msg) != LOOM_OK)
+    return fprintf(stderr, "%s\n", msg), -1;
   c->fg = onnx_import_file(c->a.model, &err);
   if (!c->fg || ir_run_default_passes(c->fg, &err)) return fprintf(stderr, "float model: %s\n", err.msg), -1;
   char opts[64];

@@ -29,7 +29,7 @@ has() { grep -q -- "$2" "$1" || fail "$1 lacks '$2'"; }
 
 "$LOOM" compile $M/digits_cnn.onnx --calib $M/calib_digits_cnn --config default -o "$tmp/cnn.loom" -q
 "$LOOM" inspect "$tmp/cnn.loom" >"$tmp/inspect.txt"
-has "$tmp/inspect.txt" "format 1.2"
+has "$tmp/inspect.txt" "  JOBMETA " # a signed file (native IM2COL) is format 1.4: JOBMETA, KERNELS, then SIGNATURE
 has "$tmp/inspect.txt" "layer: /conv2/Conv, conv 3x3/1, 294912 MACs; estimated"
 
 # ---- tsim: exact ----

@@ -31,8 +31,8 @@ $(QEMU_ABI_TEST) $(QEMU_ROBUST_TEST): $(QEMU_OUT)/%: tests/qemu/%.c tests/qemu/t
 # opens neither, so the link log is shown only when the link fails.
 $(QEMU_BACKEND_TEST): tests/qemu/loom_backend_test.c tests/qemu/tap.h $(LIBLOOM) $(GEN_HEADERS)
 	@mkdir -p $(dir $@)
-	@echo "$(CC) $(QEMU_CFLAGS) -o $@ $< $(LIBLOOM) -ldl -lz -lm"
-	@$(CC) $(QEMU_CFLAGS) -Iinclude -I$(GEN) -I. -o $@ $< $(LIBLOOM) -ldl -lz -lm 2> $@.ld.log \
+	@echo "$(CC) $(QEMU_CFLAGS) -o $@ $< $(LIBLOOM) -ldl -lcrypto -lz -lm"
+	@$(CC) $(QEMU_CFLAGS) -Iinclude -I$(GEN) -I. -o $@ $< $(LIBLOOM) -ldl -lcrypto -lz -lm 2> $@.ld.log \
 	  || { cat $@.ld.log >&2; exit 1; }
 
 QEMU_PROGRAMS := $(QEMU_ABI_TEST) $(QEMU_ROBUST_TEST) $(if $(filter 1,$(SAN)),,$(QEMU_BACKEND_TEST))

@@ -14,7 +14,7 @@
 set -u
 : "${BUILD:=build}"
 status=0
-for t in onnx loomfile npy asm; do
+for t in onnx loomfile npy asm hostcode hwconfig; do
   bin=$BUILD/tests/fuzz/replay_$t
   dirs=""
   for d in tests/fuzz/corpus/$t tests/regress/$t; do

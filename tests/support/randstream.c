@@ -14,7 +14,7 @@
  *   its last cross-module writer and reader (INP/WGT: written by load, read
  *   by GEMM; OUT: written by compute, read by store).  Before emitting an
  *   instruction of module B that conflicts with instruction w of module A,
- *   need() makes B wait for a token pushed by A at or after w: if A's latest
+ *   rs_need() makes B wait for a token pushed by A at or after w: if A's latest
  *   push is older than w, the push flag is set retroactively on A's last
  *   instruction; B then pops every outstanding token (NOPs pop the extra
  *   ones, the instruction itself the last).
@@ -30,72 +30,22 @@
  * so there are no DRAM hazards.  The stream ends with STOREs of the whole
  * OUT window, NOPs that drain every token, FINISH, and sometimes a few
  * legal instructions after FINISH (which must never execute).
+ *
+ * This file holds that machinery (random numbers, token queues, hazard
+ * bookkeeping, segments and windows) and assembles the stream;
+ * randstream_ops.c generates each kind of instruction and the planted
+ * errors; randstream_gen.h is the state they share.
  */
-#include "randstream.h"
+#include "randstream_gen.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-enum { TQ_L2C, TQ_C2L, TQ_C2S, TQ_S2C, TQ_COUNT };
 
 /* Producer and consumer module of each token queue. */
 static const int tq_from[TQ_COUNT] = {LOOM_Q_LOAD, LOOM_Q_COMPUTE, LOOM_Q_COMPUTE, LOOM_Q_STORE};
 static const int tq_to[TQ_COUNT] = {LOOM_Q_COMPUTE, LOOM_Q_LOAD, LOOM_Q_STORE, LOOM_Q_COMPUTE};
 
-enum rs_fault {
-  FAULT_NONE,
-  FAULT_RESERVED,      /* ILLEGAL: a reserved bit set */
-  FAULT_BAD_BUFFER,    /* ILLEGAL: LOAD into buffer 5..7 */
-  FAULT_BAD_TOKEN,     /* ILLEGAL: load-queue instruction with push_prev */
-  FAULT_BAD_ALU,       /* ILLEGAL: ALU op 7 */
-  FAULT_SEG_OVERFLOW,  /* SEGMENT: transfer past the segment's end */
-  FAULT_SEG_UNMAPPED,  /* SEGMENT: unmapped segment */
-  FAULT_SRAM_LOAD,     /* SRAM: LOAD past the buffer's end */
-  FAULT_SRAM_GEMM,     /* SRAM: GEMM index past ACC */
-  FAULT_NOFINISH,      /* NOFINISH: no FINISH at all */
-  FAULT_COUNT
-};
-
-struct tokq {
-  uint32_t pushed, popped; /* in stream order; popped counts a pending pop */
-  int pending;             /* the consumer's next instruction pops */
-  int32_t *push_at;        /* stream index of each push */
-  uint32_t cap;
-};
-
-struct gen {
-  const struct loom_hw_config *cfg;
-  struct randstream_knobs k;
-  uint64_t rng;
-  int oom;
-  struct loom_insn *in;
-  uint32_t n, cap;
-  struct randstream_seg seg[LOOM_NUM_SEGMENTS];
-  uint64_t uop_used, uop_cap;     /* bytes of the micro-op segment */
-  int inputs[LOOM_NUM_SEGMENTS], n_inputs, uop_seg;
-  int outputs[LOOM_NUM_SEGMENTS], n_outputs;
-  uint32_t win_lo[LOOM_BUF_COUNT], win_n[LOOM_BUF_COUNT];
-  int32_t *last_write[LOOM_BUF_COUNT], *last_read[LOOM_BUF_COUNT];
-  int32_t *uop_owner;             /* per UOP row: id of the LOAD UOP that wrote it */
-  struct tokq q[TQ_COUNT];
-  int32_t last_insn[LOOM_Q_COUNT];
-  struct { int valid, wild; struct loom_insn insn; int32_t owner; } memo[2]; /* GEMM, ALU */
-  int fault;                      /* enum rs_fault planted, FAULT_NONE before */
-  int32_t fault_insn;
-};
-
-/* ---- random numbers (xorshift64*, seeded through splitmix64) ---- */
-
-static uint64_t rnd64(struct gen *g) {
-  g->rng ^= g->rng >> 12;
-  g->rng ^= g->rng << 25;
-  g->rng ^= g->rng >> 27;
-  return g->rng * 0x2545F4914F6CDD1DULL;
-}
-
-static uint32_t rnd(struct gen *g, uint32_t n) { return n ? (uint32_t)(rnd64(g) % n) : 0; }
-static uint32_t range(struct gen *g, uint32_t lo, uint32_t hi) { return lo + rnd(g, hi - lo + 1); }
-static int chance(struct gen *g, uint32_t pct) { return rnd(g, 100) < pct; }
+/* ---- random numbers (rnd64() and its helpers are in randstream_gen.h) ---- */
 
 static uint64_t seed_mix(uint64_t s) {
   s += 0x9E3779B97F4A7C15ULL;
@@ -176,7 +126,7 @@ static void noise_pushes(struct gen *g, int module, int32_t idx) {
   }
 }
 
-static int32_t emit(struct gen *g, struct loom_insn in) {
+int32_t rs_emit(struct gen *g, struct loom_insn in) {
   int module = loom_insn_queue(&in);
   if (grow((void **)&g->in, &g->cap, g->n + 1, sizeof *g->in)) {
     g->oom = 1;
@@ -190,20 +140,20 @@ static int32_t emit(struct gen *g, struct loom_insn in) {
   return idx;
 }
 
-static int32_t emit_nop(struct gen *g, int module) {
+int32_t rs_emit_nop(struct gen *g, int module) {
   struct loom_insn in = {.opcode = LOOM_OP_NOP};
   in.nop.queue = (uint32_t)module;
-  return emit(g, in);
+  return rs_emit(g, in);
 }
 
 /* The consumer of `q` must, from its next instruction on, run after the
  * producer's instruction `w` (a stream index; < 0: no constraint). */
-static void need(struct gen *g, int q, int32_t w) {
+void rs_need(struct gen *g, int q, int32_t w) {
   struct tokq *t = &g->q[q];
   if (w < 0 || (t->popped && t->push_at[t->popped - 1] >= w)) return;
   if (!t->pushed || t->push_at[t->pushed - 1] < w) record_push(g, q, g->last_insn[tq_from[q]]);
   while (t->popped < t->pushed && !g->oom) {
-    if (t->pending) emit_nop(g, tq_to[q]);
+    if (t->pending) rs_emit_nop(g, tq_to[q]);
     t->pending = 1;
     t->popped++;
   }
@@ -213,25 +163,35 @@ static void need(struct gen *g, int q, int32_t w) {
 static void drain_tokens(struct gen *g) {
   for (int q = 0; q < TQ_COUNT; q++) {
     struct tokq *t = &g->q[q];
-    if (t->pending) emit_nop(g, tq_to[q]);
+    if (t->pending) rs_emit_nop(g, tq_to[q]);
     while (t->popped < t->pushed && !g->oom) {
       t->pending = 1;
       t->popped++;
-      emit_nop(g, tq_to[q]);
+      rs_emit_nop(g, tq_to[q]);
     }
   }
 }
 
+/* Takes back the pushes of instruction `idx` of `module` (a planted error:
+ * nothing may rely on its tokens). */
+void rs_drop_pushes(struct gen *g, int32_t idx, int module) {
+  for (int q = 0; q < TQ_COUNT; q++)
+    if (tq_from[q] == module && *push_flag(&g->in[idx], q)) {
+      *push_flag(&g->in[idx], q) = 0;
+      g->q[q].pushed--;
+    }
+}
+
 /* ---- hazard bookkeeping ---- */
 
-static int32_t max_last(const int32_t *arr, uint32_t lo, uint32_t n) {
+int32_t rs_max_last(const int32_t *arr, uint32_t lo, uint32_t n) {
   int32_t m = -1;
   for (uint32_t r = lo; r < lo + n; r++)
     if (arr[r] > m) m = arr[r];
   return m;
 }
 
-static void set_rows(int32_t *arr, uint32_t lo, uint32_t n, int32_t v) {
+void rs_set_rows(int32_t *arr, uint32_t lo, uint32_t n, int32_t v) {
   for (uint32_t r = lo; r < lo + n; r++) arr[r] = v;
 }
 
@@ -277,7 +237,7 @@ static int make_segments(struct gen *g) {
 }
 
 /* Appends `n` bytes to the micro-op segment; returns their offset or -1. */
-static int64_t uop_append(struct gen *g, uint64_t n) {
+int64_t rs_uop_append(struct gen *g, uint64_t n) {
   while (g->uop_used + n > g->uop_cap) {
     uint64_t nc = g->uop_cap ? 2 * g->uop_cap : 4096;
     uint8_t *p = realloc(g->seg[g->uop_seg].data, nc);
@@ -316,428 +276,6 @@ static int make_windows(struct gen *g) {
   return 0;
 }
 
-/* ---- LOAD and STORE ---- */
-
-/* A 2-D shape of about `rows` SRAM rows (before padding): sizes and stride. */
-static void pick_shape(struct gen *g, uint32_t rows, struct loom_insn_mem *m) {
-  m->x_size = range(g, 1, rows);
-  m->y_size = rows / m->x_size ? range(g, 1, rows / m->x_size) : 1;
-  switch (rnd(g, 10)) {
-  case 0: m->x_stride = rnd(g, m->x_size); break; /* rows overlap in DRAM, even repeat */
-  case 1:
-  case 2: m->x_stride = m->x_size + range(g, 1, 9); break;
-  default: m->x_stride = m->x_size; break;
-  }
-}
-
-/* Padding for INP/ACC loads, keeping H*W within `max_rows`. */
-static void pick_pads(struct gen *g, struct loom_insn_mem *m, uint32_t max_rows) {
-  if (!chance(g, 35)) return;
-  m->y_pad_top = rnd(g, 3), m->y_pad_bottom = rnd(g, 3);
-  m->x_pad_left = rnd(g, 3), m->x_pad_right = rnd(g, 3);
-  if (chance(g, 10)) m->y_pad_top = 7, m->x_pad_right = 7;
-  m->pad_value = (int32_t)rnd(g, 256) - 128;
-  uint64_t h = m->y_pad_top + m->y_size + m->y_pad_bottom;
-  uint64_t w = m->x_pad_left + m->x_size + m->x_pad_right;
-  if (h * w > max_rows) m->y_pad_top = m->y_pad_bottom = m->x_pad_left = m->x_pad_right = 0;
-}
-
-static uint64_t span_rows(const struct loom_insn_mem *m) {
-  return (uint64_t)(m->y_size - 1) * m->x_stride + m->x_size;
-}
-
-/* Places the transfer in segment `s`: shrinks it until it fits, then picks
- * an offset (now and then the last one that fits).  0, or -1 if no row fits. */
-static int place_dram(struct gen *g, struct loom_insn_mem *m, int s, uint32_t row_bytes) {
-  uint64_t seg_rows = g->seg[s].size / row_bytes;
-  if (seg_rows == 0) return -1;
-  while (span_rows(m) > seg_rows) {
-    if (m->x_stride > m->x_size) m->x_stride = m->x_size;
-    else if (m->y_size > 1) m->y_size /= 2;
-    else m->x_size = (uint32_t)seg_rows;
-  }
-  uint64_t max_off = seg_rows - span_rows(m);
-  m->segment = (uint32_t)s;
-  m->dram_offset = (uint32_t)(chance(g, 15) ? max_off : rnd64(g) % (max_off + 1));
-  return 0;
-}
-
-static uint32_t sram_rows(const struct loom_insn_mem *m) {
-  return (m->y_pad_top + m->y_size + m->y_pad_bottom) * (m->x_pad_left + m->x_size + m->x_pad_right);
-}
-
-/* A LOAD of INP, WGT or ACC writing rows [lo, lo + n) when n > 0, or a
- * random transfer inside the buffer's window when n == 0. */
-static void gen_load(struct gen *g, int buf, uint32_t lo, uint32_t n) {
-  struct loom_insn in = {.opcode = LOOM_OP_LOAD};
-  struct loom_insn_mem *m = &in.mem;
-  m->buffer = (uint32_t)buf;
-  m->src_int8 = buf == LOOM_BUF_ACC && chance(g, 30);
-  uint32_t want = n ? n : range(g, 1, g->k.max_rows < g->win_n[buf] ? g->k.max_rows : g->win_n[buf]);
-  if (n) m->y_size = 1, m->x_size = n, m->x_stride = n;
-  else pick_shape(g, want, m);
-  if (!n && buf != LOOM_BUF_WGT) pick_pads(g, m, g->win_n[buf]);
-  if (chance(g, 20)) m->pad_value = (int32_t)rnd(g, 256) - 128; /* ignored without padding */
-  int s = g->inputs[rnd(g, (uint32_t)g->n_inputs)];
-  place_dram(g, m, s, loom_hw_row_bytes(g->cfg, buf, (int)m->src_int8));
-  uint32_t rows = sram_rows(m);
-  m->sram_base = n ? lo : g->win_lo[buf] + rnd(g, g->win_n[buf] - rows + 1);
-  if (buf == LOOM_BUF_ACC) need(g, TQ_S2C, max_last(g->last_read[buf], m->sram_base, rows));
-  else need(g, TQ_C2L, max_last(g->last_read[buf], m->sram_base, rows));
-  int32_t idx = emit(g, in);
-  set_rows(g->last_write[buf], m->sram_base, rows, idx);
-}
-
-/* A transfer with a zero size: a no-op that checks no bounds at all. */
-static void gen_empty_transfer(struct gen *g) {
-  static const int bufs[] = {LOOM_BUF_INP, LOOM_BUF_WGT, LOOM_BUF_ACC, LOOM_BUF_UOP, LOOM_BUF_OUT};
-  struct loom_insn in = {.opcode = LOOM_OP_LOAD};
-  struct loom_insn_mem *m = &in.mem;
-  m->buffer = (uint32_t)bufs[rnd(g, 5)];
-  if (m->buffer == LOOM_BUF_OUT) in.opcode = LOOM_OP_STORE;
-  m->sram_base = rnd(g, 1u << 16);
-  m->segment = rnd(g, LOOM_NUM_SEGMENTS);
-  m->dram_offset = rnd(g, 1u << 28);
-  m->x_size = chance(g, 50) ? 0 : rnd(g, 100);
-  m->y_size = m->x_size ? 0 : rnd(g, 100);
-  m->x_stride = rnd(g, 1u << 16);
-  emit(g, in);
-}
-
-static void gen_store(struct gen *g, uint32_t lo, uint32_t n) {
-  struct loom_insn in = {.opcode = LOOM_OP_STORE};
-  struct loom_insn_mem *m = &in.mem;
-  m->buffer = LOOM_BUF_OUT;
-  uint32_t cap = g->k.max_rows < g->win_n[LOOM_BUF_ACC] ? g->k.max_rows : g->win_n[LOOM_BUF_ACC];
-  if (n) m->y_size = 1, m->x_size = n, m->x_stride = n;
-  else pick_shape(g, range(g, 1, cap), m);
-  int s = g->outputs[rnd(g, (uint32_t)g->n_outputs)];
-  place_dram(g, m, s, loom_hw_row_bytes(g->cfg, LOOM_BUF_OUT, 0));
-  uint32_t rows = m->y_size * m->x_size;
-  m->sram_base = n ? lo : g->win_lo[LOOM_BUF_ACC] + rnd(g, g->win_n[LOOM_BUF_ACC] - rows + 1);
-  need(g, TQ_C2S, max_last(g->last_write[LOOM_BUF_ACC], m->sram_base, rows));
-  int32_t idx = emit(g, in);
-  set_rows(g->last_read[LOOM_BUF_ACC], m->sram_base, rows, idx);
-}
-
-/* ---- micro-op loops (GEMM and ALU) ---- */
-
-/* Loop extents with n_uops * iter_out * iter_in <= max_loop. */
-static void pick_extents(struct gen *g, uint32_t *n_uops, uint32_t *io, uint32_t *ii) {
-  uint32_t budget = g->k.max_loop;
-  *n_uops = range(g, 1, budget < 8 ? budget : 8);
-  budget /= *n_uops;
-  *io = range(g, 1, budget < 16 ? budget : 16);
-  budget /= *io;
-  *ii = range(g, 1, budget < 32 ? budget : 32);
-}
-
-/* Factors (out, in) and the largest base so that base + (io-1)*fo +
- * (ii-1)*fi stays below `span`; factors fit `field_max`. */
-static uint32_t pick_factors(struct gen *g, uint32_t span, uint32_t io, uint32_t ii,
-                             uint32_t field_max, uint32_t *fo, uint32_t *fi) {
-  uint32_t left = span - 1;
-  *fo = io > 1 ? rnd(g, left / (io - 1) + 1) : rnd(g, field_max + 1);
-  if (*fo > field_max) *fo = field_max;
-  if (io > 1) left -= (io - 1) * *fo;
-  *fi = ii > 1 ? rnd(g, left / (ii - 1) + 1) : rnd(g, field_max + 1);
-  if (*fi > field_max) *fi = field_max;
-  if (ii > 1) left -= (ii - 1) * *fi;
-  return left;
-}
-
-/* Writes the micro-ops to DRAM and emits the LOAD UOP that puts them at
- * UOP rows [base, base + n); returns base. */
-static uint32_t load_uops(struct gen *g, const struct loom_uop *u, uint32_t n) {
-  struct loom_insn in = {.opcode = LOOM_OP_LOAD};
-  struct loom_insn_mem *m = &in.mem;
-  m->buffer = LOOM_BUF_UOP;
-  m->x_size = chance(g, 70) ? n : range(g, 1, n);
-  while (n % m->x_size) m->x_size--;
-  m->y_size = n / m->x_size;
-  m->x_stride = m->x_size + (chance(g, 30) ? range(g, 1, 3) : 0);
-  int64_t off = uop_append(g, 4ull * rnd(g, 4));
-  off = uop_append(g, 4ull * span_rows(m));
-  if (off < 0) return 0;
-  for (uint32_t k = 0; k < n; k++) {
-    uint64_t row = (uint64_t)off / 4 + (k / m->x_size) * m->x_stride + k % m->x_size;
-    loom_uop_encode(&u[k], g->seg[g->uop_seg].data + 4 * row);
-  }
-  m->segment = (uint32_t)g->uop_seg;
-  m->dram_offset = (uint32_t)(off / 4);
-  m->sram_base = g->win_lo[LOOM_BUF_UOP] + rnd(g, g->win_n[LOOM_BUF_UOP] - n + 1);
-  int32_t idx = emit(g, in);
-  set_rows(g->uop_owner, m->sram_base, n, idx);
-  return m->sram_base;
-}
-
-/* True while the micro-ops a memoized GEMM/ALU used are still in place. */
-static int memo_valid(const struct gen *g, int kind) {
-  if (!g->memo[kind].valid) return 0;
-  const struct loom_insn *in = &g->memo[kind].insn;
-  uint32_t b = kind ? in->alu.uop_begin : in->gemm.uop_begin;
-  uint32_t e = kind ? in->alu.uop_end : in->gemm.uop_end;
-  for (uint32_t r = b; r < e; r++)
-    if (g->uop_owner[r] != g->memo[kind].owner) return 0;
-  return 1;
-}
-
-/* Micro-op field for one operand: in the window, or (for operands a
- * resetting GEMM ignores) anything the field holds. */
-static uint32_t uop_field(struct gen *g, int buf, uint32_t base_max, int anything, uint32_t field_max) {
-  if (anything) return rnd(g, field_max + 1);
-  return g->win_lo[buf] + rnd(g, base_max + 1);
-}
-
-static void gemm_hazards(struct gen *g, const struct loom_insn_gemm *gm, const struct loom_uop *u,
-                         int32_t *w_in, int32_t *r_out) {
-  for (uint32_t i = 0; i < gm->iter_out; i++)
-    for (uint32_t j = 0; j < gm->iter_in; j++)
-      for (uint32_t k = 0; k < gm->uop_end - gm->uop_begin; k++) {
-        uint32_t a = u[k].acc + i * gm->acc_factor_out + j * gm->acc_factor_in;
-        uint32_t x = u[k].inp + i * gm->inp_factor_out + j * gm->inp_factor_in;
-        uint32_t w = u[k].wgt + i * gm->wgt_factor_out + j * gm->wgt_factor_in;
-        if (g->last_read[LOOM_BUF_ACC][a] > *r_out) *r_out = g->last_read[LOOM_BUF_ACC][a];
-        if (gm->reset) continue;
-        if (g->last_write[LOOM_BUF_INP][x] > *w_in) *w_in = g->last_write[LOOM_BUF_INP][x];
-        if (g->last_write[LOOM_BUF_WGT][w] > *w_in) *w_in = g->last_write[LOOM_BUF_WGT][w];
-      }
-}
-
-static void gemm_mark(struct gen *g, const struct loom_insn_gemm *gm, const struct loom_uop *u,
-                      int32_t idx) {
-  for (uint32_t i = 0; i < gm->iter_out; i++)
-    for (uint32_t j = 0; j < gm->iter_in; j++)
-      for (uint32_t k = 0; k < gm->uop_end - gm->uop_begin; k++) {
-        g->last_write[LOOM_BUF_ACC][u[k].acc + i * gm->acc_factor_out + j * gm->acc_factor_in] = idx;
-        if (gm->reset) continue;
-        g->last_read[LOOM_BUF_INP][u[k].inp + i * gm->inp_factor_out + j * gm->inp_factor_in] = idx;
-        g->last_read[LOOM_BUF_WGT][u[k].wgt + i * gm->wgt_factor_out + j * gm->wgt_factor_in] = idx;
-      }
-}
-
-/* Reads back the micro-ops at UOP rows [b, e) from where load_uops put them. */
-static void uops_of(const struct gen *g, uint32_t b, uint32_t e, struct loom_uop *u) {
-  const struct loom_insn *ld = &g->in[g->uop_owner[b]];
-  const struct loom_insn_mem *m = &ld->mem;
-  for (uint32_t r = b; r < e; r++) {
-    uint32_t k = r - m->sram_base;
-    uint64_t row = m->dram_offset + (k / m->x_size) * m->x_stride + k % m->x_size;
-    loom_uop_decode(g->seg[g->uop_seg].data + 4 * row, &u[r - b]);
-  }
-}
-
-/* A fresh GEMM loop and its micro-ops.  Returns 1 when the micro-ops'
- * inp/wgt fields are "wild" (anything the fields hold), which only a
- * resetting GEMM may use since it reads neither INP nor WGT. */
-static int new_gemm(struct gen *g, struct loom_insn *in, struct loom_uop *u) {
-  struct loom_insn_gemm *gm = &in->gemm;
-  uint32_t n, io, ii;
-  pick_extents(g, &n, &io, &ii);
-  gm->iter_out = io, gm->iter_in = ii;
-  uint32_t ba = pick_factors(g, g->win_n[LOOM_BUF_ACC], io, ii, 2047, &gm->acc_factor_out,
-                             &gm->acc_factor_in);
-  uint32_t bx = pick_factors(g, g->win_n[LOOM_BUF_INP], io, ii, 2047, &gm->inp_factor_out,
-                             &gm->inp_factor_in);
-  uint32_t bw = pick_factors(g, g->win_n[LOOM_BUF_WGT], io, ii, 1023, &gm->wgt_factor_out,
-                             &gm->wgt_factor_in);
-  int wild = gm->reset && chance(g, 50);
-  for (uint32_t k = 0; k < n; k++) {
-    u[k].acc = g->win_lo[LOOM_BUF_ACC] + rnd(g, ba + 1);
-    u[k].inp = uop_field(g, LOOM_BUF_INP, bx, wild, 2047);
-    u[k].wgt = uop_field(g, LOOM_BUF_WGT, bw, wild, 1023);
-  }
-  gm->uop_begin = load_uops(g, u, n);
-  gm->uop_end = gm->uop_begin + n;
-  return wild;
-}
-
-static void gen_gemm(struct gen *g) {
-  struct loom_insn in = {.opcode = LOOM_OP_GEMM};
-  struct loom_uop u[8];
-  int reset = chance(g, 25), wild;
-  if (memo_valid(g, 0) && chance(g, 30)) {
-    in = g->memo[0].insn;
-    in.pop_prev = in.pop_next = in.push_prev = in.push_next = 0;
-    uops_of(g, in.gemm.uop_begin, in.gemm.uop_end, u);
-    wild = g->memo[0].wild;
-    in.gemm.reset = (uint32_t)(reset || wild);
-  } else {
-    in.gemm.reset = (uint32_t)reset;
-    wild = new_gemm(g, &in, u);
-  }
-  int32_t w_in = -1, r_out = -1;
-  gemm_hazards(g, &in.gemm, u, &w_in, &r_out);
-  need(g, TQ_L2C, w_in);
-  need(g, TQ_S2C, r_out);
-  int32_t idx = emit(g, in);
-  gemm_mark(g, &in.gemm, u, idx);
-  g->memo[0].valid = 1, g->memo[0].wild = wild, g->memo[0].insn = in;
-  g->memo[0].owner = g->uop_owner[in.gemm.uop_begin];
-}
-
-static int32_t rnd_imm(struct gen *g, uint32_t op) {
-  if (op == LOOM_ALU_SHR && chance(g, 70)) return (int32_t)rnd(g, 40);
-  if (chance(g, 50)) return (int32_t)rnd(g, 65536) - 32768;
-  return (int32_t)rnd(g, 64) - 32;
-}
-
-static void new_alu(struct gen *g, struct loom_insn *in, struct loom_uop *u) {
-  struct loom_insn_alu *a = &in->alu;
-  uint32_t n, io, ii;
-  pick_extents(g, &n, &io, &ii);
-  a->iter_out = io, a->iter_in = ii;
-  uint32_t bd = pick_factors(g, g->win_n[LOOM_BUF_ACC], io, ii, 2047, &a->dst_factor_out,
-                             &a->dst_factor_in);
-  uint32_t bs = pick_factors(g, g->win_n[LOOM_BUF_ACC], io, ii, 2047, &a->src_factor_out,
-                             &a->src_factor_in);
-  for (uint32_t k = 0; k < n; k++) {
-    u[k].acc = g->win_lo[LOOM_BUF_ACC] + rnd(g, bd + 1);
-    u[k].inp = g->win_lo[LOOM_BUF_ACC] + rnd(g, bs + 1);
-    u[k].wgt = 0;
-  }
-  a->uop_begin = load_uops(g, u, n);
-  a->uop_end = a->uop_begin + n;
-}
-
-static void gen_alu(struct gen *g) {
-  struct loom_insn in = {.opcode = LOOM_OP_ALU};
-  struct loom_uop u[8];
-  if (memo_valid(g, 1) && chance(g, 30)) {
-    in = g->memo[1].insn;
-    in.pop_prev = in.pop_next = in.push_prev = in.push_next = 0;
-    uops_of(g, in.alu.uop_begin, in.alu.uop_end, u);
-  } else {
-    new_alu(g, &in, u);
-  }
-  in.alu.alu_op = rnd(g, LOOM_ALU_COUNT);
-  in.alu.use_imm = (uint32_t)chance(g, 50);
-  in.alu.imm = rnd_imm(g, in.alu.alu_op);
-  int32_t r_out = -1;
-  const struct loom_insn_alu *a = &in.alu;
-  for (uint32_t i = 0; i < a->iter_out; i++)
-    for (uint32_t j = 0; j < a->iter_in; j++)
-      for (uint32_t k = 0; k < a->uop_end - a->uop_begin; k++) {
-        uint32_t d = u[k].acc + i * a->dst_factor_out + j * a->dst_factor_in;
-        if (g->last_read[LOOM_BUF_ACC][d] > r_out) r_out = g->last_read[LOOM_BUF_ACC][d];
-      }
-  need(g, TQ_S2C, r_out);
-  int32_t idx = emit(g, in);
-  for (uint32_t i = 0; i < a->iter_out; i++)
-    for (uint32_t j = 0; j < a->iter_in; j++)
-      for (uint32_t k = 0; k < a->uop_end - a->uop_begin; k++)
-        g->last_write[LOOM_BUF_ACC][u[k].acc + i * a->dst_factor_out + j * a->dst_factor_in] = idx;
-  g->memo[1].valid = 1, g->memo[1].insn = in, g->memo[1].owner = g->uop_owner[a->uop_begin];
-}
-
-/* A GEMM or ALU whose loop does nothing (zero extent or empty uop range). */
-static void gen_empty_loop(struct gen *g) {
-  struct loom_insn in = {.opcode = chance(g, 50) ? LOOM_OP_GEMM : LOOM_OP_ALU};
-  uint32_t b = rnd(g, 1u << 13), e = rnd(g, 1u << 14), io = rnd(g, 1u << 14), ii = rnd(g, 1u << 14);
-  switch (rnd(g, 3)) {
-  case 0: io = 0; break;
-  case 1: ii = 0; break;
-  default: e = b - (b ? rnd(g, b + 1) : 0); break;
-  }
-  if (in.opcode == LOOM_OP_GEMM) {
-    in.gemm.uop_begin = b, in.gemm.uop_end = e, in.gemm.iter_out = io, in.gemm.iter_in = ii;
-    in.gemm.reset = rnd(g, 2);
-  } else {
-    in.alu.uop_begin = b, in.alu.uop_end = e, in.alu.iter_out = io, in.alu.iter_in = ii;
-    in.alu.alu_op = rnd(g, LOOM_ALU_COUNT);
-  }
-  emit(g, in);
-}
-
-static void gen_qcfg(struct gen *g) {
-  struct loom_insn in = {.opcode = LOOM_OP_QCFG};
-  struct loom_insn_qcfg *q = &in.qcfg;
-  switch (rnd(g, 4)) {
-  case 0: q->multiplier = (int32_t)(uint32_t)rnd64(g); break;
-  case 1: q->multiplier = (int32_t)rnd(g, 2001) - 1000; break;
-  default: q->multiplier = (int32_t)range(g, 1u << 30, 0x7FFFFFFFu); break;
-  }
-  q->shift = chance(g, 60) ? range(g, 28, 45) : rnd(g, 64);
-  q->zero_point = (int32_t)rnd(g, 256) - 128;
-  q->clamp_lo = chance(g, 50) ? -128 : (int32_t)rnd(g, 256) - 128;
-  q->clamp_hi = chance(g, 50) ? 127 : (int32_t)rnd(g, 256) - 128;
-  if (q->clamp_lo > q->clamp_hi && chance(g, 80)) {
-    int32_t t = q->clamp_lo;
-    q->clamp_lo = q->clamp_hi, q->clamp_hi = t;
-  }
-  q->round_even = rnd(g, 2);
-  emit(g, in);
-}
-
-static void gen_nop(struct gen *g) { emit_nop(g, (int)rnd(g, LOOM_Q_COUNT)); }
-
-/* ---- planted errors ---- */
-
-/* One instruction that raises an error; corruptions the encoder refuses
- * are applied to the bytes afterwards (see encode_all). */
-static void plant_fault(struct gen *g) {
-  int f = (int)range(g, FAULT_RESERVED, FAULT_COUNT - 1);
-  struct loom_insn in = {.opcode = LOOM_OP_LOAD};
-  in.mem.buffer = LOOM_BUF_INP;
-  in.mem.segment = (uint32_t)g->inputs[0];
-  in.mem.y_size = 1, in.mem.x_size = 1, in.mem.x_stride = 1;
-  in.mem.sram_base = g->win_lo[LOOM_BUF_INP];
-  uint32_t rb = loom_hw_row_bytes(g->cfg, LOOM_BUF_INP, 0);
-  switch (f) {
-  case FAULT_BAD_ALU:
-    in.opcode = LOOM_OP_ALU;
-    memset(&in.alu, 0, sizeof in.alu);
-    in.alu.iter_out = in.alu.iter_in = 1;
-    break;
-  case FAULT_SEG_OVERFLOW:
-    in.mem.dram_offset = (uint32_t)(g->seg[in.mem.segment].size / rb);
-    break;
-  case FAULT_SEG_UNMAPPED:
-    for (int s = 0; s < LOOM_NUM_SEGMENTS; s++)
-      if (g->seg[s].size == 0 && s != g->uop_seg) in.mem.segment = (uint32_t)s;
-    break;
-  case FAULT_SRAM_LOAD:
-    in.mem.sram_base = loom_hw_buffer_rows(g->cfg, LOOM_BUF_INP) - rnd(g, 2);
-    in.mem.x_size = in.mem.x_stride = 2;
-    break;
-  case FAULT_SRAM_GEMM:
-    in.opcode = LOOM_OP_GEMM;
-    memset(&in.gemm, 0, sizeof in.gemm);
-    in.gemm.reset = 1, in.gemm.iter_out = 2, in.gemm.iter_in = 1, in.gemm.acc_factor_out = 1;
-    in.gemm.uop_begin = load_uops(g, &(struct loom_uop){loom_hw_buffer_rows(g->cfg, LOOM_BUF_ACC) - 1, 0, 0}, 1);
-    in.gemm.uop_end = in.gemm.uop_begin + 1;
-    break;
-  default: break;
-  }
-  if (f == FAULT_NOFINISH) {
-    g->fault = f;
-    return;
-  }
-  g->fault = f;
-  g->fault_insn = emit(g, in);
-  /* a planted instruction produces no tokens anyone may rely on */
-  for (int q = 0; q < TQ_COUNT; q++)
-    if (tq_from[q] == loom_insn_queue(&in) && *push_flag(&g->in[g->fault_insn], q)) {
-      *push_flag(&g->in[g->fault_insn], q) = 0;
-      g->q[q].pushed--;
-    }
-}
-
-static uint32_t fault_error(int f) {
-  switch (f) {
-  case FAULT_RESERVED:
-  case FAULT_BAD_BUFFER:
-  case FAULT_BAD_TOKEN:
-  case FAULT_BAD_ALU: return LOOM_ERR_ILLEGAL;
-  case FAULT_SEG_OVERFLOW:
-  case FAULT_SEG_UNMAPPED: return LOOM_ERR_SEGMENT;
-  case FAULT_SRAM_LOAD:
-  case FAULT_SRAM_GEMM: return LOOM_ERR_SRAM;
-  case FAULT_NOFINISH: return LOOM_ERR_NOFINISH;
-  default: return LOOM_ERR_NONE;
-  }
-}
-
 /* ---- the stream ---- */
 
 /* Rows of `row_bytes` the smallest of the segments `idx[0..n)` holds. */
@@ -754,7 +292,7 @@ static void init_buffer(struct gen *g, int buf) {
   uint32_t chunk_max = g->k.max_rows < fit ? g->k.max_rows : fit;
   while (n) {
     uint32_t c = n < chunk_max ? n : range(g, 1, chunk_max);
-    gen_load(g, buf, lo, c);
+    rs_gen_load(g, buf, lo, c);
     lo += c, n -= c;
   }
 }
@@ -765,23 +303,23 @@ static void final_stores(struct gen *g) {
   uint32_t cap = g->k.max_rows < out_rows ? g->k.max_rows : out_rows;
   while (n) {
     uint32_t c = n < cap ? n : range(g, 1, cap);
-    gen_store(g, lo, c);
+    rs_gen_store(g, lo, c);
     lo += c, n -= c;
   }
 }
 
 static void random_action(struct gen *g) {
   uint32_t r = rnd(g, 100);
-  if (r < 14) gen_load(g, LOOM_BUF_INP, 0, 0);
-  else if (r < 24) gen_load(g, LOOM_BUF_WGT, 0, 0);
-  else if (r < 32) gen_load(g, LOOM_BUF_ACC, 0, 0);
-  else if (r < 54) gen_gemm(g);
-  else if (r < 72) gen_alu(g);
-  else if (r < 77) gen_qcfg(g);
-  else if (r < 92) gen_store(g, 0, 0);
-  else if (r < 95) gen_nop(g);
-  else if (r < 97) gen_empty_transfer(g);
-  else gen_empty_loop(g);
+  if (r < 14) rs_gen_load(g, LOOM_BUF_INP, 0, 0);
+  else if (r < 24) rs_gen_load(g, LOOM_BUF_WGT, 0, 0);
+  else if (r < 32) rs_gen_load(g, LOOM_BUF_ACC, 0, 0);
+  else if (r < 54) rs_gen_gemm(g);
+  else if (r < 72) rs_gen_alu(g);
+  else if (r < 77) rs_gen_qcfg(g);
+  else if (r < 92) rs_gen_store(g, 0, 0);
+  else if (r < 95) rs_gen_nop(g);
+  else if (r < 97) rs_gen_empty_transfer(g);
+  else rs_gen_empty_loop(g);
 }
 
 /* A few legal instructions after FINISH: they must never execute. */
@@ -805,15 +343,15 @@ static void generate(struct gen *g) {
   for (int i = 0; i < 3; i++) init_buffer(g, init_order[(first + i) % 3]);
   uint32_t fault_at = g->k.errors ? rnd(g, g->k.actions + 1) : UINT32_MAX;
   for (uint32_t a = 0; a < g->k.actions && !g->oom; a++) {
-    if (a == fault_at) plant_fault(g);
+    if (a == fault_at) rs_plant_fault(g);
     random_action(g);
   }
-  if (g->k.errors && g->fault == FAULT_NONE) plant_fault(g);
+  if (g->k.errors && g->fault == FAULT_NONE) rs_plant_fault(g);
   final_stores(g);
   drain_tokens(g);
   if (g->fault == FAULT_NOFINISH) return;
   struct loom_insn fin = {.opcode = LOOM_OP_FINISH};
-  emit(g, fin);
+  rs_emit(g, fin);
   trailing(g);
 }
 
@@ -859,13 +397,13 @@ static void gen_free(struct gen *g) {
 
 static int finish_output(struct gen *g, struct randstream *rs, char *msg, size_t n) {
   if (g->oom || encode_all(g, rs, msg, n)) return -1;
-  if (g->uop_used && uop_append(g, rnd(g, 64)) < 0) return -1;
+  if (g->uop_used && rs_uop_append(g, rnd(g, 64)) < 0) return -1;
   g->seg[g->uop_seg].size = g->uop_used;
   memcpy(rs->seg, g->seg, sizeof rs->seg);
   memset(g->seg, 0, sizeof g->seg);
   rs->decoded = g->in;
   g->in = NULL;
-  rs->expect_error = fault_error(g->fault);
+  rs->expect_error = rs_fault_error(g->fault);
   rs->expect_error_insn = g->fault == FAULT_NOFINISH ? g->n : (uint32_t)g->fault_insn;
   return 0;
 }

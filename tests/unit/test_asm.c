@@ -223,7 +223,7 @@ static void test_config_override(void **state) {
   struct loom_file_builder *b;
   char msg[LOOM_MSG_MAX];
   assert_int_equal(loom_asm_string("", 0, "o.s", "huge", &b, msg), LOOM_E_FORMAT);
-  assert_string_equal(msg, "config override: unknown configuration 'huge' (tiny, default, large, or a hash 0x...)");
+  assert_string_equal(msg, "config override: unknown configuration 'huge' (tiny, default, large, a configuration file, or a hash 0x...)");
 }
 
 struct bad {
@@ -270,20 +270,21 @@ static const struct bad bad_sources[] = {
     {".config tiny\n.buffer a work 64 align=100\n", "e.s:2:25: align 100 is not a power of two"},
     {".config tiny\n.buffer a scratch 64\n", "e.s:2:11: expected the buffer kind (const or work)"},
     {".config tiny\n.buffer a work 64\n.tensor t input a 0 i8 [4,-3]\n",
-     "e.s:3:27: tensor 't': dims[1] = -3 is not positive"},
+     "e.s:3:27: tensor 't': dims[1] = -3 is negative"},
     {".config tiny\n.buffer a work 64\n.tensor t input a 60 i8 [8]\n",
      "e.s:3:19: tensor 't': offset 60 + bytes 8 exceeds its buffer (64 bytes)"},
     {".config tiny\n.buffer a work 64\n.tensor t input a 0 i8 [8] zp=3\n",
      "e.s:3:31: tensor 't': zero_point 3 without a scale"},
     {".config tiny\n.buffer a work 64\n.tensor t input a 0 i8 [8] layout=nchwc block=4\n",
      "e.s:3:1: tensor 't': rank 1: the nchwc layout needs rank 4"},
-    {".config tiny\n.buffer a work 64\n.tensor t input a 0 i16 [8]\n", "e.s:3:21: expected a dtype (i8, u8, i32 or f32)"},
+    {".config tiny\n.buffer a work 64\n.tensor t input a 0 i128 [8]\n",
+     "e.s:3:21: expected a dtype (i8, u8, i32, f32, i64, bool, i16, u16, u32, u64, f16, bf16 or f64)"},
     {".config tiny\n.buffer a work 64\n.tensor t input a 0 i8 [8] scale=abc\n", "e.s:3:34: 'abc' is not a finite number"},
     {".config tiny\n.buffer \"abc work 64\n", "e.s:2:9: unterminated string"},
     {".config tiny\n.buffer \"a\\qb\" work 64\n", "e.s:2:11: unknown escape (use \\\" \\\\ \\n \\t or \\xHH)"},
     {".config tiny\n.bufer a work 64\n", "e.s:2:1: unknown directive '.bufer'"},
     {".buffer a work 64\n", "e.s: no .config directive (name the hardware, e.g. .config tiny)"},
-    {".config huge\n", "e.s:1:9: unknown configuration 'huge' (tiny, default, large, or a hash 0x...)"},
+    {".config huge\n", "e.s:1:9: unknown configuration 'huge' (tiny, default, large, a configuration file, or a hash 0x...)"},
     {".config tiny\n.config tiny\n", "e.s:2:1: a second .config (the first is on line 1)"},
     {".config tiny\n.job j\n.buffer b work 64\n", "e.s:2:1: job 'j' has no instructions"},
     {".config tiny\n.job j\n", "e.s:2:1: job 'j' has no instructions"},
@@ -297,7 +298,7 @@ static const struct bad bad_sources[] = {
     {".config tiny\n.job j\n finish\n.step job k\n", "e.s:4:11: job 'k' is not declared"},
     {".config tiny\n.job j\n finish\n.step host 1 in=a\n", "e.s:4:17: tensor 'a' is not declared"},
     {".config tiny\n.job j\n finish\n.step host 1 out=-,-,-\n", "e.s:4:22: out= takes at most 2 tensors"},
-    {".config tiny\n.job j\n finish\n.step dance\n", "e.s:4:7: expected the step kind (job or host)"},
+    {".config tiny\n.job j\n finish\n.step dance\n", "e.s:4:7: expected the step kind (job, host or kernel)"},
     {".config tiny\n.job j\n finish\n.steps now\n", "e.s:4:8: unexpected 'now' at the end of the line"},
     {".config tiny\n.buffer a\x00 work 64\n", "e.s:2:10: NUL byte in the source"},
 };

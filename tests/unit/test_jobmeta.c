@@ -20,19 +20,12 @@
 
 #include <cmocka.h>
 
+#include "filebytes.h"
 #include "driver/core/loomfile.h"
 #include "loom/isa.h"
 #include "loom/loom.h"
 
 #define NB LOOM_FILE_NO_BUFFER
-
-static uint32_t rd32(const uint8_t *p) { return (uint32_t)p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24; }
-static uint64_t rd64(const uint8_t *p) { return rd32(p) | (uint64_t)rd32(p + 4) << 32; }
-static void wr32(uint8_t *p, uint32_t v) { for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> 8 * i); }
-
-static void fix_crc(uint8_t *p, size_t n) {
-  wr32(p + 24, (uint32_t)crc32(crc32(0, Z_NULL, 0), p + 32, (uInt)(n - 32)));
-}
 
 /* Offset of the section table entry of `type`, or 0. */
 static size_t entry_of(const uint8_t *p, uint32_t type) {

@@ -14,7 +14,9 @@
  *
  * Caps exercised: IR_MAX_RANK, IR_MAX_DIM, IR_MAX_TENSOR_BYTES and the
  * attribute-list cap of the importer; LOOM_FILE_MAX_SIZE, LOOM_MAX_RANK,
- * LOOM_FILE_MAX_SECTIONS and the 4 GiB buffer cap of the .loom format;
+ * LOOM_FILE_MAX_SECTIONS, the 4 GiB buffer cap and the KERNELS record caps
+ * (LOOM_FILE_KERNEL_MAX_IO, _MAX_ATTRS, LOOM_FILE_KATTR_MAX_COUNT) of the
+ * .loom format;
  * LOOM_NPY_MAX_RANK, LOOM_NPY_MAX_BYTES and the header cap of the .npy
  * reader; the field widths of the assembler; the size cap of file reads.
  */
@@ -522,6 +524,51 @@ static void test_asm_caps(void **state) {
               "past the assembler's limit of 268435456 bytes (200000000 so far)");
 }
 
+/* Format 1.3's KERNELS records claim operand lists, attribute lists and
+ * attribute values by count and DATA offset: counts past the caps, counts
+ * whose byte size overflows 64 bits and offsets that wrap are refused
+ * before anything is read through them. */
+static void test_loom_kernel_caps(void **state) {
+  static const char src[] = ".config tiny\n.buffer a work 64\n.tensor x input a 0 f32 [4]\n"
+                            ".tensor y output a 16 f32 [4]\n.steps\n.step kernel Abs opset=13 in=x out=y\n"
+                            "  .attr v ints 1, 2, 3\n";
+  struct loom_file_builder *b;
+  char msg[LOOM_MSG_MAX];
+  struct loom_img m = {0};
+  assert_int_equal(loom_asm_string(src, sizeof src - 1, "limits.s", NULL, &b, msg), LOOM_OK);
+  m.p = loom_file_builder_finish(b, &m.size);
+  loom_file_builder_free(b);
+  struct loom_file f;
+  assert_int_equal(loom_file_parse(m.p, m.size, "limits.loom", &f, msg), LOOM_OK);
+  const uint8_t *base = f.storage;
+  size_t k = (size_t)((const uint8_t *)f.kernels - base);
+  size_t a = (size_t)(f.data - base) + (size_t)f.kernels[0].attr_offset;
+  loom_file_free(&f);
+  uint8_t save[48 + 32];
+  memcpy(save, m.p + k, 48);
+  memcpy(save + 48, m.p + a, 32);
+#define RESTORE() (memcpy(m.p + k, save, 48), memcpy(m.p + a, save + 48, 32))
+  put32(m.p + k + offsetof(struct loom_file_kernel, n_in), UINT32_MAX);
+  expect_refused(&m, "KERNELS 0: 4294967295 operands and 1 results (1 to 4096 results, at most 4096 operands)");
+  RESTORE();
+  put32(m.p + k + offsetof(struct loom_file_kernel, n_attrs), UINT32_MAX);
+  expect_refused(&m, "KERNELS 0: 4294967295 attributes");
+  RESTORE();
+  put64(m.p + k + offsetof(struct loom_file_kernel, io_offset), UINT64_MAX - 3); /* + 8 bytes wraps */
+  expect_refused(&m, "KERNELS 0: the tensor list at DATA offset 18446744073709551612");
+  RESTORE();
+  put64(m.p + k + offsetof(struct loom_file_kernel, attr_offset), UINT64_MAX - 7);
+  expect_refused(&m, "KERNELS 0: 1 attributes at DATA offset 18446744073709551608");
+  RESTORE();
+  put64(m.p + a + offsetof(struct loom_file_kattr, count), UINT64_C(1) << 61); /* x 8 bytes = 2^64 */
+  expect_refused(&m, "KERNELS 0: attribute 0 has 2305843009213693952 values (at most 1048576)");
+  RESTORE();
+  put64(m.p + a + offsetof(struct loom_file_kattr, value), UINT64_MAX - 7); /* offset + 24 bytes wraps */
+  expect_refused(&m, "KERNELS 0: attribute 0: values at DATA offset 18446744073709551608 are outside DATA");
+#undef RESTORE
+  free(m.p);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_onnx_initializer_bytes_past_cap),
@@ -540,6 +587,7 @@ int main(void) {
       cmocka_unit_test(test_read_file_cap),
       cmocka_unit_test(test_npy_caps),
       cmocka_unit_test(test_asm_caps),
+      cmocka_unit_test(test_loom_kernel_caps),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -23,7 +23,7 @@
 #include "driver/core/readfile.h"
 
 #define DATA "tests/data/"
-#define SUPPORTED "(little-endian int8, uint8, int32, float32 only)"
+#define SUPPORTED "(little-endian bool, int8..int64, uint8..uint64, float16, float32, float64 only)"
 
 static uint8_t *slurp(const char *path, size_t *n) {
   uint8_t *p;
@@ -33,11 +33,12 @@ static uint8_t *slurp(const char *path, size_t *n) {
 }
 
 static void test_roundtrip_each_dtype(void **state) {
-  static const loom_dtype types[] = {LOOM_DT_I8, LOOM_DT_U8, LOOM_DT_I32, LOOM_DT_F32};
+  static const loom_dtype types[] = {LOOM_DT_I8,  LOOM_DT_U8,  LOOM_DT_I32, LOOM_DT_F32, LOOM_DT_I64, LOOM_DT_BOOL,
+                                     LOOM_DT_I16, LOOM_DT_U16, LOOM_DT_U32, LOOM_DT_U64, LOOM_DT_F16, LOOM_DT_F64};
   static const int64_t dims[4][4] = {{0}, {5}, {2, 3}, {2, 1, 4}};
-  uint8_t data[64];
-  for (int i = 0; i < 64; i++) data[i] = (uint8_t)(i * 37 + 1);
-  for (int t = 0; t < 4; t++)
+  uint8_t data[128];
+  for (int i = 0; i < 128; i++) data[i] = (uint8_t)(i * 37 + 1);
+  for (int t = 0; t < (int)(sizeof types / sizeof types[0]); t++)
     for (int rank = 0; rank < 4; rank++) {
       uint8_t *p;
       size_t n;
@@ -78,6 +79,8 @@ static void test_write_read_file(void **state) {
   assert_true(!strncmp(msg, path, strlen(path))); /* the message names the file */
   assert_non_null(strstr(msg, "dims[0] = -1 is negative"));
   assert_int_equal(loom_npy_write(path, LOOM_DT_INVALID, 1, dims, v, msg), LOOM_E_INVALID);
+  assert_int_equal(loom_npy_write(path, LOOM_DT_BF16, 1, dims, v, msg), LOOM_E_INVALID);
+  assert_non_null(strstr(msg, "dtype bfloat16 cannot be written (numpy has no such type)"));
   assert_int_equal(loom_npy_write(path, LOOM_DT_F32, 9, dims, v, msg), LOOM_E_INVALID);
   assert_non_null(strstr(msg, "rank 9 is not in 0..8"));
 }
@@ -99,6 +102,10 @@ static const float fx_f4[] = {0.5f, -1.25f, 3.0f};
 static const float fx_scalar[] = {7.5f};
 static const float fx_v2[] = {1, 2, 3, 4};
 static const int32_t fx_v3[] = {10, 20, 30};
+static const double fx_f8[] = {1, 2};
+static const uint8_t fx_bool[] = {1, 0};
+static const int64_t fx_i64[] = {1, -2, INT64_C(1) << 40, -(INT64_C(1) << 62)};
+static const uint16_t fx_f2[] = {0x3800, 0xc000, 0x7bff}; /* 0.5, -2, 65504 in binary16 */
 
 static const struct fixture fixtures[] = {
     {DATA "npy_v1_i8.npy", LOOM_DT_I8, 2, {2, 3}, fx_i8, sizeof fx_i8, 1},
@@ -109,6 +116,10 @@ static const struct fixture fixtures[] = {
     {DATA "npy_v1_empty.npy", LOOM_DT_F32, 2, {0, 3}, NULL, 0, 1},
     {DATA "npy_v2_f4.npy", LOOM_DT_F32, 2, {2, 2}, fx_v2, sizeof fx_v2, 2},
     {DATA "npy_v3_i4.npy", LOOM_DT_I32, 1, {3}, fx_v3, sizeof fx_v3, 3},
+    {DATA "npy_v1_f8.npy", LOOM_DT_F64, 1, {2}, fx_f8, sizeof fx_f8, 1},
+    {DATA "npy_v1_bool.npy", LOOM_DT_BOOL, 1, {2}, fx_bool, sizeof fx_bool, 1},
+    {DATA "npy_v1_i8_64.npy", LOOM_DT_I64, 2, {2, 2}, fx_i64, sizeof fx_i64, 1},
+    {DATA "npy_v1_f2.npy", LOOM_DT_F16, 1, {3}, fx_f2, sizeof fx_f2, 1},
 };
 
 static void test_fixtures_accepted(void **state) {
@@ -151,9 +162,8 @@ static void expect_msg(const char *file, const char *want) {
 
 static void test_fixtures_rejected(void **state) {
   expect_msg(DATA "npy_bad_be_f4.npy", DATA "npy_bad_be_f4.npy: dtype '>f4' is not supported " SUPPORTED);
-  expect_msg(DATA "npy_bad_f8.npy", DATA "npy_bad_f8.npy: dtype '<f8' is not supported " SUPPORTED);
+  expect_msg(DATA "npy_bad_c8.npy", DATA "npy_bad_c8.npy: dtype '<c8' is not supported " SUPPORTED);
   expect_msg(DATA "npy_bad_object.npy", DATA "npy_bad_object.npy: dtype '|O' is not supported " SUPPORTED);
-  expect_msg(DATA "npy_bad_bool.npy", DATA "npy_bad_bool.npy: dtype '|b1' is not supported " SUPPORTED);
   expect_msg(DATA "npy_bad_struct.npy", DATA "npy_bad_struct.npy: structured dtypes are not supported " SUPPORTED);
   expect_msg(DATA "npy_bad_fortran.npy", DATA "npy_bad_fortran.npy: fortran_order is True; only C-order arrays are "
              "supported (save numpy.ascontiguousarray(x))");

@@ -232,7 +232,7 @@ static void test_calibrate_and_quantize(void **state) {
   assert_int_equal(ir_pass_fuse_matmul_bias(g, &err), 0);
   int n = g->n_tensors, samples;
   struct calib_range *r = calloc((size_t)n, sizeof *r);
-  if (calib_collect(g, dir, r, &samples, &err)) fail_msg("%s", err.msg);
+  if (calib_collect(g, dir, r, &samples, NULL, &err)) fail_msg("%s", err.msg);
   assert_int_equal(samples, 6); /* one batch of 6 split into samples */
   int c = ir_tensor_find(g, "c"), rl = ir_tensor_find(g, "r");
   assert_true(r[c].seen && r[c].lo < 0 && r[c].hi > 0);
@@ -271,11 +271,11 @@ static void test_calib_errors(void **state) {
   struct calib_range r[64];
   int samples;
   assert_int_equal(ir_run_default_passes(g, &err), 0);
-  assert_int_equal(calib_collect(g, "/nonexistent/calib", r, &samples, &err), -1);
+  assert_int_equal(calib_collect(g, "/nonexistent/calib", r, &samples, NULL, &err), -1);
   assert_non_null(strstr(err.msg, "/nonexistent/calib: cannot read the calibration data"));
   char dir[] = "/tmp/loom_empty_XXXXXX";
   assert_non_null(mkdtemp(dir));
-  assert_int_equal(calib_collect(g, dir, r, &samples, &err), -1);
+  assert_int_equal(calib_collect(g, dir, r, &samples, NULL, &err), -1);
   assert_non_null(strstr(err.msg, "no .npy files"));
   rmdir(dir);
   ir_graph_free(g);

@@ -8,7 +8,8 @@ Finding the library, in this order:
   3. the system's search (ldconfig, LD_LIBRARY_PATH): libloom.so.
 
 Only the few layouts a binding must know are repeated here: struct
-loom_tensor_info (its fields are fixed by the soname) and LOOM_MSG_MAX.
+loom_tensor_info (its fields are fixed by the soname), the first two fields
+of struct loom_hw_config (include/loom/hwconfig_rules.h) and LOOM_MSG_MAX.
 The size of the counter table, the counter names and the data-type names
 are asked from the library itself, so a new counter or dtype in
 hw/spec/ needs no change here.
@@ -20,6 +21,7 @@ import os
 
 MSG_MAX = 512  # LOOM_MSG_MAX
 MAX_RANK = 6  # LOOM_MAX_RANK
+HW_NAME_MAX = 32  # LOOM_HW_NAME_MAX
 
 c_status = ctypes.c_int  # loom_status
 c_handle = ctypes.c_void_p  # loom_device *, loom_model *
@@ -39,9 +41,11 @@ class TensorInfo(ctypes.Structure):
 
 
 class HwConfig(ctypes.Structure):
-    """The first two fields of struct loom_hw_config (hwconfig.h)."""
+    """The first two fields of struct loom_hw_config (hwconfig_rules.h): the
+    name is stored in the struct (a configuration file's name has no static
+    string to point at)."""
 
-    _fields_ = [("name", ctypes.c_char_p), ("hash", ctypes.c_uint32)]
+    _fields_ = [("name", ctypes.c_char * HW_NAME_MAX), ("hash", ctypes.c_uint32)]
 
 
 # name: (restype, argtypes)

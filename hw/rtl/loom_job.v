@@ -70,8 +70,12 @@ module loom_job (
   wire nofinish    = fetch_eos_i && all_drained;
   wire deadlock    = fetch_blocked_i && (&mod_blocked_i) && !all_drained;
 
-  // Smallest stream index among the modules that hold an instruction.
-  reg [31:0] dead_idx;
+  // Smallest stream index among the modules that hold an instruction,
+  // registered: the verdict is taken in the second cycle of a deadlock, and
+  // in a deadlock nothing changes, so the index registered in the first
+  // cycle is the one of the second (docs/rtl.md, "Timing": the three 32-bit
+  // compares no longer run on into the ERR_INSN register).
+  reg [31:0] dead_idx, dead_idx_q;
   integer m;
   always @* begin
     dead_idx = 32'hFFFF_FFFF;
@@ -152,7 +156,7 @@ module loom_job (
           if (dead_q) begin
             state_d = StDrain;
             code_d  = `LOOM_ERR_DEADLOCK;
-            insn_d  = dead_idx;
+            insn_d  = dead_idx_q;
           end
         end
       end
@@ -179,6 +183,7 @@ module loom_job (
       insn_q  <= 32'd0;
       dead_q  <= 1'b0;
       start_q <= 1'b0;
+      dead_idx_q <= 32'd0;
     end else begin
       state_q <= state_d;
       soft_q  <= soft_d;
@@ -186,6 +191,7 @@ module loom_job (
       insn_q  <= insn_d;
       dead_q  <= dead_d;
       start_q <= start_d;
+      dead_idx_q <= dead_idx;
     end
   end
 endmodule

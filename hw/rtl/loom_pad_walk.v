@@ -34,14 +34,23 @@ module loom_pad_walk (
   reg [16:0] xx_q, xx_d;       // == W: this row has no (more) padding
   reg [17:0] row_base_q, row_base_d;
 
-  wire [16:0] w      = {1'b0, x_size_i} + {14'd0, x_pad_left_i} + {14'd0, x_pad_right_i};
-  wire [16:0] h      = {1'b0, y_size_i} + {14'd0, y_pad_top_i} + {14'd0, y_pad_bottom_i};
-  wire [16:0] xl     = {14'd0, x_pad_left_i};
-  wire [16:0] xr_beg = {14'd0, x_pad_left_i} + {1'b0, x_size_i};  // first right-pad column
-  wire [16:0] yt     = {14'd0, y_pad_top_i};
-  wire [16:0] yb_beg = {14'd0, y_pad_top_i} + {1'b0, y_size_i};   // first bottom-pad row
-  wire        any_pad = (y_pad_top_i != 3'd0) || (y_pad_bottom_i != 3'd0) ||
-                        (x_pad_left_i != 3'd0) || (x_pad_right_i != 3'd0);
+  // The block's bounds, registered: the fields are held while the LOAD
+  // executes and start_i (the DMA's run_start) comes at least two cycles
+  // after they are set, so the registers hold them from the start on, and
+  // the sums no longer run on into the walker's compares (docs/rtl.md,
+  // "Timing").  No cycle changes.
+  reg  [16:0] w, h, xr_beg, yb_beg;
+  reg         any_pad;
+  wire [16:0] xl = {14'd0, x_pad_left_i};
+  wire [16:0] yt = {14'd0, y_pad_top_i};
+  always @(posedge clk_i) begin
+    w       <= {1'b0, x_size_i} + {14'd0, x_pad_left_i} + {14'd0, x_pad_right_i};
+    h       <= {1'b0, y_size_i} + {14'd0, y_pad_top_i} + {14'd0, y_pad_bottom_i};
+    xr_beg  <= {14'd0, x_pad_left_i} + {1'b0, x_size_i};  // first right-pad column
+    yb_beg  <= {14'd0, y_pad_top_i} + {1'b0, y_size_i};   // first bottom-pad row
+    any_pad <= (y_pad_top_i != 3'd0) || (y_pad_bottom_i != 3'd0) ||
+               (x_pad_left_i != 3'd0) || (x_pad_right_i != 3'd0);
+  end
 
   // First padding column of row `r` (W if none).
   function [16:0] first_col(input [16:0] r, input [16:0] t, input [16:0] b,

@@ -6,12 +6,15 @@
 // the logic in front of each:
 //   S1  a, v; then ADD/MAX/MIN/MOV, and the multiplier's second operand
 //       (REQUANT with an immediate: the QCFG multiplier, otherwise v)
-//   S2  multiplier inputs (DSP A/B)  S3  product (DSP M)  S4  product (DSP P);
-//       then the rounding shift of the 64-bit value x by s:
+//   S2  multiplier inputs (DSP A/B)  S3  product (DSP M); then the
+//       rounding add of the 64-bit value x and its half h = 2^(s-1) (0 when
+//       s = 0), in 65 bits:
 //         x = sext(a), s = v & 31        for SHR
 //         x = a * m,   s = QCFG shift    for REQUANT
-//         r = (x + 2^(s-1)) >>> s (s > 0), computed in 65 bits
-//       and the tie flag (x mod 2^s == 2^(s-1))
+//   S4  product (DSP P) and x + h; then the shift r = (x + h) >>> s and the
+//       tie flag (x mod 2^s == h, i.e. (x + h) mod 2^s == 0 when s > 0)
+//       (the add sits in front of S4 and the shift behind it, so neither
+//       runs on into the other: docs/rtl.md, "Timing")
 //   S5  r and tie; then for REQUANT: r - 1 if round_even, tie and r odd;
 //       + zero point; clamp to [lo, hi] (hi wins when lo > hi)
 //   S6  the result selected by op
@@ -52,9 +55,11 @@ module loom_alu_lane (
   reg  [31:0] simple2_q, a2_q;
   reg  [4:0]  n2_q;
   // S3, S4
-  reg  signed [63:0] m3_q, p4_q;
-  reg  [31:0] simple3_q, simple4_q, a3_q, a4_q;
+  reg  signed [63:0] m3_q;
+  reg  [31:0] p4_q;  // MUL's low word
+  reg  [31:0] simple3_q, simple4_q, a3_q;
   reg  [4:0]  n3_q, n4_q;
+  reg  [64:0] xh4_q;  // x + h
   // S5
   reg  [63:0] r5_q;
   reg         tie5_q;
@@ -62,7 +67,7 @@ module loom_alu_lane (
   // S6
   reg  [31:0] res6_q;
 
-  wire [2:0] unused_en = {en_i[3], en_i[1:0]};
+  wire [1:0] unused_en = en_i[1:0];
   wire       unused_r5_msb;
 
   wire is_shr = (op_i == `LOOM_ALU_SHR);
@@ -87,33 +92,31 @@ module loom_alu_lane (
     if (en_i[2]) m3_d = ma2_q * mb2_q;
   end
 
-  // ---- S4: rounding shift
+  // ---- S3: rounding add
   // The REQUANT mask and half come decoded from loom_alu (QCFG is shared by
   // all lanes); SHR's half is decoded here from the lane's own shift.
-  wire [32:0] half_shr_w = {32'd0, 1'b1} << n4_q;  // bit n - 1 of half_shr
+  wire [32:0] half_shr_w = {32'd0, 1'b1} << n3_q;  // bit n - 1 of half_shr
   wire [31:0] half_shr   = half_shr_w[32:1];
   wire        unused_half_shr_w = half_shr_w[0];
-  wire [63:0] x4    = is_shr ? {{32{a4_q[31]}}, a4_q} : p4_q;
-  wire [5:0]  s4    = is_shr ? {1'b0, n4_q} : q_shift_i;
-  wire [63:0] half4 = is_shr ? {32'd0, half_shr} : q_half_i;
+  wire [63:0] x3    = is_shr ? {{32{a3_q[31]}}, a3_q} : m3_q;
+  wire [63:0] half3 = is_shr ? {32'd0, half_shr} : q_half_i;
 
-  // (x + half) >>> s in 65 bits; the caller keeps the low 64.
-  function [64:0] round_shift(input [63:0] x, input [63:0] half, input [5:0] s);
-    reg [64:0] sum;
-    begin
-      sum = {x[63], x} + {1'b0, half};
-      round_shift = $signed(sum) >>> s;
-    end
-  endfunction
+  reg [64:0] xh4_d;
+  always @* begin
+    xh4_d = xh4_q;
+    if (en_i[3]) xh4_d = {x3[63], x3} + {1'b0, half3};
+  end
 
+  // ---- S4: rounding shift, (x + h) >>> s in 65 bits; r keeps the low 64
+  wire [5:0] s4 = is_shr ? {1'b0, n4_q} : q_shift_i;
   reg [64:0] r5_d;  // bit 64 unused
   reg        tie5_d;
   always @* begin
     r5_d   = {1'b0, r5_q};
     tie5_d = tie5_q;
     if (en_i[4]) begin
-      r5_d   = round_shift(x4, half4, s4);
-      tie5_d = (q_shift_i != 6'd0) && ((p4_q & q_mask_i) == q_half_i);
+      r5_d   = $signed(xh4_q) >>> s4;
+      tie5_d = (q_shift_i != 6'd0) && ((xh4_q[63:0] & q_mask_i) == 64'd0);
     end
   end
   assign unused_r5_msb = r5_d[64];
@@ -169,14 +172,14 @@ module loom_alu_lane (
     simple3_q <= simple2_q;
     a3_q      <= a2_q;
     n3_q      <= n2_q;
-    p4_q      <= m3_q;
+    p4_q      <= m3_q[31:0];
+    xh4_q     <= xh4_d;
     simple4_q <= simple3_q;
-    a4_q      <= a3_q;
     n4_q      <= n3_q;
     r5_q      <= r5_d[63:0];
     tie5_q    <= tie5_d;
     simple5_q <= simple4_q;
-    mul5_q    <= p4_q[31:0];
+    mul5_q    <= p4_q;
     res6_q    <= res5;
   end
 

@@ -123,15 +123,27 @@ module loom_burst_gen #(
   // bytes from its start rounded down to the bus word, rounded up) and its
   // beats to the line.  row_bytes_i is fixed during a transfer, so only the
   // low address bits vary.
+  // Both candidates (the transfer's first row, the row after row_addr_q)
+  // are worked out in full and start_i picks one at the end, so the start
+  // (the DMA's checks) does not run on into the adds and compares
+  // (docs/rtl.md, "Timing").
+  // (the span's low Shift bits are dropped: beats = ceil(span / BusBytes))
+  function [32:0] span_of(input [Shift-1:0] lo);
+    span_of = {1'b0, row_bytes_i} + {{(33 - Shift){1'b0}}, lo} + {{(33 - Shift){1'b0}}, {Shift{1'b1}}};
+  endfunction
+  wire [32:0] base_span = span_of(base_i[Shift-1:0]);
   wire [63:0]      row_next   = row_addr_q + {32'd0, stride_i};
+  wire [Shift-1:0] next_lo    = row_addr_q[Shift-1:0] + stride_i[Shift-1:0];
+  wire [12:0]      base_to4k  = to4k_of(base_i[11:Shift]);
+  wire [12:0]      next_to4k  = to4k_of(row_next[11:Shift]);
   wire [63:0]      row_new    = start_i ? base_i : row_next;
-  wire [Shift-1:0] row_new_lo = start_i ? base_i[Shift-1:0]
-                                        : row_addr_q[Shift-1:0] + stride_i[Shift-1:0];
-  wire [32:0]      row_span   = {1'b0, row_bytes_i} + {{(33 - Shift){1'b0}}, row_new_lo}
-                                + {{(33 - Shift){1'b0}}, {Shift{1'b1}}};
+  wire [Shift-1:0] row_new_lo = start_i ? base_i[Shift-1:0] : next_lo;
+  wire [32:0]      next_span  = span_of(next_lo);
+  wire [32:0]      row_span   = start_i ? base_span : next_span;
   wire [31:0]      row_beats_new = {{(Shift - 1){1'b0}}, row_span[32:Shift]};
-  wire [12:0]      row_to4k_new  = to4k_of(row_new[11:Shift]);
   wire [Shift-1:0] unused_row_span = row_span[Shift-1:0];
+  wire [12:0]      row_to4k_new  = start_i ? base_to4k : next_to4k;
+  wire [8:0]       row_lim_new   = start_i ? lim_of(base_to4k) : lim_of(next_to4k);
 
   assign ax_valid_o = ax_valid_q;
   assign ax_addr_o  = ax_addr_q;
@@ -164,7 +176,7 @@ module loom_burst_gen #(
       row_beats_d = row_beats_new;
       row_nz_d    = (row_bytes_i != 32'd0) || (row_new_lo != {Shift{1'b0}});
       row_to4k_d  = row_to4k_new;
-      row_lim_d   = lim_of(row_to4k_new);
+      row_lim_d   = row_lim_new;
     end
     if (issue) begin
       ax_valid_d = 1'b1;

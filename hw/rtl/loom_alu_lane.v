@@ -63,6 +63,7 @@ module loom_alu_lane (
   // S5
   reg  [63:0] r5_q;
   reg         tie5_q;
+  reg  [11:0] sat5_q;  // r saturated to 12 bits (REQUANT)
   reg  [31:0] simple5_q, mul5_q;
   // S6
   reg  [31:0] res6_q;
@@ -109,35 +110,42 @@ module loom_alu_lane (
 
   // ---- S4: rounding shift, (x + h) >>> s in 65 bits; r keeps the low 64
   wire [5:0] s4 = is_shr ? {1'b0, n4_q} : q_shift_i;
+  // The clamp bounds are int8, so r only matters within [-2048, 2047]:
+  // outside, r - 1 + zp is beyond every bound on the same side, and the
+  // clamp gives the same result for r saturated to 12 bits.  That keeps
+  // S5's adds and compares 14 bits wide instead of 64; the saturation is
+  // done here, behind the shift.
+  function [11:0] sat12(input [63:0] r);
+    sat12 = (r[63:11] == {53{r[63]}}) ? r[11:0] : (r[63] ? 12'h800 : 12'h7FF);
+  endfunction
+
   reg [64:0] r5_d;  // bit 64 unused
   reg        tie5_d;
+  reg [11:0] sat5_d;
   always @* begin
     r5_d   = {1'b0, r5_q};
     tie5_d = tie5_q;
+    sat5_d = sat5_q;
     if (en_i[4]) begin
       r5_d   = $signed(xh4_q) >>> s4;
       tie5_d = (q_shift_i != 6'd0) && ((xh4_q[63:0] & q_mask_i) == 64'd0);
+      sat5_d = sat12(r5_d[63:0]);
     end
   end
   assign unused_r5_msb = r5_d[64];
 
-  // ---- S5: round to even, zero point, clamp
-  // The clamp bounds are int8, so r only matters within [-2048, 2047]:
-  // outside, r - 1 + zp is beyond every bound on the same side, and the
-  // clamp gives the same result for r saturated to 12 bits.  That keeps
-  // the adds and compares 14 bits wide instead of 64.
+  // ---- S5: round to even, zero point, clamp (r saturated to 12 bits:
+  // above).  r_sat keeps r's parity (r[0]) when r fits, and when it does
+  // not, odd_fix cannot matter: r_sat - 1 + zp stays beyond the bound.
   // A function, called only under en_i[5], so that tsim evaluates it only
   // for a micro-op in S6 (a continuous assign would run every cycle).
-  function [31:0] requant_clamp(input [63:0] r, input tie, input round_even,
+  function [31:0] requant_clamp(input [11:0] r_sat, input tie, input round_even,
                                input [7:0] zp, input [7:0] lo, input [7:0] hi);
-    reg        fits, odd_fix;
-    reg [11:0] r_sat;
+    reg        odd_fix;
     reg [13:0] y, ya, lo14, hi14;
     reg [7:0]  yb;
     begin
-      fits    = (r[63:11] == {53{r[63]}});
-      r_sat   = fits ? r[11:0] : (r[63] ? 12'h800 : 12'h7FF);
-      odd_fix = round_even && tie && r[0];
+      odd_fix = round_even && tie && r_sat[0];
       y       = {{2{r_sat[11]}}, r_sat} - {13'd0, odd_fix} + {{6{zp[7]}}, zp};
       lo14    = {{6{lo[7]}}, lo};
       hi14    = {{6{hi[7]}}, hi};
@@ -154,7 +162,7 @@ module loom_alu_lane (
       case (op_i)
         `LOOM_ALU_MUL:     res5 = mul5_q;
         `LOOM_ALU_SHR:     res5 = r5_q[31:0];
-        `LOOM_ALU_REQUANT: res5 = requant_clamp(r5_q, tie5_q, q_round_even_i, q_zp_i, q_lo_i, q_hi_i);
+        `LOOM_ALU_REQUANT: res5 = requant_clamp(sat5_q, tie5_q, q_round_even_i, q_zp_i, q_lo_i, q_hi_i);
         default:           res5 = simple5_q;
       endcase
     end
@@ -178,6 +186,7 @@ module loom_alu_lane (
     n4_q      <= n3_q;
     r5_q      <= r5_d[63:0];
     tie5_q    <= tie5_d;
+    sat5_q    <= sat5_d;
     simple5_q <= simple4_q;
     mul5_q    <= p4_q;
     res6_q    <= res5;

@@ -39,7 +39,7 @@ fi
 
 if [ -n "$board" ]; then
   echo "timing: configuration $cfg on board $board"
-  ESTIMATE_BOARDS=$board BUILD=$BUILD GEN=$GEN LOOMSTA=$LOOMSTA \
+  CONFIG= ESTIMATE_BOARDS=$board BUILD=$BUILD GEN=$GEN LOOMSTA=$LOOMSTA \
     bitstreams/common/yosys-estimate.sh $(cat hw/rtl/loom_rtl.f) > "$BUILD/timing-$board.log" 2>&1
   rc=$?
   grep -v '^yosys-estimate: [^:]*: \(up to date\|synth_xilinx\|[0-9]* s\)' "$BUILD/timing-$board.log" | grep '^yosys-estimate' >&2

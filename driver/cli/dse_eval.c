@@ -238,8 +238,8 @@ static void result_text(const struct dse_spec *s, const struct dse_result *r, FI
     for (int i = 0; i < s->n_nets; i++)
       fprintf(f, "net %s %llu %llu %d\n", s->nets[i].name, (unsigned long long)r->net[i].cycles,
               (unsigned long long)r->net[i].macs, r->net[i].jobs);
-    fprintf(f, "res %ld %ld %ld %.1f %ld %d %d\nfits %d\n", r->res.lut, r->res.ff, r->res.dsp,
-            r->res.bram36, r->res.uram, r->res.yosys, r->res.uram_used, r->fits);
+    fprintf(f, "res %ld %ld %ld %.1f %ld %d %d %.1f\nfits %d\n", r->res.lut, r->res.ff, r->res.dsp,
+            r->res.bram36, r->res.uram, r->res.yosys, r->res.uram_used, r->res.fmax_mhz, r->fits);
   }
   fprintf(f, "seconds %.1f\nend\n", r->seconds);
 }
@@ -292,8 +292,8 @@ static int result_line(const struct dse_spec *s, char *line, struct dse_result *
     return ++*nets, 0;
   }
   if (!strcmp(word, "res"))
-    return sscanf(rest, "%ld %ld %ld %lf %ld %d %d", &r->res.lut, &r->res.ff, &r->res.dsp, &r->res.bram36,
-                  &r->res.uram, &r->res.yosys, &r->res.uram_used) == 7 ? 0 : -1;
+    return sscanf(rest, "%ld %ld %ld %lf %ld %d %d %lf", &r->res.lut, &r->res.ff, &r->res.dsp, &r->res.bram36,
+                  &r->res.uram, &r->res.yosys, &r->res.uram_used, &r->res.fmax_mhz) == 8 ? 0 : -1;
   return -1;
 }
 

@@ -76,11 +76,18 @@ module loom_job (
   // cycle is the one of the second (docs/rtl.md, "Timing": the three 32-bit
   // compares no longer run on into the ERR_INSN register).
   reg [31:0] dead_idx, dead_idx_q;
-  integer m;
+  // The three pairwise compares side by side, then a pick, so no compare
+  // waits on another (equal indices are one value, whichever module has it).
+  wire [31:0] idx0 = mod_idx_i[31:0], idx1 = mod_idx_i[63:32], idx2 = mod_idx_i[95:64];
+  wire        h0 = !mod_idle_i[0], h1 = !mod_idle_i[1], h2 = !mod_idle_i[2];
+  wire        le01 = idx0 <= idx1, le02 = idx0 <= idx2, le12 = idx1 <= idx2;
+  wire        win0 = h0 && (!h1 || le01) && (!h2 || le02);
+  wire        win1 = h1 && (!h2 || le12);
   always @* begin
-    dead_idx = 32'hFFFF_FFFF;
-    for (m = 0; m < 3; m = m + 1)
-      if (!mod_idle_i[m] && mod_idx_i[32*m +: 32] < dead_idx) dead_idx = mod_idx_i[32*m +: 32];
+    if (win0)      dead_idx = idx0;
+    else if (win1) dead_idx = idx1;
+    else if (h2)   dead_idx = idx2;
+    else           dead_idx = 32'hFFFF_FFFF;
   end
 
   // The first error, ranked by unit.

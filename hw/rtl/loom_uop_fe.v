@@ -16,6 +16,13 @@
 //       issued, so the rows they update keep their values (docs/isa.md).
 // ready_i back-pressures the whole front end (the ALU's interlock and its
 // two-cycle vector operands); the block RAM output holds while F1 stalls.
+// Between F1 and F2 sits a one-entry skid register S: F1's micro-op moves
+// on every cycle S is empty (to F2, or to S when F2 stalls), so F0 reads
+// the next one whenever F1 is empty or S is, which depends on registers
+// only: ready_i ends at F2 and S instead of running on into the loop
+// counters' enables (docs/rtl.md, "Timing").  F2 is fed from S first; a
+// stall leaves S and F1 full, so F2 is issued the same micro-ops in the
+// same cycles as without S.
 `include "loom_isa.vh"
 
 module loom_uop_fe #(
@@ -67,14 +74,17 @@ module loom_uop_fe #(
   // F1
   reg        v1_q, v1_d, badu1_q, badu1_d;
   reg [26:0] oa1_q, oa1_d, ob1_q, ob1_d, oc1_q, oc1_d;
+  // S
+  reg        vs_q, vs_d, bads_q, bads_d;
+  reg [26:0] as_q, as_d, bs_q, bs_d, cs_q, cs_d;
   // F2
   reg        v2_q, v2_d, bad2_q, bad2_d;
   reg [26:0] a2_q, a2_d, b2_q, b2_d, c2_q, c2_d;
 
-  wire adv2 = !v2_q || (ready_i && !bad2_q);
-  wire adv1 = !v1_q || adv2;
-  wire move0 = active_q && adv1 && !abort_i;
-  wire move1 = v1_q && adv2 && !abort_i;
+  wire adv2   = !v2_q || (ready_i && !bad2_q);
+  wire move0  = active_q && (!v1_q || !vs_q) && !abort_i;  // registers only
+  wire move1  = (vs_q || v1_q) && adv2 && !abort_i;        // into F2, from S first
+  wire f1_out = v1_q && (!vs_q || adv2) && !abort_i;       // F1 moves (to F2 or S)
 
   wire [10:0] uop_acc = uop_rdata_i[`LOOM_UOP_ACC_LSB +: `LOOM_UOP_ACC_W];
   wire [10:0] uop_inp = uop_rdata_i[`LOOM_UOP_INP_LSB +: `LOOM_UOP_INP_W];
@@ -93,7 +103,7 @@ module loom_uop_fe #(
   assign b_o         = b2_q[BAddrW-1:0];
   assign c_o         = c2_q[CAddrW-1:0];
   assign err_o       = v2_q && bad2_q;
-  assign done_o      = !active_q && !v1_q && !v2_q;
+  assign done_o      = !active_q && !v1_q && !vs_q && !v2_q;
 
   wire [26-AccAddrW:0] unused_a = a2_q[26:AccAddrW];
   wire [26-BAddrW:0]   unused_b = b2_q[26:BAddrW];
@@ -108,6 +118,8 @@ module loom_uop_fe #(
     oc_i_d = oc_i_q; oc_d = oc_q;
     v1_d = v1_q; badu1_d = badu1_q;
     oa1_d = oa1_q; ob1_d = ob1_q; oc1_d = oc1_q;
+    vs_d = vs_q; bads_d = bads_q;
+    as_d = as_q; bs_d = bs_q; cs_d = cs_q;
     v2_d = v2_q; bad2_d = bad2_q;
     a2_d = a2_q; b2_d = b2_q; c2_d = c2_q;
 
@@ -115,13 +127,22 @@ module loom_uop_fe #(
     if (adv2) v2_d = 1'b0;
     if (move1) begin
       v2_d   = 1'b1;
-      bad2_d = bad1;
-      a2_d   = a1;
-      b2_d   = b1;
-      c2_d   = c1;
+      bad2_d = vs_q ? bads_q : bad1;
+      a2_d   = vs_q ? as_q : a1;
+      b2_d   = vs_q ? bs_q : b1;
+      c2_d   = vs_q ? cs_q : c1;
+    end
+    // S: emptied into F2, and F1's micro-op parked when it cannot go to F2
+    if (vs_q && adv2) vs_d = 1'b0;
+    if (f1_out && (vs_q || !adv2)) begin
+      vs_d   = 1'b1;
+      bads_d = bad1;
+      as_d   = a1;
+      bs_d   = b1;
+      cs_d   = c1;
     end
     // F1
-    if (adv1) v1_d = 1'b0;
+    if (f1_out) v1_d = 1'b0;
     if (move0) begin
       v1_d    = 1'b1;
       badu1_d = ({1'b0, u_q} >= UopRows[14:0]);
@@ -160,6 +181,7 @@ module loom_uop_fe #(
     if (v2_q && bad2_q) begin
       active_d = 1'b0;
       v1_d     = 1'b0;
+      vs_d     = 1'b0;
     end
     if (start_i) begin
       active_d = (iter_out_i != 14'd0) && (iter_in_i != 14'd0) &&
@@ -171,11 +193,13 @@ module loom_uop_fe #(
       ob_i_d = 27'd0; ob_d = 27'd0;
       oc_i_d = 27'd0; oc_d = 27'd0;
       v1_d = 1'b0;
+      vs_d = 1'b0;
       v2_d = 1'b0;
     end
     if (abort_i) begin
       active_d = 1'b0;
       v1_d     = 1'b0;
+      vs_d     = 1'b0;
       v2_d     = 1'b0;
     end
   end
@@ -184,10 +208,12 @@ module loom_uop_fe #(
     if (!rst_ni) begin
       active_q <= 1'b0;
       v1_q     <= 1'b0;
+      vs_q     <= 1'b0;
       v2_q     <= 1'b0;
     end else begin
       active_q <= active_d;
       v1_q     <= v1_d;
+      vs_q     <= vs_d;
       v2_q     <= v2_d;
     end
   end
@@ -199,6 +225,8 @@ module loom_uop_fe #(
     oc_i_q <= oc_i_d; oc_q <= oc_d;
     badu1_q <= badu1_d;
     oa1_q <= oa1_d; ob1_q <= ob1_d; oc1_q <= oc1_d;
+    bads_q <= bads_d;
+    as_q <= as_d; bs_q <= bs_d; cs_q <= cs_d;
     bad2_q <= bad2_d;
     a2_q <= a2_d; b2_q <= b2_d; c2_q <= c2_d;
   end

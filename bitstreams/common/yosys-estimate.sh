@@ -145,8 +145,12 @@ if [ -n "${CONFIG:-}" ]; then
 fi
 
 [ -f "$boards" ] || { echo "yosys-estimate: $boards missing (make board-files)" >&2; exit 2; }
-# The boards to estimate: all, or those ESTIMATE_BOARDS names.
-selected=$out/boards.txt
+# The boards to estimate: all, or those ESTIMATE_BOARDS names (then the
+# files below get the names as a suffix, so runs for different boards can
+# go side by side).
+tag=""
+[ -n "${ESTIMATE_BOARDS:-}" ] && tag=-$(echo $ESTIMATE_BOARDS | tr ' ' '-')
+selected=$out/boards$tag.txt
 if [ -n "${ESTIMATE_BOARDS:-}" ]; then
   for b in $ESTIMATE_BOARDS; do
     grep -q "^$b " "$boards" || { echo "yosys-estimate: no board $b in $boards" >&2; exit 2; }
@@ -187,7 +191,7 @@ TRIPLE
 done
 [ $status -eq 0 ] || exit 1
 
-table=$out/estimates.md.tmp
+table=$out/estimates$tag.md.tmp
 {
   echo "| board | config | family | LUT | FF | DSP | BRAM36 | URAM | fits |"
   echo "|---|---|---|---|---|---|---|---|---|"
@@ -209,12 +213,12 @@ while read -r name cfg flow part family uram mhz lut_cap ff_cap dsp_cap bram_cap
     tight) echo "yosys-estimate: $name: warning: $cfg fills $part to $worst% (Vivado may not route it at $mhz MHz)" ;;
   esac
 done < "$boards"
-mv "$table" "$out/estimates.md"
-cat "$out/estimates.md"
+mv "$table" "$out/estimates$tag.md"
+cat "$out/estimates$tag.md"
 [ $status -eq 0 ] && echo "yosys-estimate: every board's configuration fits its part"
 
 # Timing: each board's netlist against its part's delay model and its clock.
-table=$out/timing.md.tmp
+table=$out/timing$tag.md.tmp
 {
   echo "| board | config | part | clock | estimated Fmax | worst path (logic levels) | met |"
   echo "|---|---|---|---|---|---|---|"
@@ -229,8 +233,8 @@ while read -r name cfg flow part family uram mhz rest; do
   fi
   echo "| \`$name\` | \`$cfg\` | $part | $mhz MHz | $2 MHz ($3) | $4 ns ($5) | $1 |" >> "$table"
 done < "$boards"
-mv "$table" "$out/timing.md"
-cat "$out/timing.md"
+mv "$table" "$out/timing$tag.md"
+cat "$out/timing$tag.md"
 [ $tstatus -eq 0 ] && echo "yosys-estimate: every board's configuration is estimated to reach its clock"
 [ $tstatus -eq 0 ] || status=1
 exit $status

@@ -15,8 +15,9 @@
 //       tie flag (x mod 2^s == h, i.e. (x + h) mod 2^s == 0 when s > 0)
 //       (the add sits in front of S4 and the shift behind it, so neither
 //       runs on into the other: docs/rtl.md, "Timing")
-//   S5  r and tie; then for REQUANT: r - 1 if round_even, tie and r odd;
-//       + zero point; clamp to [lo, hi] (hi wins when lo > hi)
+//   S5  r, r saturated to 12 bits and the round-half-to-even step (odd:
+//       round_even, a tie and r odd); then for REQUANT: - odd + zero point,
+//       clamp to [lo, hi] (hi wins when lo > hi)
 //   S6  the result selected by op
 // MUL is the low word of the same 64-bit product.  The 32 x 32 product
 // maps to DSP48E1 slices (synthesis splits it); nothing else does.
@@ -62,8 +63,8 @@ module loom_alu_lane (
   reg  [64:0] xh4_q;  // x + h
   // S5
   reg  [63:0] r5_q;
-  reg         tie5_q;
   reg  [11:0] sat5_q;  // r saturated to 12 bits (REQUANT)
+  reg         odd5_q;  // round half to even moves this tie down by one
   reg  [31:0] simple5_q, mul5_q;
   // S6
   reg  [31:0] res6_q;
@@ -120,16 +121,17 @@ module loom_alu_lane (
   endfunction
 
   reg [64:0] r5_d;  // bit 64 unused
-  reg        tie5_d;
+  wire       tie4 = (q_shift_i != 6'd0) && ((xh4_q[63:0] & q_mask_i) == 64'd0);
   reg [11:0] sat5_d;
+  reg        odd5_d;
   always @* begin
     r5_d   = {1'b0, r5_q};
-    tie5_d = tie5_q;
     sat5_d = sat5_q;
+    odd5_d = odd5_q;
     if (en_i[4]) begin
       r5_d   = $signed(xh4_q) >>> s4;
-      tie5_d = (q_shift_i != 6'd0) && ((xh4_q[63:0] & q_mask_i) == 64'd0);
       sat5_d = sat12(r5_d[63:0]);
+      odd5_d = q_round_even_i && tie4 && sat5_d[0];
     end
   end
   assign unused_r5_msb = r5_d[64];
@@ -139,18 +141,21 @@ module loom_alu_lane (
   // not, odd_fix cannot matter: r_sat - 1 + zp stays beyond the bound.
   // A function, called only under en_i[5], so that tsim evaluates it only
   // for a micro-op in S6 (a continuous assign would run every cycle).
-  function [31:0] requant_clamp(input [11:0] r_sat, input tie, input round_even,
+  // The two compares side by side: below lo gives lo (or hi when lo > hi),
+  // above hi gives hi, else y.
+  function [31:0] requant_clamp(input [11:0] r_sat, input odd_fix,
                                input [7:0] zp, input [7:0] lo, input [7:0] hi);
-    reg        odd_fix;
-    reg [13:0] y, ya, lo14, hi14;
+    reg [13:0] y, lo14, hi14;
+    reg        below, above;
     reg [7:0]  yb;
     begin
-      odd_fix = round_even && tie && r_sat[0];
       y       = {{2{r_sat[11]}}, r_sat} - {13'd0, odd_fix} + {{6{zp[7]}}, zp};
       lo14    = {{6{lo[7]}}, lo};
       hi14    = {{6{hi[7]}}, hi};
-      ya      = ($signed(y) < $signed(lo14)) ? lo14 : y;
-      yb      = ($signed(ya) > $signed(hi14)) ? hi : ya[7:0];  // within [lo, hi]: an int8
+      below   = $signed(y) < $signed(lo14);
+      above   = $signed(y) > $signed(hi14);
+      yb      = below ? (($signed(lo) > $signed(hi)) ? hi : lo)
+                      : (above ? hi : y[7:0]);  // within [lo, hi]: an int8
       requant_clamp = {{24{yb[7]}}, yb};
     end
   endfunction
@@ -162,7 +167,7 @@ module loom_alu_lane (
       case (op_i)
         `LOOM_ALU_MUL:     res5 = mul5_q;
         `LOOM_ALU_SHR:     res5 = r5_q[31:0];
-        `LOOM_ALU_REQUANT: res5 = requant_clamp(sat5_q, tie5_q, q_round_even_i, q_zp_i, q_lo_i, q_hi_i);
+        `LOOM_ALU_REQUANT: res5 = requant_clamp(sat5_q, odd5_q, q_zp_i, q_lo_i, q_hi_i);
         default:           res5 = simple5_q;
       endcase
     end
@@ -185,8 +190,8 @@ module loom_alu_lane (
     simple4_q <= simple3_q;
     n4_q      <= n3_q;
     r5_q      <= r5_d[63:0];
-    tie5_q    <= tie5_d;
     sat5_q    <= sat5_d;
+    odd5_q    <= odd5_d;
     simple5_q <= simple4_q;
     mul5_q    <= p4_q;
     res6_q    <= res5;

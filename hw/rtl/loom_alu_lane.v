@@ -59,8 +59,9 @@ module loom_alu_lane (
   reg  signed [63:0] m3_q;
   reg  [31:0] p4_q;  // MUL's low word
   reg  [31:0] simple3_q, simple4_q, a3_q;
-  reg  [4:0]  n3_q, n4_q;
+  reg  [4:0]  n3_q;
   reg  [64:0] xh4_q;  // x + h
+  reg  [5:0]  s4_q;   // s
   // S5
   reg  [63:0] r5_q;
   reg  [11:0] sat5_q;  // r saturated to 12 bits (REQUANT)
@@ -110,7 +111,8 @@ module loom_alu_lane (
   end
 
   // ---- S4: rounding shift, (x + h) >>> s in 65 bits; r keeps the low 64
-  wire [5:0] s4 = is_shr ? {1'b0, n4_q} : q_shift_i;
+  // (s picked in S3, so the op's decode does not run on into the shift)
+  wire [5:0] s4 = s4_q;
   // The clamp bounds are int8, so r only matters within [-2048, 2047]:
   // outside, r - 1 + zp is beyond every bound on the same side, and the
   // clamp gives the same result for r saturated to 12 bits.  That keeps
@@ -187,8 +189,8 @@ module loom_alu_lane (
     n3_q      <= n2_q;
     p4_q      <= m3_q[31:0];
     xh4_q     <= xh4_d;
+    s4_q      <= is_shr ? {1'b0, n3_q} : q_shift_i;
     simple4_q <= simple3_q;
-    n4_q      <= n3_q;
     r5_q      <= r5_d[63:0];
     sat5_q    <= sat5_d;
     odd5_q    <= odd5_d;

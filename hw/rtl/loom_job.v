@@ -106,7 +106,10 @@ module loom_job (
 
   assign start_ack_o = start_q;
   assign job_start_o = start_q;
-  assign abort_o     = (state_q == StDrain);
+  // abort_o from a flip-flop of its own (state_d == StDrain a cycle
+  // earlier): no decode in front of the net that reaches every unit.
+  reg drain_q;
+  assign abort_o     = drain_q;
   assign running_o   = (state_q != StIdle);
   assign idle_o      = (state_q == StIdle);
   assign done_o      = done_d;  // with the step to StIdle, so DONE and IDLE rise together
@@ -191,6 +194,7 @@ module loom_job (
       dead_q  <= 1'b0;
       start_q <= 1'b0;
       dead_idx_q <= 32'd0;
+      drain_q <= 1'b0;
     end else begin
       state_q <= state_d;
       soft_q  <= soft_d;
@@ -199,6 +203,7 @@ module loom_job (
       dead_q  <= dead_d;
       start_q <= start_d;
       dead_idx_q <= dead_idx;
+      drain_q <= (state_d == StDrain);
     end
   end
 endmodule

@@ -220,8 +220,11 @@ module loom_fetch #(
   wire       room_lt = (room < a_q);
   wire [8:0] n_insns = room_lt ? room : a_q;
   wire       n_ok    = room_lt ? (room >= Chunk[8:0]) : a_ok_q;
+  // ar_ready_i comes late (the arbiter's grant): everything a burst
+  // changes is worked out for both outcomes first and `issue` picks.
   wire slot_free = !ar_valid_q || ar_ready_i;
-  wire issue = (state_q != StIdle) && !abort_i && !fin_q && slot_free && n_ok;
+  wire issue_ok  = (state_q != StIdle) && !abort_i && !fin_q && n_ok;
+  wire issue     = issue_ok && slot_free;
   wire [9:0] beats = {1'b0, n_insns} << BeatShift;  // <= 256
   wire [1:0] unused_beats = beats[9:8];
   wire [4:0] unused_bits = {insn_addr_i[3:0], r_resp_i[0]};  // aligned; SLVERR and DECERR both have bit 1
@@ -240,8 +243,15 @@ module loom_fetch #(
   wire [10:0] terms2 = terms(lo2, near_q, to4k2);
   wire [10:0] terms0 = terms(insn_count_i[8:0], insn_count_i <= Near, 9'd256 - {1'b0, insn_addr_i[11:4]});
   wire [1:0]  unused_terms = {terms0[9], terms1[9] ^ terms2[9]};
-  wire [BufCntW-1:0] inflight_n = inflight_q + (issue ? n_insns[BufCntW-1:0] : {BufCntW{1'b0}})
-                                  - {{(BufCntW-1){1'b0}}, insn_arrived};
+  wire [BufCntW-1:0] inflight_0 = inflight_q - {{(BufCntW-1){1'b0}}, insn_arrived};
+  wire [BufCntW-1:0] inflight_1 = inflight_0 + n_insns[BufCntW-1:0];
+  wire [BufCntW-1:0] inflight_n = issue ? inflight_1 : inflight_0;
+  wire [BufCntW-1:0] room_freed = {{(BufCntW-1){1'b0}}, buf_pop}
+                                  + {{(BufCntW-1){1'b0}}, insn_arrived && !buf_wvalid};
+  wire [BufCntW-1:0] room_0 = room_q + room_freed;
+  wire [BufCntW-1:0] room_1 = (room_lt ? {BufCntW{1'b0}} : room_q - a_q[BufCntW-1:0]) + room_freed;
+  wire [BufCntW-1:0] room_clr_0 = BufDepth[BufCntW-1:0] - inflight_0;
+  wire [BufCntW-1:0] room_clr_1 = BufDepth[BufCntW-1:0] - inflight_1;
 
   assign ar_valid_o = ar_valid_q;
   assign ar_addr_o  = ar_addr_q;
@@ -267,9 +277,7 @@ module loom_fetch #(
     // the buffer's room: reserved by a request, freed by a pop, by a clear
     // (job start, abort) and by an instruction that arrives while not
     // running (dropped)
-    room_d = (issue ? (room_lt ? {BufCntW{1'b0}} : room_q - a_q[BufCntW-1:0]) : room_q)
-             + {{(BufCntW-1){1'b0}}, buf_pop}
-             + {{(BufCntW-1){1'b0}}, insn_arrived && !buf_wvalid};
+    room_d = issue ? room_1 : room_0;
 
     if (ar_valid_q && ar_ready_i) ar_valid_d = 1'b0;
     if (issue) begin
@@ -297,7 +305,7 @@ module loom_fetch #(
       end
     end
 
-    if (job_start_i || abort_i) room_d = BufDepth[BufCntW-1:0] - inflight_n;
+    if (job_start_i || abort_i) room_d = issue ? room_clr_1 : room_clr_0;
     if (job_start_i) begin
       req_addr_d   = {insn_addr_i[63:4], 4'd0};
       to4k_d       = 9'd256 - {1'b0, insn_addr_i[11:4]};

@@ -78,6 +78,23 @@ for c in "$O"/configs/*.cfg; do
   expect 0 out "ok:" "$LOOM" config check "$c"
 done
 
+# the estimated Fmax (loomsta on each synthesis' netlist): in the results,
+# the table, and `loom config show` of a point, read from the same cache
+check "an estimated Fmax per point" jq -e '[.points[] | .fmax_mhz_estimate > 0] | all' "$J"
+check "csv: the Fmax column" grep -q ',total_ms,fmax_mhz_estimate,' "$O/results.csv"
+check "table: the Fmax column" grep -q ' Fmax ' "$O/table.txt"
+first=$(ls "$O"/configs/*.cfg | head -n 1)
+expect 0 out "MHz on xc7z020clg400-1 (met: " "$LOOM" config show "$first"
+expect 0 out "not known yet (loom config fmax" "$LOOM" config show large
+n=$(wc -l < "$FAKE_YOSYS_LOG")
+expect 0 out "tiny: clock 100 MHz; estimated Fmax " "$LOOM" config fmax tiny
+check "config fmax synthesizes once" test "$(wc -l < "$FAKE_YOSYS_LOG")" -eq $((n + 1))
+expect 0 out "MHz on xc7z020clg400-1: met" "$LOOM" config fmax tiny
+check "then reads the cache" test "$(wc -l < "$FAKE_YOSYS_LOG")" -eq $((n + 1))
+expect 0 out "# clock 100 MHz; estimated Fmax " "$LOOM" config show tiny
+expect 1 err "unknown part 'xc9nope'" "$LOOM" config fmax tiny --part xc9nope
+expect 1 err "--part goes with check and fmax only" "$LOOM" config show tiny --part xc7z020clg400-1
+
 # the sweep's cycles are those `loom run --timing` counts for the point
 best=$(jq -r '.best[0]' "$J")
 cfg=$O/configs/$best.cfg

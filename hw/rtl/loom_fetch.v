@@ -76,7 +76,6 @@ module loom_fetch #(
   reg [8:0]         to4k_q, to4k_d;          // instructions from req_addr_q to the 4 KiB line
   reg [8:0]         a_q, a_d;                // min(MaxBurst, req_left_q, to4k_q)
   reg               a_ok_q, a_ok_d;          // a burst of a_q would be issued
-  reg               stale_q, stale_d;        // a_q, a_ok_q are worked out this cycle
   reg               near_q, near_d;          // req_left_q <= 2 MaxBurst
   reg [BufCntW-1:0] room_q, room_d;          // BufDepth - buffered - in flight
   reg [63:0]        req_addr_q, req_addr_d;
@@ -196,13 +195,9 @@ module loom_fetch #(
   // compares deep (docs/rtl.md, "Timing"), the first three terms are kept
   // reduced in registers: a_q = min(MaxBurst, left, to the line) and a_ok_q
   // (a burst of a_q would be issued), with room_q, the buffer's entries not
-  // yet filled or requested.  After a burst of n = a_q the terms are
-  // prepared from the registers; after a burst of n = room_q (the room ran
-  // out first) they are worked out from the updated counters in the next
-  // cycle (stale_q), which issues nothing.  That cycle costs nothing unless
-  // a burst of one or two instructions (the stream's or the line's last)
-  // would have gone out in it: the room-limited burst left at most the
-  // entries popped meanwhile free.
+  // yet filled or requested.  After a burst the terms are those of either
+  // n = a_q or n = room_q, both prepared from the registers.  Same bursts in
+  // the same cycles as computing every term from the counters.
   // The terms of `left` instructions left (near_q: left <= 2 MaxBurst, so
   // its low bits are all of it) and `to4k` to the line.
   function [10:0] terms(input [8:0] left_lo, input near, input [8:0] to4k);  // {a_ok, 0, a}
@@ -220,6 +215,33 @@ module loom_fetch #(
     end
   endfunction
   localparam [31:0] Near = 2 * MaxBurst;
+  localparam [9:0]  MB10 = MaxBurst[9:0];
+  localparam [9:0]  CH10 = Chunk[9:0];
+
+  // The terms after a burst of n: terms(L - n, near, n == T ? 256 : T - n)
+  // for L the low bits of the instructions left and T the instructions to
+  // the line, rewritten so that every compare is between the registers and
+  // n (plus a constant), side by side, instead of behind the two
+  // subtractions (docs/rtl.md, "Timing").  It relies on n <= T and, when
+  // near, n <= L (a burst never passes the line or the stream's end).
+  function [10:0] terms_after(input [8:0] l, input near, input [8:0] t, input [8:0] n);
+    reg [9:0] l10, t10, nmb, nch;
+    reg       line, tbig, le, lt, t1, t2, t3;
+    begin
+      l10  = {1'b0, l};
+      t10  = {1'b0, t};
+      nmb  = {1'b0, n} + MB10;
+      nch  = {1'b0, n} + CH10;
+      line = (n == t);                       // the new T is 256
+      tbig = line || (t10 > nmb);            // the new T > MaxBurst
+      le   = near && (l10 <= nmb);           // the new left <= MaxBurst
+      lt   = le && (tbig ? (l10 < nmb) : (l10 < t10));
+      t1   = le && (l != n) && (tbig || (l10 <= t10));
+      t2   = !tbig && (!le || (t10 <= l10));
+      t3   = (!le || (l10 >= nch)) && (line || (t10 >= nch));
+      terms_after = {t1 || t2 || t3, 1'b0, lt ? l - n : (tbig ? MB10[8:0] : t - n)};
+    end
+  endfunction
 
   wire [8:0] room    = {{(9 - BufCntW){1'b0}}, room_q};
   wire       room_lt = (room < a_q);
@@ -228,7 +250,7 @@ module loom_fetch #(
   // ar_ready_i comes late (the arbiter's grant): everything a burst
   // changes is worked out for both outcomes first and `issue` picks.
   wire slot_free = !ar_valid_q || ar_ready_i;
-  wire issue_ok  = (state_q != StIdle) && !abort_i && !fin_q && !stale_q && n_ok;
+  wire issue_ok  = (state_q != StIdle) && !abort_i && !fin_q && n_ok;
   wire issue     = issue_ok && slot_free;
   wire [9:0] beats = {1'b0, n_insns} << BeatShift;  // <= 256
   wire [1:0] unused_beats = beats[9:8];
@@ -240,13 +262,12 @@ module loom_fetch #(
   wire [8:0]  to4k1 = (a_q == to4k_q) ? 9'd256 : to4k_q - a_q;
   wire [8:0]  to4k2 = (room == to4k_q) ? 9'd256 : to4k_q - room;
   // near_q: req_left_q <= 2 MaxBurst; a burst takes at most MaxBurst, so
-  // the low bits suffice for the next terms, and the full subtraction only
-  // has to say whether the result is near, a cycle later.
-  wire [8:0]  lo1    = req_left_q[8:0] - a_q;
-  wire [10:0] terms1 = terms(lo1, near_q, to4k1);
-  wire [10:0] terms_now = terms(req_left_q[8:0], near_q, to4k_q);  // after a room-limited burst
+  // the low bits suffice for the next terms (terms_after), and the full
+  // subtraction only has to say whether the result is near, a cycle later.
+  wire [10:0] terms1 = terms_after(req_left_q[8:0], near_q, to4k_q, a_q);
+  wire [10:0] terms2 = terms_after(req_left_q[8:0], near_q, to4k_q, room);
   wire [10:0] terms0 = terms(insn_count_i[8:0], insn_count_i <= Near, 9'd256 - {1'b0, insn_addr_i[11:4]});
-  wire [2:0]  unused_terms = {terms0[9], terms1[9], terms_now[9]};
+  wire [1:0]  unused_terms = {terms0[9], terms1[9] ^ terms2[9]};
   wire [BufCntW-1:0] inflight_0 = inflight_q - {{(BufCntW-1){1'b0}}, insn_arrived};
   wire [BufCntW-1:0] inflight_1 = inflight_0 + n_insns[BufCntW-1:0];
   wire [BufCntW-1:0] inflight_n = issue ? inflight_1 : inflight_0;
@@ -276,9 +297,8 @@ module loom_fetch #(
 
     to4k_d = to4k_q;
     near_d = near_q;
-    a_d     = stale_q ? terms_now[8:0] : a_q;
-    a_ok_d  = stale_q ? terms_now[10] : a_ok_q;
-    stale_d = 1'b0;
+    a_d    = a_q;
+    a_ok_d = a_ok_q;
     // the buffer's room: reserved by a request, freed by a pop, by a clear
     // (job start, abort) and by an instruction that arrives while not
     // running (dropped)
@@ -292,9 +312,8 @@ module loom_fetch #(
       req_addr_d   = req_addr_q + {51'd0, n_insns, 4'd0};
       req_left_d   = room_lt ? left2 : left1;
       to4k_d       = room_lt ? to4k2 : to4k1;
-      a_d          = terms1[8:0];  // (room_lt: worked out next cycle)
-      a_ok_d       = terms1[10];
-      stale_d      = room_lt;
+      a_d          = room_lt ? terms2[8:0] : terms1[8:0];
+      a_ok_d       = room_lt ? terms2[10] : terms1[10];
       near_d       = room_lt ? (left2 <= Near) : (left1 <= Near);
     end
     inflight_d = inflight_n;
@@ -318,7 +337,6 @@ module loom_fetch #(
       req_left_d   = insn_count_i;
       a_d          = terms0[8:0];
       a_ok_d       = terms0[10];
-      stale_d      = 1'b0;
       near_d       = (insn_count_i <= Near);
       count_d    = insn_count_i;
       idx_d      = 32'd0;
@@ -331,7 +349,6 @@ module loom_fetch #(
       req_left_d   = 32'd0;
       a_d          = 9'd0;
       a_ok_d       = 1'b0;
-      stale_d      = 1'b0;
       near_d       = 1'b1;
       counted_d    = 1'b0;
     end
@@ -344,7 +361,6 @@ module loom_fetch #(
       to4k_q     <= 9'd256;
       a_q        <= 9'd0;
       a_ok_q     <= 1'b0;
-      stale_q    <= 1'b0;
       near_q     <= 1'b1;
       room_q     <= BufDepth[BufCntW-1:0];
       req_addr_q <= 64'd0;
@@ -362,7 +378,6 @@ module loom_fetch #(
       to4k_q     <= to4k_d;
       a_q        <= a_d;
       a_ok_q     <= a_ok_d;
-      stale_q    <= stale_d;
       near_q     <= near_d;
       room_q     <= room_d;
       req_addr_q <= req_addr_d;

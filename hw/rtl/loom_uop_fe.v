@@ -81,6 +81,35 @@ module loom_uop_fe #(
   reg        v2_q, v2_d, bad2_q, bad2_d;
   reg [26:0] a2_q, a2_d, b2_q, b2_d, c2_q, c2_d;
 
+  // The loop's parameters, captured at start: the instruction's fields are
+  // held while it runs, so these are the same values, but the loop
+  // compares and adds start at registers instead of behind compute's field
+  // decode (docs/rtl.md, "Timing").  start_i itself uses the inputs.
+  reg [12:0] p_uop_begin_q;
+  reg [13:0] p_uop_end_q, p_iter_out_q, p_iter_in_q;
+  reg [10:0] p_fa_out_q, p_fa_in_q, p_fb_out_q, p_fb_in_q;
+  reg [9:0]  p_fc_out_q, p_fc_in_q;
+  reg        p_chk_b_q, p_chk_c_q;
+  reg [16:0] p_lim_b_q, p_lim_c_q;
+  always @(posedge clk_i) begin
+    if (start_i) begin
+      p_uop_begin_q <= uop_begin_i;
+      p_uop_end_q   <= uop_end_i;
+      p_iter_out_q  <= iter_out_i;
+      p_iter_in_q   <= iter_in_i;
+      p_fa_out_q    <= fa_out_i;
+      p_fa_in_q     <= fa_in_i;
+      p_fb_out_q    <= fb_out_i;
+      p_fb_in_q     <= fb_in_i;
+      p_fc_out_q    <= fc_out_i;
+      p_fc_in_q     <= fc_in_i;
+      p_chk_b_q     <= chk_b_i;
+      p_chk_c_q     <= chk_c_i;
+      p_lim_b_q     <= lim_b_i;
+      p_lim_c_q     <= lim_c_i;
+    end
+  end
+
   wire adv2   = !v2_q || (ready_i && !bad2_q);
   wire move0  = active_q && (!v1_q || !vs_q) && !abort_i;  // registers only
   wire move1  = (vs_q || v1_q) && adv2 && !abort_i;        // into F2, from S first
@@ -94,7 +123,7 @@ module loom_uop_fe #(
   wire [26:0] b1 = ob1_q + {16'd0, uop_inp};
   wire [26:0] c1 = oc1_q + {17'd0, uop_wgt};
   wire        bad1 = badu1_q || (a1 >= AccRows[26:0]) ||
-                     (chk_b_i && b1 >= {10'd0, lim_b_i}) || (chk_c_i && c1 >= {10'd0, lim_c_i});
+                     (p_chk_b_q && b1 >= {10'd0, p_lim_b_q}) || (p_chk_c_q && c1 >= {10'd0, p_lim_c_q});
 
   assign uop_re_o    = move0;
   assign uop_raddr_o = u_q[UopAddrW-1:0];
@@ -152,25 +181,25 @@ module loom_uop_fe #(
     end
     // F0: the loop
     if (move0) begin
-      if (u_q + 14'd1 < uop_end_i) begin
+      if (u_q + 14'd1 < p_uop_end_q) begin
         u_d = u_q + 14'd1;
       end else begin
-        u_d = {1'b0, uop_begin_i};
-        if (j_q + 14'd1 < iter_in_i) begin
+        u_d = {1'b0, p_uop_begin_q};
+        if (j_q + 14'd1 < p_iter_in_q) begin
           j_d  = j_q + 14'd1;
-          oa_d = oa_q + {16'd0, fa_in_i};
-          ob_d = ob_q + {16'd0, fb_in_i};
-          oc_d = oc_q + {17'd0, fc_in_i};
+          oa_d = oa_q + {16'd0, p_fa_in_q};
+          ob_d = ob_q + {16'd0, p_fb_in_q};
+          oc_d = oc_q + {17'd0, p_fc_in_q};
         end else begin
           j_d = 14'd0;
-          if (i_q + 14'd1 < iter_out_i) begin
+          if (i_q + 14'd1 < p_iter_out_q) begin
             i_d    = i_q + 14'd1;
-            oa_i_d = oa_i_q + {16'd0, fa_out_i};
-            ob_i_d = ob_i_q + {16'd0, fb_out_i};
-            oc_i_d = oc_i_q + {17'd0, fc_out_i};
-            oa_d   = oa_i_q + {16'd0, fa_out_i};
-            ob_d   = ob_i_q + {16'd0, fb_out_i};
-            oc_d   = oc_i_q + {17'd0, fc_out_i};
+            oa_i_d = oa_i_q + {16'd0, p_fa_out_q};
+            ob_i_d = ob_i_q + {16'd0, p_fb_out_q};
+            oc_i_d = oc_i_q + {17'd0, p_fc_out_q};
+            oa_d   = oa_i_q + {16'd0, p_fa_out_q};
+            ob_d   = ob_i_q + {16'd0, p_fb_out_q};
+            oc_d   = oc_i_q + {17'd0, p_fc_out_q};
           end else begin
             active_d = 1'b0;
           end

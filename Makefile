@@ -75,7 +75,7 @@ UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_TEST_SRCS))
 .PHONY: all deps test test-programs demo check-docs gen clean
 .DEFAULT_GOAL := all
 
-all: $(LOOM) $(LIBLOOM_SO) $(UNIT_TESTS)
+all: $(LOOM) $(LIBLOOM_SO) $(UNIT_TESTS) $(LOOMSTA)
 
 deps:
 	@scripts/install-deps.sh

@@ -161,6 +161,8 @@ int dse_synth(const struct dse_spec *s, const struct loom_hw_config *c, struct d
  * when missing. */
 int dse_fmax(const struct loom_hw_config *c, const struct loom_hw_part *p, int run, double *mhz,
              char *report, size_t report_n, char *msg, size_t n);
+/* Whether the clock is at or below the estimated Fmax (or there is none). */
+int dse_meets_clock(const struct dse_resources *res, const struct loom_hw_config *c);
 /* Whether res fits part p. */
 int dse_fits(const struct dse_resources *res, const struct loom_hw_part *p);
 

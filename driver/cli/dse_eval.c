@@ -193,7 +193,7 @@ void dse_eval_point(const struct dse_spec *s, const struct dse_point *p, struct 
     return;
   }
   if (same_hardware(s, p, r)) {
-    r->fits = r->status == DSE_DONE && dse_fits(&r->res, s->part);
+    r->fits = r->status == DSE_DONE && dse_fits(&r->res, s->part) && dse_meets_clock(&r->res, &p->cfg);
     r->seconds = now_seconds() - t0;
     return;
   }
@@ -208,7 +208,7 @@ void dse_eval_point(const struct dse_spec *s, const struct dse_point *p, struct 
     r->status = DSE_FAILED;
     snprintf(r->error, sizeof r->error, "synthesis: %.360s", msg);
   }
-  r->fits = r->status == DSE_DONE && dse_fits(&r->res, s->part);
+  r->fits = r->status == DSE_DONE && dse_fits(&r->res, s->part) && dse_meets_clock(&r->res, &p->cfg);
   r->seconds = now_seconds() - t0;
 }
 

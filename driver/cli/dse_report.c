@@ -200,6 +200,7 @@ static void table(FILE *f, const struct dse_spec *s, const struct dse_result *r,
   free(listed);
   fprintf(f, "latency in ms at each point's clock (MHz; accelerator cycles, fsim's timing model); "
              "Fmax: estimated from the Yosys netlist (loomsta, docs/rtl.md \"Timing\"), - without a Yosys run; "
+             "fits: the part's resources and a clock at or below the estimated Fmax; "
              "* estimated (no Yosys run); front: L latency-vs-LUT, D latency-vs-DSP\n");
 }
 

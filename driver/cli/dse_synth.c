@@ -128,15 +128,17 @@ static int run_sta(const struct loom_srctree *t, const char *family, const char 
   return 0;
 }
 
+/* fmax_mhz of loomsta's summary for the part (0: none). */
 static double read_fmax(const char *dir, const char *part) {
-  char path[DSE_PATH_MAX + 256], key[32];
+  char path[DSE_PATH_MAX + 256], line[600];
   double v = 0;
   snprintf(path, sizeof path, "%s/timing-%s.sum", dir, part);
   FILE *f = fopen(path, "r");
   if (!f) return 0;
-  while (fscanf(f, "%31s %lf%*[^\n]", key, &v) == 2 && strcmp(key, "fmax_mhz")) v = 0;
+  while (fgets(line, sizeof line, f))
+    if (sscanf(line, "fmax_mhz %lf", &v) == 1) break;
   fclose(f);
-  return strcmp(key, "fmax_mhz") ? 0 : v;
+  return v > 0 ? v : 0;
 }
 
 /* Synthesizes into a temporary directory beside `final` and renames it. */
@@ -210,6 +212,10 @@ int dse_fmax(const struct loom_hw_config *c, const struct loom_hw_part *p, int r
   *mhz = r.fmax_mhz;
   snprintf(report, report_n, "%s/timing-%s.txt", dir, p->name);
   return 1;
+}
+
+int dse_meets_clock(const struct dse_resources *r, const struct loom_hw_config *c) {
+  return r->fmax_mhz <= 0 || c->clock_mhz <= r->fmax_mhz;
 }
 
 int dse_fits(const struct dse_resources *r, const struct loom_hw_part *p) {

@@ -349,8 +349,24 @@ module loom_top (
     .clk_i (clk_i), .we_i (acc_we), .waddr_i (acc_waddr), .wdata_i (acc_wdata),
     .re_i (acc_re), .raddr_i (acc_raddr), .rdata_o (acc_rdata)
   );
+  // OUT's writes go through a register: the OUT row a writer saturates
+  // (GEMM: accumulate, then sat8) ends there instead of at the RAM's data
+  // pins (docs/rtl.md, "Timing").  OUT is read by STORE only, after compute
+  // pushed its token, which is two cycles or more after the last write, so
+  // the cycle of delay is never seen.
+  reg                out_we_q;
+  reg [AccAddrW-1:0] out_waddr_q;
+  reg [OutBits-1:0]  out_wdata_q;
+  always @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) out_we_q <= 1'b0;
+    else         out_we_q <= acc_we;
+  end
+  always @(posedge clk_i) begin
+    out_waddr_q <= acc_waddr;
+    out_wdata_q <= out_wdata;
+  end
   loom_sram #(.Width(OutBits), .Depth(1 << AccAddrW), .AddrW(AccAddrW)) u_out (
-    .clk_i (clk_i), .we_i (acc_we), .waddr_i (acc_waddr), .wdata_i (out_wdata),
+    .clk_i (clk_i), .we_i (out_we_q), .waddr_i (out_waddr_q), .wdata_i (out_wdata_q),
     .re_i (out_re), .raddr_i (out_raddr), .rdata_o (out_rdata)
   );
 

@@ -16,6 +16,13 @@
 //       issued, so the rows they update keep their values (docs/isa.md).
 // ready_i back-pressures the whole front end (the ALU's interlock and its
 // two-cycle vector operands); the block RAM output holds while F1 stalls.
+// Between F1 and F2 sits a one-entry skid register S: F1's micro-op moves
+// on every cycle S is empty (to F2, or to S when F2 stalls), so F0 reads
+// the next one whenever F1 is empty or S is, which depends on registers
+// only: ready_i ends at F2 and S instead of running on into the loop
+// counters' enables (docs/rtl.md, "Timing").  F2 is fed from S first; a
+// stall leaves S and F1 full, so F2 is issued the same micro-ops in the
+// same cycles as without S.
 `include "loom_isa.vh"
 
 module loom_uop_fe #(
@@ -67,14 +74,46 @@ module loom_uop_fe #(
   // F1
   reg        v1_q, v1_d, badu1_q, badu1_d;
   reg [26:0] oa1_q, oa1_d, ob1_q, ob1_d, oc1_q, oc1_d;
+  // S
+  reg        vs_q, vs_d, bads_q, bads_d;
+  reg [26:0] as_q, as_d, bs_q, bs_d, cs_q, cs_d;
   // F2
   reg        v2_q, v2_d, bad2_q, bad2_d;
   reg [26:0] a2_q, a2_d, b2_q, b2_d, c2_q, c2_d;
 
-  wire adv2 = !v2_q || (ready_i && !bad2_q);
-  wire adv1 = !v1_q || adv2;
-  wire move0 = active_q && adv1 && !abort_i;
-  wire move1 = v1_q && adv2 && !abort_i;
+  // The loop's parameters, captured at start: the instruction's fields are
+  // held while it runs, so these are the same values, but the loop
+  // compares and adds start at registers instead of behind compute's field
+  // decode (docs/rtl.md, "Timing").  start_i itself uses the inputs.
+  reg [12:0] p_uop_begin_q;
+  reg [13:0] p_uop_end_q, p_iter_out_q, p_iter_in_q;
+  reg [10:0] p_fa_out_q, p_fa_in_q, p_fb_out_q, p_fb_in_q;
+  reg [9:0]  p_fc_out_q, p_fc_in_q;
+  reg        p_chk_b_q, p_chk_c_q;
+  reg [16:0] p_lim_b_q, p_lim_c_q;
+  always @(posedge clk_i) begin
+    if (start_i) begin
+      p_uop_begin_q <= uop_begin_i;
+      p_uop_end_q   <= uop_end_i;
+      p_iter_out_q  <= iter_out_i;
+      p_iter_in_q   <= iter_in_i;
+      p_fa_out_q    <= fa_out_i;
+      p_fa_in_q     <= fa_in_i;
+      p_fb_out_q    <= fb_out_i;
+      p_fb_in_q     <= fb_in_i;
+      p_fc_out_q    <= fc_out_i;
+      p_fc_in_q     <= fc_in_i;
+      p_chk_b_q     <= chk_b_i;
+      p_chk_c_q     <= chk_c_i;
+      p_lim_b_q     <= lim_b_i;
+      p_lim_c_q     <= lim_c_i;
+    end
+  end
+
+  wire adv2   = !v2_q || (ready_i && !bad2_q);
+  wire move0  = active_q && (!v1_q || !vs_q) && !abort_i;  // registers only
+  wire move1  = (vs_q || v1_q) && adv2 && !abort_i;        // into F2, from S first
+  wire f1_out = v1_q && (!vs_q || adv2) && !abort_i;       // F1 moves (to F2 or S)
 
   wire [10:0] uop_acc = uop_rdata_i[`LOOM_UOP_ACC_LSB +: `LOOM_UOP_ACC_W];
   wire [10:0] uop_inp = uop_rdata_i[`LOOM_UOP_INP_LSB +: `LOOM_UOP_INP_W];
@@ -84,7 +123,7 @@ module loom_uop_fe #(
   wire [26:0] b1 = ob1_q + {16'd0, uop_inp};
   wire [26:0] c1 = oc1_q + {17'd0, uop_wgt};
   wire        bad1 = badu1_q || (a1 >= AccRows[26:0]) ||
-                     (chk_b_i && b1 >= {10'd0, lim_b_i}) || (chk_c_i && c1 >= {10'd0, lim_c_i});
+                     (p_chk_b_q && b1 >= {10'd0, p_lim_b_q}) || (p_chk_c_q && c1 >= {10'd0, p_lim_c_q});
 
   assign uop_re_o    = move0;
   assign uop_raddr_o = u_q[UopAddrW-1:0];
@@ -93,7 +132,7 @@ module loom_uop_fe #(
   assign b_o         = b2_q[BAddrW-1:0];
   assign c_o         = c2_q[CAddrW-1:0];
   assign err_o       = v2_q && bad2_q;
-  assign done_o      = !active_q && !v1_q && !v2_q;
+  assign done_o      = !active_q && !v1_q && !vs_q && !v2_q;
 
   wire [26-AccAddrW:0] unused_a = a2_q[26:AccAddrW];
   wire [26-BAddrW:0]   unused_b = b2_q[26:BAddrW];
@@ -108,6 +147,8 @@ module loom_uop_fe #(
     oc_i_d = oc_i_q; oc_d = oc_q;
     v1_d = v1_q; badu1_d = badu1_q;
     oa1_d = oa1_q; ob1_d = ob1_q; oc1_d = oc1_q;
+    vs_d = vs_q; bads_d = bads_q;
+    as_d = as_q; bs_d = bs_q; cs_d = cs_q;
     v2_d = v2_q; bad2_d = bad2_q;
     a2_d = a2_q; b2_d = b2_q; c2_d = c2_q;
 
@@ -115,13 +156,22 @@ module loom_uop_fe #(
     if (adv2) v2_d = 1'b0;
     if (move1) begin
       v2_d   = 1'b1;
-      bad2_d = bad1;
-      a2_d   = a1;
-      b2_d   = b1;
-      c2_d   = c1;
+      bad2_d = vs_q ? bads_q : bad1;
+      a2_d   = vs_q ? as_q : a1;
+      b2_d   = vs_q ? bs_q : b1;
+      c2_d   = vs_q ? cs_q : c1;
+    end
+    // S: emptied into F2, and F1's micro-op parked when it cannot go to F2
+    if (vs_q && adv2) vs_d = 1'b0;
+    if (f1_out && (vs_q || !adv2)) begin
+      vs_d   = 1'b1;
+      bads_d = bad1;
+      as_d   = a1;
+      bs_d   = b1;
+      cs_d   = c1;
     end
     // F1
-    if (adv1) v1_d = 1'b0;
+    if (f1_out) v1_d = 1'b0;
     if (move0) begin
       v1_d    = 1'b1;
       badu1_d = ({1'b0, u_q} >= UopRows[14:0]);
@@ -131,25 +181,25 @@ module loom_uop_fe #(
     end
     // F0: the loop
     if (move0) begin
-      if (u_q + 14'd1 < uop_end_i) begin
+      if (u_q + 14'd1 < p_uop_end_q) begin
         u_d = u_q + 14'd1;
       end else begin
-        u_d = {1'b0, uop_begin_i};
-        if (j_q + 14'd1 < iter_in_i) begin
+        u_d = {1'b0, p_uop_begin_q};
+        if (j_q + 14'd1 < p_iter_in_q) begin
           j_d  = j_q + 14'd1;
-          oa_d = oa_q + {16'd0, fa_in_i};
-          ob_d = ob_q + {16'd0, fb_in_i};
-          oc_d = oc_q + {17'd0, fc_in_i};
+          oa_d = oa_q + {16'd0, p_fa_in_q};
+          ob_d = ob_q + {16'd0, p_fb_in_q};
+          oc_d = oc_q + {17'd0, p_fc_in_q};
         end else begin
           j_d = 14'd0;
-          if (i_q + 14'd1 < iter_out_i) begin
+          if (i_q + 14'd1 < p_iter_out_q) begin
             i_d    = i_q + 14'd1;
-            oa_i_d = oa_i_q + {16'd0, fa_out_i};
-            ob_i_d = ob_i_q + {16'd0, fb_out_i};
-            oc_i_d = oc_i_q + {17'd0, fc_out_i};
-            oa_d   = oa_i_q + {16'd0, fa_out_i};
-            ob_d   = ob_i_q + {16'd0, fb_out_i};
-            oc_d   = oc_i_q + {17'd0, fc_out_i};
+            oa_i_d = oa_i_q + {16'd0, p_fa_out_q};
+            ob_i_d = ob_i_q + {16'd0, p_fb_out_q};
+            oc_i_d = oc_i_q + {17'd0, p_fc_out_q};
+            oa_d   = oa_i_q + {16'd0, p_fa_out_q};
+            ob_d   = ob_i_q + {16'd0, p_fb_out_q};
+            oc_d   = oc_i_q + {17'd0, p_fc_out_q};
           end else begin
             active_d = 1'b0;
           end
@@ -160,6 +210,7 @@ module loom_uop_fe #(
     if (v2_q && bad2_q) begin
       active_d = 1'b0;
       v1_d     = 1'b0;
+      vs_d     = 1'b0;
     end
     if (start_i) begin
       active_d = (iter_out_i != 14'd0) && (iter_in_i != 14'd0) &&
@@ -171,11 +222,13 @@ module loom_uop_fe #(
       ob_i_d = 27'd0; ob_d = 27'd0;
       oc_i_d = 27'd0; oc_d = 27'd0;
       v1_d = 1'b0;
+      vs_d = 1'b0;
       v2_d = 1'b0;
     end
     if (abort_i) begin
       active_d = 1'b0;
       v1_d     = 1'b0;
+      vs_d     = 1'b0;
       v2_d     = 1'b0;
     end
   end
@@ -184,10 +237,12 @@ module loom_uop_fe #(
     if (!rst_ni) begin
       active_q <= 1'b0;
       v1_q     <= 1'b0;
+      vs_q     <= 1'b0;
       v2_q     <= 1'b0;
     end else begin
       active_q <= active_d;
       v1_q     <= v1_d;
+      vs_q     <= vs_d;
       v2_q     <= v2_d;
     end
   end
@@ -199,6 +254,8 @@ module loom_uop_fe #(
     oc_i_q <= oc_i_d; oc_q <= oc_d;
     badu1_q <= badu1_d;
     oa1_q <= oa1_d; ob1_q <= ob1_d; oc1_q <= oc1_d;
+    bads_q <= bads_d;
+    as_q <= as_d; bs_q <= bs_d; cs_q <= cs_d;
     bad2_q <= bad2_d;
     a2_q <= a2_d; b2_q <= b2_d; c2_q <= c2_d;
   end

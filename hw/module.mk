@@ -59,8 +59,9 @@ endif
 $(foreach c,$(LOOM_CONFIGS),synth-$(c)): synth-%: $(GEN)/cfg_%/loom_cfg.vh $(GEN)/loom_isa.vh
 	hw/synth/synth.sh $* $(GEN) $(BUILD)/synth/$*
 
-timing: $(GEN)/boards/stamp $(LOOMSTA) $(LOOM_CFG_HEADERS)
-	@BUILD=$(BUILD) GEN=$(GEN) LOOMSTA=$(LOOMSTA) scripts/timing.sh $(or $(CONFIG),default) $(BOARD)
+timing: $(GEN)/boards/stamp $(LOOMSTA) $(LOOM) $(LOOM_CFG_HEADERS)
+	@BUILD=$(BUILD) GEN=$(GEN) LOOM=$(LOOM) LOOMGEN=$(LOOMGEN) LOOMSTA=$(LOOMSTA) \
+	  scripts/timing.sh $(or $(CONFIG),default) $(BOARD)
 
 rtl-cells: $(GEN)/loom_isa.vh
 	BUILD=$(BUILD) tests/rtl/run_cells.sh

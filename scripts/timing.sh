@@ -6,8 +6,8 @@
 # has CONFIG on the configuration's own part, or else any board that has
 # CONFIG), this is `make board-estimates` for that board alone: the same
 # Yosys run, cached in BUILD/boards/<family>-<config>[-uram]/, and the same
-# check of the board's clock.  A configuration no board uses (tiny) is
-# synthesized for its own part into BUILD/timing/<config>/.  Then loomsta
+# check of the board's clock.  A configuration no board uses (tiny) goes
+# through the same script's CONFIG=NAME run against its own part.  Then loomsta
 # prints the worst paths with the first three broken down cell by cell; the
 # report stays beside the netlist (timing-<board>.txt).
 #
@@ -17,6 +17,8 @@ set -u
 BUILD=${BUILD:-build}
 GEN=${GEN:-$BUILD/gen}
 LOOMSTA=${LOOMSTA:-$BUILD/tools/loomsta}
+LOOM=${LOOM:-$BUILD/bin/loom}
+LOOMGEN=${LOOMGEN:-$BUILD/tools/loomgen}
 [ $# -ge 1 ] && [ -n "$1" ] || { echo "usage: scripts/timing.sh CONFIG [BOARD]" >&2; exit 2; }
 cfg=$1 board=${2:-}
 boards=$GEN/boards/boards.txt
@@ -25,7 +27,6 @@ tcl=$GEN/loom_cfg_$cfg.tcl
 [ -f "$vh" ] && [ -f "$tcl" ] || { echo "timing: no configuration $cfg ($vh missing; make gen)" >&2; exit 2; }
 [ -f "$boards" ] || { echo "timing: $boards missing (make board-files)" >&2; exit 2; }
 part=$(sed -n 's/.* part \([^] ]*\).*/\1/p' "$tcl")
-mhz=$(sed -n 's/.* clock_mhz \([0-9]*\).*/\1/p' "$tcl")
 
 if [ -n "$board" ]; then
   line=$(awk -v b="$board" '$1 == b' "$boards")
@@ -52,14 +53,15 @@ if [ -n "$board" ]; then
   exit 0
 fi
 
-# No board has this configuration: its own part, no UltraRAM.
-out=$BUILD/timing/$cfg
-family=xcup
-case $part in xc7*) family=xc7 ;; esac
-echo "timing: configuration $cfg (no board) on its part $part, Yosys log $out/yosys.log"
-GEN=$GEN LOOM_JSON=1 hw/synth/estimate.sh "$vh" "$family" "" "$out" || { echo "timing: yosys failed" >&2; exit 1; }
-"$LOOMSTA" --part "$part" --clock "$mhz" --top 10 --detail 3 --summary "$out/timing.sum" \
-  --markdown "$out/timing.md" "$out/netlist.json" > "$out/timing.txt"
+# No board has this configuration: `make board-estimates CONFIG=NAME`'s run
+# against the configuration's own part (its fit, UltraRAM if the part needs
+# it, the clock check), cached in BUILD/boards/config-<config>-<family>*/.
+echo "timing: configuration $cfg (no board) on its part $part"
+CONFIG=$cfg BUILD=$BUILD GEN=$GEN LOOM=$LOOM LOOMGEN=$LOOMGEN LOOMSTA=$LOOMSTA \
+  bitstreams/common/yosys-estimate.sh $(cat hw/rtl/loom_rtl.f) > "$BUILD/timing-$cfg.log" 2>&1
 rc=$?
-cat "$out/timing.txt"
+grep '^yosys-estimate: .*Fmax\|does not fit\|failed' "$BUILD/timing-$cfg.log" >&2
+report=$(ls -t "$BUILD"/boards/config-"$cfg"-*/timing-"$cfg".txt 2>/dev/null | head -n 1)
+[ -n "$report" ] || { echo "timing: no report (see $BUILD/timing-$cfg.log)" >&2; exit 1; }
+cat "$report"
 [ $rc -eq 0 ] || exit 1

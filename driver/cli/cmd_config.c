@@ -41,10 +41,11 @@ static int fmax_estimate(const struct loom_hw_config *c, const struct loom_hw_pa
   char report[DSE_PATH_MAX + 256], msg[LOOM_MSG_MAX];
   double mhz = 0;
   int rc = dse_fmax(c, p, run, &mhz, report, sizeof report, msg, sizeof msg);
+  const char *verdict = mhz >= c->clock_mhz ? "met" : "NOT met";
   if (!run) {
     if (rc > 0)
       printf("# clock %d MHz; estimated Fmax %.1f MHz on %s (%s: %s)\n", c->clock_mhz, mhz, p->name,
-             mhz >= c->clock_mhz ? "met" : "NOT met", report);
+             verdict, report);
     else
       printf("# clock %d MHz; estimated Fmax on %s: not known yet (loom config fmax %s: Yosys, minutes)\n",
              c->clock_mhz, p->name, c->name);
@@ -52,7 +53,7 @@ static int fmax_estimate(const struct loom_hw_config *c, const struct loom_hw_pa
   }
   if (rc <= 0) return fprintf(stderr, "loom: %s: no Fmax estimate on %s: %s\n", c->name, p->name, msg), 1;
   printf("%s: clock %d MHz; estimated Fmax %.1f MHz on %s: %s\nreport (the worst paths): %s\n", c->name,
-         c->clock_mhz, mhz, p->name, mhz >= c->clock_mhz ? "met" : "NOT met", report);
+         c->clock_mhz, mhz, p->name, verdict, report);
   return 0;
 }
 

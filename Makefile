@@ -50,6 +50,7 @@ GEN := $(BUILD)/gen
 GEN_HEADERS := $(GEN)/loom_isa_gen.h $(GEN)/loom_isa.vh $(GEN)/loom_version.h
 GEN_SOURCES := $(GEN)/loom_isa_gen.c
 LOOMGEN := $(BUILD)/tools/loomgen
+LOOMSTA := $(BUILD)/tools/loomsta
 SPEC := $(wildcard hw/spec/*.def)
 
 LIBLOOM_CORE_SRCS := $(wildcard driver/core/*.c)
@@ -75,7 +76,7 @@ UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_TEST_SRCS))
 .PHONY: all deps test test-programs demo check-docs gen clean
 .DEFAULT_GOAL := all
 
-all: $(LOOM) $(LIBLOOM_SO) $(UNIT_TESTS)
+all: $(LOOM) $(LIBLOOM_SO) $(UNIT_TESTS) $(LOOMSTA)
 
 deps:
 	@scripts/install-deps.sh

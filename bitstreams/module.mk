@@ -12,9 +12,11 @@
 #   make board-files-fix           rewrite bitstreams/*/loom.dtso from boards.def
 #   make board-estimates           Yosys (hw/synth/estimate.sh) once per
 #                                  distinct (family, config, uram) of the
-#                                  boards, checked against each board's part;
-#                                  writes build/boards/estimates.md.  Minutes
-#                                  per run, so not part of `make test`.
+#                                  boards, checked against each board's part,
+#                                  and loomsta's timing estimate of each board
+#                                  checked against its clock; writes
+#                                  build/boards/estimates.md and timing.md.
+#                                  Minutes per run, so not part of `make test`.
 #                                  CONFIG=FILE [PART=part]: a configuration
 #                                  file instead, against its part
 #
@@ -123,8 +125,8 @@ bitstream-run: $(BOARD_GEN)/stamp $(if $(CONFIG),$(LOOM))
 # ---------------------------------------------------------------- Yosys estimates
 
 # CONFIG=FILE [PART=part]: that configuration file alone, against PART (default its own).
-board-estimates: $(BOARD_GEN)/stamp $(if $(CONFIG),$(LOOM))
-	@BUILD=$(BUILD) GEN=$(GEN) LOOM=$(LOOM) LOOMGEN=$(LOOMGEN) CONFIG=$(CONFIG) PART=$(PART) \
+board-estimates: $(BOARD_GEN)/stamp $(LOOMSTA) $(if $(CONFIG),$(LOOM))
+	@BUILD=$(BUILD) GEN=$(GEN) LOOM=$(LOOM) LOOMGEN=$(LOOMGEN) LOOMSTA=$(LOOMSTA) CONFIG=$(CONFIG) PART=$(PART) \
 	  bitstreams/common/yosys-estimate.sh $(BOARD_RTL)
 
 # ---------------------------------------------------------------- tests

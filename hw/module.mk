@@ -6,6 +6,11 @@
 #                        LUT/FF/DSP48E1/RAMB36E1/RAMB18E1 and fails beyond the xc7z020;
 #                        CONFIG=NAME|FILE another configuration, or a configuration file
 #   make synth-CONFIG    the same for another configuration (no capacity check)
+#   make timing CONFIG=NAME [BOARD=B]   logic levels and estimated Fmax of a configuration
+#                        (scripts/timing.sh, loomsta; docs/rtl.md "Timing"): the Yosys run of
+#                        the board that has it (BOARD, or the first on its part; cached with
+#                        make board-estimates), the worst paths, and a failure when the
+#                        estimate is below the configuration's clock
 #   make rtl-cells       the cell testbenches (tests/rtl/run_cells.sh)
 #   make rtl-top         loom_top against fsim on random programs (tests/rtl/run_top.sh)
 #
@@ -34,7 +39,7 @@ gen: $(LOOM_CFG_HEADERS)
 # tsim builds read LOOM_RTL_INC_<config>; make sure the header is there.
 $(foreach c,$(LOOM_CONFIGS),$(eval $(BUILD)/tsim/$(c)/libloom_tsim.so $(BUILD)/tsim/$(c)-mt/libloom_tsim.so: $(GEN)/cfg_$(c)/loom_cfg.vh))
 
-.PHONY: lint synth rtl-cells rtl-top $(foreach c,$(LOOM_CONFIGS),lint-$(c) synth-$(c))
+.PHONY: lint synth timing rtl-cells rtl-top $(foreach c,$(LOOM_CONFIGS),lint-$(c) synth-$(c))
 
 lint: $(foreach c,$(LOOM_CONFIGS),lint-$(c))
 
@@ -53,6 +58,10 @@ endif
 
 $(foreach c,$(LOOM_CONFIGS),synth-$(c)): synth-%: $(GEN)/cfg_%/loom_cfg.vh $(GEN)/loom_isa.vh
 	hw/synth/synth.sh $* $(GEN) $(BUILD)/synth/$*
+
+timing: $(GEN)/boards/stamp $(LOOMSTA) $(LOOM) $(LOOM_CFG_HEADERS)
+	@BUILD=$(BUILD) GEN=$(GEN) LOOM=$(LOOM) LOOMGEN=$(LOOMGEN) LOOMSTA=$(LOOMSTA) \
+	  scripts/timing.sh $(or $(CONFIG),default) $(BOARD)
 
 rtl-cells: $(GEN)/loom_isa.vh
 	BUILD=$(BUILD) tests/rtl/run_cells.sh

@@ -7,7 +7,7 @@
 set -eu
 
 PACKAGES="build-essential pkg-config zlib1g-dev libssl-dev libcmocka-dev
-verilator yosys iverilog tcl
+verilator yosys iverilog tcl libjansson-dev
 protobuf-c-compiler libprotobuf-c-dev
 python3 python3-numpy python3-onnx python3-torch python3-torchvision python3-sklearn
 gnuplot-nox jq clang libclang-rt-14-dev llvm-15-dev device-tree-compiler lld-15

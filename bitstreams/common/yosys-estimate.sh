@@ -21,6 +21,14 @@
 # Anything above 100% fails; above 85% draws a warning, since Vivado rarely
 # routes a fuller device at the target clock.  The table goes to stdout and
 # to BUILD/boards/estimates.md, for docs/boards.md.
+#
+# Each run also writes its flattened netlist (LOOM_JSON=1), and loomsta
+# (LOOMSTA, default BUILD/tools/loomsta; docs/rtl.md "Timing") estimates
+# every board's Fmax from it with the delay model of the board's part: the
+# report is BUILD/boards/<key>/timing-<board>.txt, the table
+# BUILD/boards/timing.md.  A board whose configuration's clock is above its
+# estimated Fmax fails the check.  ESTIMATE_BOARDS="a b" restricts all of
+# this to the named boards (`make timing` uses it for one).
 set -u
 BUILD=${BUILD:-build}
 GEN=${GEN:-$BUILD/gen}
@@ -31,6 +39,8 @@ estimate=hw/synth/estimate.sh
 mkdir -p "$out"
 [ $# -gt 0 ] || { echo "yosys-estimate: no RTL files given" >&2; exit 2; }
 [ -f "$synth_tcl" ] || { echo "yosys-estimate: $synth_tcl missing" >&2; exit 2; }
+LOOMSTA=${LOOMSTA:-$BUILD/tools/loomsta}
+[ -x "$LOOMSTA" ] || { echo "yosys-estimate: $LOOMSTA missing (make $LOOMSTA)" >&2; exit 2; }
 
 # Replace a file only when its content changes, so mtimes mean "changed".
 update() { cmp -s "$1" "$2" || cp "$1" "$2"; }
@@ -46,14 +56,14 @@ synth() {
   buffers=""
   [ "$uram" = 1 ] && buffers=$uram_buffers
   recipe="family=$family uram=$buffers rtl=$*"
-  if [ -f "$dir/stat.txt" ] && [ "$(cat "$dir/recipe.txt" 2>/dev/null)" = "$recipe" ] &&
+  if [ -f "$dir/stat.txt" ] && [ -f "$dir/netlist.json" ] && [ "$(cat "$dir/recipe.txt" 2>/dev/null)" = "$recipe" ] &&
      [ -z "$(find "$@" "$dir/loom_cfg.vh" "$GEN/loom_isa.vh" "$synth_tcl" "$estimate" -newer "$dir/stat.txt" 2>/dev/null)" ]; then
     echo "yosys-estimate: $key: up to date ($dir/stat.txt)"
     return 0
   fi
   echo "yosys-estimate: $key: synth_xilinx -family $family${buffers:+, UltraRAM: $buffers} (log: $dir/yosys.log)"
   start=$(date +%s)
-  if ! GEN=$GEN LOOM_RTL_FILES="$*" "$estimate" "$dir/loom_cfg.vh" "$family" "$buffers" "$dir"; then
+  if ! GEN=$GEN LOOM_JSON=1 LOOM_RTL_FILES="$*" "$estimate" "$dir/loom_cfg.vh" "$family" "$buffers" "$dir"; then
     rm -f "$dir/stat.txt"
     return 1
   fi
@@ -86,6 +96,24 @@ verdict() {
     }'
 }
 
+# sta KEY NAME PART MHZ: loomsta on KEY's netlist with PART's delay model
+# against MHZ; prints "MET FMAX MODEL WORST_NS LEVELS" (MET: yes or NO), or
+# fails with a message.
+sta() {
+  d=$out/$1
+  "$LOOMSTA" --part "$3" --clock "$4" --top 10 --detail 3 --summary "$d/timing-$2.sum" \
+    --markdown "$d/timing-$2.md" "$d/netlist.json" > "$d/timing-$2.txt" 2> "$d/timing-$2.err"
+  rc=$?
+  if [ $rc -ne 0 ] && [ $rc -ne 3 ]; then
+    echo "yosys-estimate: $2: loomsta failed: $(cat "$d/timing-$2.err")" >&2
+    return 1
+  fi
+  met=yes
+  [ $rc -eq 3 ] && met=NO
+  awk -v met=$met '{ v[$1] = $2 } END { print met, v["fmax_mhz"], v["model"], v["worst_ns"], v["levels"] }' \
+    "$d/timing-$2.sum"
+}
+
 # ---- CONFIG=FILE: one configuration against one part ----
 if [ -n "${CONFIG:-}" ]; then
   LOOM=${LOOM:-$BUILD/bin/loom}
@@ -108,10 +136,31 @@ if [ -n "${CONFIG:-}" ]; then
   echo "|---|---|---|---|---|---|---|---|---|"
   echo "${line#* * }"
   case ${line%% *} in NO) echo "yosys-estimate: $CONFIG does not fit $part" >&2; exit 1 ;; esac
+  mhz=$("$LOOM" config show "$CONFIG" | sed -n 's/^clock_mhz = //p')
+  r=$(sta "$key" "$name" "$part" "$mhz") || exit 1
+  set -- $r
+  echo "yosys-estimate: $CONFIG: estimated Fmax $2 MHz on $part ($3; worst path $4 ns, $5 logic levels; report $out/$key/timing-$name.txt)"
+  [ "$1" = yes ] || { echo "yosys-estimate: $CONFIG: estimated Fmax $2 MHz is below its clock of $mhz MHz" >&2; exit 1; }
   exit 0
 fi
 
 [ -f "$boards" ] || { echo "yosys-estimate: $boards missing (make board-files)" >&2; exit 2; }
+# The boards to estimate: all, or those ESTIMATE_BOARDS names (then the
+# files below get the names as a suffix, so runs for different boards can
+# go side by side).
+tag=""
+[ -n "${ESTIMATE_BOARDS:-}" ] && tag=-$(echo $ESTIMATE_BOARDS | tr ' ' '-')
+selected=$out/boards$tag.txt
+if [ -n "${ESTIMATE_BOARDS:-}" ]; then
+  for b in $ESTIMATE_BOARDS; do
+    grep -q "^$b " "$boards" || { echo "yosys-estimate: no board $b in $boards" >&2; exit 2; }
+  done
+  awk -v list=" $ESTIMATE_BOARDS " 'index(list, " " $1 " ")' "$boards" > "$selected.new"
+else
+  cp "$boards" "$selected.new"
+fi
+mv "$selected.new" "$selected"
+boards=$selected
 # The same list for every board; the first board's Tcl parameters have it.
 uram_buffers=$(sed -n 's/.* uram_buffers {\([^}]*\)}.*/\1/p' "$GEN"/boards/loom_board_*.tcl | head -n 1)
 
@@ -142,7 +191,7 @@ TRIPLE
 done
 [ $status -eq 0 ] || exit 1
 
-table=$out/estimates.md.tmp
+table=$out/estimates$tag.md.tmp
 {
   echo "| board | config | family | LUT | FF | DSP | BRAM36 | URAM | fits |"
   echo "|---|---|---|---|---|---|---|---|---|"
@@ -164,7 +213,28 @@ while read -r name cfg flow part family uram mhz lut_cap ff_cap dsp_cap bram_cap
     tight) echo "yosys-estimate: $name: warning: $cfg fills $part to $worst% (Vivado may not route it at $mhz MHz)" ;;
   esac
 done < "$boards"
-mv "$table" "$out/estimates.md"
-cat "$out/estimates.md"
+mv "$table" "$out/estimates$tag.md"
+cat "$out/estimates$tag.md"
 [ $status -eq 0 ] && echo "yosys-estimate: every board's configuration fits its part"
+
+# Timing: each board's netlist against its part's delay model and its clock.
+table=$out/timing$tag.md.tmp
+{
+  echo "| board | config | part | clock | estimated Fmax | worst path (logic levels) | met |"
+  echo "|---|---|---|---|---|---|---|"
+} > "$table"
+tstatus=0
+while read -r name cfg flow part family uram mhz rest; do
+  r=$(sta "$(key_of "$family" "$cfg" "$uram")" "$name" "$part" "$mhz") || { tstatus=1; continue; }
+  set -- $r
+  if [ "$1" = NO ]; then
+    echo "yosys-estimate: $name: configuration $cfg's estimated Fmax $2 MHz is below its clock of $mhz MHz ($out/$(key_of "$family" "$cfg" "$uram")/timing-$name.txt)" >&2
+    tstatus=1
+  fi
+  echo "| \`$name\` | \`$cfg\` | $part | $mhz MHz | $2 MHz ($3) | $4 ns ($5) | $1 |" >> "$table"
+done < "$boards"
+mv "$table" "$out/timing$tag.md"
+cat "$out/timing$tag.md"
+[ $tstatus -eq 0 ] && echo "yosys-estimate: every board's configuration is estimated to reach its clock"
+[ $tstatus -eq 0 ] || status=1
 exit $status

@@ -5,6 +5,8 @@
  *   loom config show NAME|FILE          the keys as `key = value` lines
  *   loom config check NAME|FILE [--part PART]
  *                                       every rule it breaks, one line each
+ *   loom config fmax NAME|FILE [--part PART]
+ *                                       its estimated Fmax (Yosys + loomsta)
  *   loom config vh NAME|FILE            its Verilog header (loom_cfg.vh)
  *   loom config tcl NAME|FILE           its Tcl parameters (board flows)
  *
@@ -15,11 +17,16 @@
  * every other reader of a configuration file, so that one run names all of
  * them (the rules: hwconfig_rules.c; the part's budget: its DSPs and block
  * RAM as loom_hw_dsp_estimate and loom_hw_memory_fit count them; Yosys
- * gives the real figures, see `loom dse`).
+ * gives the real figures, see `loom dse`).  `show` gives the clock an
+ * estimate says the RTL reaches on the part when the synthesis cache has one
+ * (dse_synth.c); `fmax` makes it: Yosys synth_xilinx, then loomsta's logic
+ * levels under the part's delay model (docs/rtl.md, "Timing"), minutes the
+ * first time and cached after.
  */
 #include <string.h>
 
 #include "cli.h"
+#include "dse.h"
 #include "loom/hwconfig.h"
 #include "loom/loom.h"
 
@@ -28,10 +35,34 @@ static int load(const char *arg, struct loom_hw_config *c) {
   return loom_hw_config_resolve(arg, c, msg, sizeof msg) ? cli_error("%s", msg) : CLI_OK;
 }
 
+/* The estimated Fmax on part p: from the cache, or (run) made; a comment
+ * line for show, or fmax's report.  0, or 1 after printing why not. */
+static int fmax_estimate(const struct loom_hw_config *c, const struct loom_hw_part *p, int run) {
+  char report[DSE_PATH_MAX + 256], msg[LOOM_MSG_MAX];
+  double mhz = 0;
+  int rc = dse_fmax(c, p, run, &mhz, report, sizeof report, msg, sizeof msg);
+  const char *verdict = mhz >= c->clock_mhz ? "met" : "NOT met";
+  if (!run) {
+    if (rc > 0)
+      printf("# clock %d MHz; estimated Fmax %.1f MHz on %s (%s: %s)\n", c->clock_mhz, mhz, p->name,
+             verdict, report);
+    else
+      printf("# clock %d MHz; estimated Fmax on %s: not known yet (loom config fmax %s: Yosys, minutes)\n",
+             c->clock_mhz, p->name, c->name);
+    return 0;
+  }
+  if (rc <= 0) return fprintf(stderr, "loom: %s: no Fmax estimate on %s: %s\n", c->name, p->name, msg), 1;
+  printf("%s: clock %d MHz; estimated Fmax %.1f MHz on %s: %s\nreport (the worst paths): %s\n", c->name,
+         c->clock_mhz, mhz, p->name, verdict, report);
+  return 0;
+}
+
 static void show(const struct loom_hw_config *c) {
   printf("# %s%s%s\n", c->name, c->comment ? ": " : "", c->comment ? c->comment : "");
   printf("# hash 0x%08X; %u MACs per cycle; rows INP %d, WGT %d, ACC %d, UOP %d, OUT %d\n", c->hash,
          loom_hw_peak_macs(c), c->inp_rows, c->wgt_rows, c->acc_rows, c->uop_rows, c->out_rows);
+  const struct loom_hw_part *p = loom_hw_part_by_name(c->part);
+  if (p) fmax_estimate(c, p, 0);
   loom_hw_write_keys(stdout, c);
 }
 
@@ -92,8 +123,15 @@ static int check(const char *arg, const char *part) {
 static int config_action(const char *action, const char *arg, const char *part) {
   struct loom_hw_config c;
   if (!strcmp(action, "check")) return check(arg, part);
-  if (part) return cli_usage_error(&cli_cmd_config, "--part goes with check only");
+  if (part && strcmp(action, "fmax")) return cli_usage_error(&cli_cmd_config, "--part goes with check and fmax only");
   if (load(arg, &c) != CLI_OK) return CLI_USER;
+  if (!strcmp(action, "fmax")) {
+    const struct loom_hw_part *p = loom_hw_part_by_name(part ? part : c.part);
+    if (!p) return cli_error("%s: unknown part '%s' (loom config check lists the known ones)", arg, part ? part : c.part);
+    if (loom_hw_check_part(&c, p, LOOM_URAM_BUFFERS, NULL, 0))
+      return cli_error("%s: does not fit %s (loom config check %s --part %s)", arg, p->name, arg, p->name);
+    return fmax_estimate(&c, p, 1) ? CLI_USER : CLI_OK;
+  }
   if (!strcmp(action, "show")) show(&c);
   else if (!strcmp(action, "vh")) loom_hw_write_vh(stdout, &c);
   else loom_hw_write_tcl(stdout, &c);
@@ -118,14 +156,15 @@ static int run_config(int argc, char **argv) {
     else if (!arg) arg = argv[i];
     else return cli_usage_error(&cli_cmd_config, "unexpected argument '%s'", argv[i]);
   }
-  if (!action) return cli_usage_error(&cli_cmd_config, "no action given (list, show, check, vh, tcl)");
+  if (!action) return cli_usage_error(&cli_cmd_config, "no action given (list, show, check, fmax, vh, tcl)");
   if (!strcmp(action, "list")) {
     if (arg) return cli_usage_error(&cli_cmd_config, "list takes no argument");
     list();
     return CLI_OK;
   }
-  if (strcmp(action, "show") && strcmp(action, "check") && strcmp(action, "vh") && strcmp(action, "tcl"))
-    return cli_usage_error(&cli_cmd_config, "unknown action '%s' (list, show, check, vh, tcl)", action);
+  if (strcmp(action, "show") && strcmp(action, "check") && strcmp(action, "fmax") && strcmp(action, "vh") &&
+      strcmp(action, "tcl"))
+    return cli_usage_error(&cli_cmd_config, "unknown action '%s' (list, show, check, fmax, vh, tcl)", action);
   if (!arg) return cli_usage_error(&cli_cmd_config, "%s needs a configuration name or file", action);
   return config_action(action, arg, part);
 }
@@ -136,6 +175,7 @@ const struct cli_cmd cli_cmd_config = {
     .help = "usage: loom config list\n"
             "       loom config show NAME|FILE\n"
             "       loom config check NAME|FILE [--part PART]\n"
+            "       loom config fmax NAME|FILE [--part PART]\n"
             "       loom config vh|tcl NAME|FILE\n"
             "\n"
             "A hardware configuration is a name (docs/configs.md) or a file of\n"
@@ -151,6 +191,10 @@ const struct cli_cmd cli_cmd_config = {
             "          rows of whole bus words, the ISA's index fields, bus width, queue\n"
             "          depths), then the DSP and block RAM budget of its part (or\n"
             "          --part PART); exit status 1 when anything is wrong\n"
+            "  fmax    the clock the RTL is estimated to reach on its part (or --part):\n"
+            "          Yosys synth_xilinx, then logic levels under the part's delay\n"
+            "          model (docs/rtl.md \"Timing\"); minutes the first time, then\n"
+            "          cached, and `show` prints it\n"
             "  vh      the Verilog header loom_top includes as loom_cfg.vh\n"
             "  tcl     the Tcl dict loom_cfg of the board flows\n"
             "\n"

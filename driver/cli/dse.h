@@ -102,6 +102,7 @@ struct dse_resources {
   double bram36;
   int yosys;  /* 1: Yosys synth_xilinx; 0: estimated DSP and BRAM only */
   int uram_used; /* the UltraRAM buffers were moved there */
+  double fmax_mhz; /* loomsta's estimate of the Yosys netlist on the part; 0: none */
 };
 
 #define DSE_ID_MAX (LOOM_HW_NAME_MAX + 16)
@@ -153,6 +154,15 @@ double dse_total_ms(const struct dse_spec *s, const struct dse_result *r);
  * s->synth, else the estimates.  0, or -1 with a message. */
 int dse_synth(const struct dse_spec *s, const struct loom_hw_config *c, struct dse_resources *res,
               char *msg, size_t n);
+/* The estimated Fmax of configuration c on part p: loomsta's (docs/rtl.md,
+ * "Timing") on the cached Yosys netlist.  1 with *mhz and the report's path
+ * (timing-<part>.txt), 0 when it is not in the cache and `run` is 0, -1 on
+ * failure; msg says why in the last two cases.  run: synthesize (minutes)
+ * when missing. */
+int dse_fmax(const struct loom_hw_config *c, const struct loom_hw_part *p, int run, double *mhz,
+             char *report, size_t report_n, char *msg, size_t n);
+/* Whether the clock is at or below the estimated Fmax (or there is none). */
+int dse_meets_clock(const struct dse_resources *res, const struct loom_hw_config *c);
 /* Whether res fits part p. */
 int dse_fits(const struct dse_resources *res, const struct loom_hw_part *p);
 

@@ -193,7 +193,7 @@ void dse_eval_point(const struct dse_spec *s, const struct dse_point *p, struct 
     return;
   }
   if (same_hardware(s, p, r)) {
-    r->fits = r->status == DSE_DONE && dse_fits(&r->res, s->part);
+    r->fits = r->status == DSE_DONE && dse_fits(&r->res, s->part) && dse_meets_clock(&r->res, &p->cfg);
     r->seconds = now_seconds() - t0;
     return;
   }
@@ -208,7 +208,7 @@ void dse_eval_point(const struct dse_spec *s, const struct dse_point *p, struct 
     r->status = DSE_FAILED;
     snprintf(r->error, sizeof r->error, "synthesis: %.360s", msg);
   }
-  r->fits = r->status == DSE_DONE && dse_fits(&r->res, s->part);
+  r->fits = r->status == DSE_DONE && dse_fits(&r->res, s->part) && dse_meets_clock(&r->res, &p->cfg);
   r->seconds = now_seconds() - t0;
 }
 
@@ -238,8 +238,8 @@ static void result_text(const struct dse_spec *s, const struct dse_result *r, FI
     for (int i = 0; i < s->n_nets; i++)
       fprintf(f, "net %s %llu %llu %d\n", s->nets[i].name, (unsigned long long)r->net[i].cycles,
               (unsigned long long)r->net[i].macs, r->net[i].jobs);
-    fprintf(f, "res %ld %ld %ld %.1f %ld %d %d\nfits %d\n", r->res.lut, r->res.ff, r->res.dsp,
-            r->res.bram36, r->res.uram, r->res.yosys, r->res.uram_used, r->fits);
+    fprintf(f, "res %ld %ld %ld %.1f %ld %d %d %.1f\nfits %d\n", r->res.lut, r->res.ff, r->res.dsp,
+            r->res.bram36, r->res.uram, r->res.yosys, r->res.uram_used, r->res.fmax_mhz, r->fits);
   }
   fprintf(f, "seconds %.1f\nend\n", r->seconds);
 }
@@ -292,8 +292,8 @@ static int result_line(const struct dse_spec *s, char *line, struct dse_result *
     return ++*nets, 0;
   }
   if (!strcmp(word, "res"))
-    return sscanf(rest, "%ld %ld %ld %lf %ld %d %d", &r->res.lut, &r->res.ff, &r->res.dsp, &r->res.bram36,
-                  &r->res.uram, &r->res.yosys, &r->res.uram_used) == 7 ? 0 : -1;
+    return sscanf(rest, "%ld %ld %ld %lf %ld %d %d %lf", &r->res.lut, &r->res.ff, &r->res.dsp, &r->res.bram36,
+                  &r->res.uram, &r->res.yosys, &r->res.uram_used, &r->res.fmax_mhz) == 8 ? 0 : -1;
   return -1;
 }
 

@@ -95,10 +95,13 @@ static void json_point(FILE *f, const struct dse_spec *s, const struct dse_resul
       fprintf(f, "%s\"%s\": {\"cycles\": %llu, \"macs\": %llu, \"jobs\": %d, \"utilization\": %.4f, \"latency_ms\": %.4f}",
               i ? ", " : "", s->nets[i].name, (unsigned long long)r->net[i].cycles,
               (unsigned long long)r->net[i].macs, r->net[i].jobs, utilization(r, i), dse_latency_ms(r, i));
-    fprintf(f, "},\n     \"total_ms\": %.4f, \"resources\": {\"lut\": %ld, \"ff\": %ld, \"dsp\": %ld, "
+    fprintf(f, "},\n     \"total_ms\": %.4f, \"fmax_mhz_estimate\": ", dse_total_ms(s, r));
+    if (r->res.fmax_mhz > 0) fprintf(f, "%.1f", r->res.fmax_mhz);
+    else fprintf(f, "null");
+    fprintf(f, ", \"resources\": {\"lut\": %ld, \"ff\": %ld, \"dsp\": %ld, "
                "\"bram36\": %.1f, \"uram\": %ld, \"source\": \"%s\", \"uram_buffers\": %s}, \"fits\": %s, "
                "\"pareto_lut\": %s, \"pareto_dsp\": %s",
-            dse_total_ms(s, r), r->res.lut, r->res.ff, r->res.dsp, r->res.bram36, r->res.uram,
+            r->res.lut, r->res.ff, r->res.dsp, r->res.bram36, r->res.uram,
             r->res.yosys ? "yosys" : "estimate", r->res.uram_used ? "true" : "false",
             r->fits ? "true" : "false", on[0] ? "true" : "false", on[1] ? "true" : "false");
   }
@@ -135,7 +138,7 @@ static void csv(FILE *f, const struct dse_spec *s, const struct dse_result *r, i
   for (int k = 0; k < DSE_KEY_COUNT; k++) fprintf(f, ",%s", dse_key_names[k]);
   fprintf(f, ",part");
   for (int i = 0; i < s->n_nets; i++) fprintf(f, ",%s_cycles,%s_ms", s->nets[i].name, s->nets[i].name);
-  fprintf(f, ",total_ms,lut,ff,dsp,bram36,uram,resources,fits,pareto_lut,pareto_dsp\n");
+  fprintf(f, ",total_ms,fmax_mhz_estimate,lut,ff,dsp,bram36,uram,resources,fits,pareto_lut,pareto_dsp\n");
   for (int j = 0; j < n; j++) {
     struct loom_hw_config c = r[j].cfg;
     fprintf(f, "%s,%s,0x%08X,%s", r[j].name, c.name, c.hash, dse_status_names[r[j].status]);
@@ -145,11 +148,13 @@ static void csv(FILE *f, const struct dse_spec *s, const struct dse_result *r, i
     for (int i = 0; i < s->n_nets; i++)
       if (done) fprintf(f, ",%llu,%.4f", (unsigned long long)r[j].net[i].cycles, dse_latency_ms(&r[j], i));
       else fprintf(f, ",,");
+    if (done && r[j].res.fmax_mhz > 0) fprintf(f, ",%.4f,%.1f", dse_total_ms(s, &r[j]), r[j].res.fmax_mhz);
+    else if (done) fprintf(f, ",%.4f,", dse_total_ms(s, &r[j]));
     if (done)
-      fprintf(f, ",%.4f,%ld,%ld,%ld,%.1f,%ld,%s,%d,%d,%d\n", dse_total_ms(s, &r[j]), r[j].res.lut, r[j].res.ff,
+      fprintf(f, ",%ld,%ld,%ld,%.1f,%ld,%s,%d,%d,%d\n", r[j].res.lut, r[j].res.ff,
               r[j].res.dsp, r[j].res.bram36, r[j].res.uram, r[j].res.yosys ? "yosys" : "estimate", r[j].fits,
               on[0][j], on[1][j]);
-    else fprintf(f, ",,,,,,,,,,\n");
+    else fprintf(f, ",,,,,,,,,,,\n");
   }
 }
 
@@ -160,8 +165,10 @@ static void table_row(FILE *f, const struct dse_spec *s, const struct dse_result
   const struct loom_hw_config *c = &r->cfg;
   char shape[32];
   snprintf(shape, sizeof shape, "%dx%dx%d", c->batch, c->block_in, c->block_out);
-  fprintf(f, "%-4s %-20s %-8s %4d/%4d/%4d/%3d %3d %4d", rank, r->name, shape, c->inp_kib, c->wgt_kib,
-          c->acc_kib, c->uop_kib, c->bus_bits, c->clock_mhz);
+  char fmax[16] = "-";
+  if (r->res.fmax_mhz > 0) snprintf(fmax, sizeof fmax, "%.0f", r->res.fmax_mhz);
+  fprintf(f, "%-4s %-20s %-8s %4d/%4d/%4d/%3d %3d %4d %5s", rank, r->name, shape, c->inp_kib, c->wgt_kib,
+          c->acc_kib, c->uop_kib, c->bus_bits, c->clock_mhz, fmax);
   if (r->status != DSE_DONE) {
     fprintf(f, "  %s: %s\n", dse_status_names[r->status], r->error);
     return;
@@ -175,7 +182,7 @@ static void table_row(FILE *f, const struct dse_spec *s, const struct dse_result
 
 static void table(FILE *f, const struct dse_spec *s, const struct dse_result *r, int n, int *const on[FRONT_COUNT],
                   const int *order, int m) {
-  fprintf(f, "%-4s %-20s %-8s %-18s %3s %4s", "rank", "point", "shape", "inp/wgt/acc/uop KiB", "bus", "MHz");
+  fprintf(f, "%-4s %-20s %-8s %-18s %3s %4s %5s", "rank", "point", "shape", "inp/wgt/acc/uop KiB", "bus", "MHz", "Fmax");
   for (int i = 0; i < s->n_nets; i++) fprintf(f, " %10.10s", s->nets[i].name);
   fprintf(f, " %7s %5s %7s %s\n", "LUT", "DSP", "BRAM36", "fits front");
   int *listed = calloc((size_t)n, sizeof *listed);
@@ -191,7 +198,9 @@ static void table(FILE *f, const struct dse_spec *s, const struct dse_result *r,
     if (!listed || !listed[i]) table_row(f, s, &r[i], "-", flags);
   }
   free(listed);
-  fprintf(f, "latency in ms at each point's clock (accelerator cycles, fsim's timing model); "
+  fprintf(f, "latency in ms at each point's clock (MHz; accelerator cycles, fsim's timing model); "
+             "Fmax: estimated from the Yosys netlist (loomsta, docs/rtl.md \"Timing\"), - without a Yosys run; "
+             "fits: the part's resources and a clock at or below the estimated Fmax; "
              "* estimated (no Yosys run); front: L latency-vs-LUT, D latency-vs-DSP\n");
 }
 

@@ -133,16 +133,35 @@ module loom_dma_xfer #(
   wire run_start = checked && !chk_empty && !chk_seg && !chk_sram && !abort_i;
   wire stop      = (state_q == StErr) || (state_q == StDrain);
 
+  // The bursts start (run_start) three cycles after start_i at the
+  // earliest, once the checks are done, and the fields are held while the
+  // instruction executes: the burst generator's operands are registered
+  // here, so the instruction's decode, the segment multiplexer and the
+  // base address add end at a register instead of running on into the
+  // burst arithmetic (docs/rtl.md, "Timing").  No cycle changes.
+  wire [63:0] ax_base_d      = seg_base + shl({36'd0, dram_offset_i}, row_shift_i);
+  wire [31:0] ax_stride_d    = shl32({16'd0, x_stride_i}, row_shift_i);
+  wire [31:0] ax_row_bytes_d = shl32({16'd0, x_size_i}, row_shift_i);
+  reg  [63:0] ax_base_q;
+  reg  [31:0] ax_stride_q, ax_row_bytes_q;
+  reg  [15:0] ax_rows_q;
+  always @(posedge clk_i) begin
+    ax_base_q      <= ax_base_d;
+    ax_stride_q    <= ax_stride_d;
+    ax_row_bytes_q <= ax_row_bytes_d;
+    ax_rows_q      <= y_size_i;
+  end
+
   loom_burst_gen #(.BusBytes(BusBytes)) u_ax (
     .clk_i       (clk_i),
     .rst_ni      (rst_ni),
     .start_i     (run_start),
     .abort_i     (abort_i || stop),
     .enable_i    (enable_i),
-    .base_i      (seg_base + shl({36'd0, dram_offset_i}, row_shift_i)),
-    .stride_i    (shl32({16'd0, x_stride_i}, row_shift_i)),
-    .row_bytes_i (shl32({16'd0, x_size_i}, row_shift_i)),
-    .rows_i      (y_size_i),
+    .base_i      (ax_base_q),
+    .stride_i    (ax_stride_q),
+    .row_bytes_i (ax_row_bytes_q),
+    .rows_i      (ax_rows_q),
     .ax_valid_o  (ax_valid_o),
     .ax_ready_i  (ax_ready_i),
     .ax_addr_o   (ax_addr_o),

@@ -73,6 +73,11 @@ module loom_fetch #(
 
   reg [1:0]         state_q, state_d;
   reg [31:0]        req_left_q, req_left_d;
+  reg [8:0]         to4k_q, to4k_d;          // instructions from req_addr_q to the 4 KiB line
+  reg [8:0]         a_q, a_d;                // min(MaxBurst, req_left_q, to4k_q)
+  reg               a_ok_q, a_ok_d;          // a burst of a_q would be issued
+  reg               near_q, near_d;          // req_left_q <= 2 MaxBurst
+  reg [BufCntW-1:0] room_q, room_d;          // BufDepth - buffered - in flight
   reg [63:0]        req_addr_q, req_addr_d;
   reg [BufCntW-1:0] inflight_q, inflight_d;
   reg               ar_valid_q, ar_valid_d;
@@ -83,29 +88,43 @@ module loom_fetch #(
   reg               fin_q, fin_d;
   reg               counted_q, counted_d;
 
-  // ---- instruction buffer: {bus error, instruction}
+  // ---- instruction buffer: {decode, bus error, instruction}
+  // Each instruction is decoded as it arrives and its verdict (legal,
+  // queue, FINISH) is buffered with it, so dispatch reads the head's
+  // decode instead of computing it behind the buffer's read (docs/rtl.md,
+  // "Timing"); the decode depends on the instruction alone.
   wire               buf_wvalid;
   wire [128:0]       buf_wdata;
   wire               buf_rvalid;
-  wire [128:0]       buf_rdata;
+  wire [132:0]       buf_rdata;
   wire               buf_pop;
   wire [BufCntW-1:0] buf_count;
   wire               buf_wready;
   wire               insn_arrived;
 
-  loom_fifo #(.Width(129), .Depth(BufDepth)) u_buf (
+  wire       in_legal, in_finish;
+  wire [1:0] in_queue;
+  loom_insn_decode u_decode (
+    .insn_i   (buf_wdata[127:0]),
+    .legal_o  (in_legal),
+    .queue_o  (in_queue),
+    .finish_o (in_finish)
+  );
+
+  loom_fifo #(.Width(133), .Depth(BufDepth)) u_buf (
     .clk_i    (clk_i),
     .rst_ni   (rst_ni),
     .clr_i    (job_start_i || abort_i),
     .wvalid_i (buf_wvalid),
     .wready_o (buf_wready),
-    .wdata_i  (buf_wdata),
+    .wdata_i  ({in_legal, in_queue, in_finish, buf_wdata}),
     .rvalid_o (buf_rvalid),
     .rready_i (buf_pop),
     .rdata_o  (buf_rdata),
     .count_o  (buf_count)
   );
   wire unused_buf_wready = buf_wready;  // never full: reads are issued against free room
+  wire [BufCntW-1:0] unused_buf_count = buf_count;  // room_q follows it
 
   // ---- beat assembly
   generate
@@ -147,16 +166,9 @@ module loom_fetch #(
   // ---- dispatch
   wire [127:0] head_insn = buf_rdata[127:0];
   wire         head_err  = buf_rdata[128];
-  wire         legal;
-  wire [1:0]   queue;
-  wire         is_finish;
-
-  loom_insn_decode u_decode (
-    .insn_i   (head_insn),
-    .legal_o  (legal),
-    .queue_o  (queue),
-    .finish_o (is_finish)
-  );
+  wire         is_finish = buf_rdata[129];
+  wire [1:0]   queue     = buf_rdata[131:130];
+  wire         legal     = buf_rdata[132];
 
   wire dispatching = (state_q == StRun) && !abort_i && buf_rvalid;
   wire head_ok     = dispatching && !head_err && legal;
@@ -177,22 +189,94 @@ module loom_fetch #(
   assign quiet_o     = (state_q != StRun) && !ar_valid_q && (inflight_q == {BufCntW{1'b0}});
 
   // ---- read requests
-  wire [8:0] to_4k = 9'd256 - {1'b0, req_addr_q[11:4]};  // instructions to the 4 KiB line
-  wire [BufCntW:0] free = BufDepth[BufCntW:0] - {1'b0, buf_count} - {1'b0, inflight_q};
-  reg  [8:0] n_insns;
-  always @* begin
-    n_insns = MaxBurst[8:0];
-    if ({23'd0, n_insns} > req_left_q) n_insns = req_left_q[8:0];
-    if (n_insns > to_4k) n_insns = to_4k;
-    if ({{(8 - BufCntW){1'b0}}, free} < n_insns) n_insns = {{(8 - BufCntW){1'b0}}, free};
-  end
-  wire n_ok = (n_insns != 9'd0) &&
-              ({23'd0, n_insns} == req_left_q || n_insns == to_4k || n_insns >= Chunk[8:0]);
+  // A burst reads n = min(MaxBurst, instructions left, instructions to the
+  // 4 KiB line, free room) instructions, and is issued once n reaches the
+  // stream's end, the line, or Chunk.  To keep that decision two small
+  // compares deep (docs/rtl.md, "Timing"), the first three terms are kept
+  // reduced in registers: a_q = min(MaxBurst, left, to the line) and a_ok_q
+  // (a burst of a_q would be issued), with room_q, the buffer's entries not
+  // yet filled or requested.  After a burst the terms are those of either
+  // n = a_q or n = room_q, both prepared from the registers.  Same bursts in
+  // the same cycles as computing every term from the counters.
+  // The terms of `left` instructions left (near_q: left <= 2 MaxBurst, so
+  // its low bits are all of it) and `to4k` to the line.
+  function [10:0] terms(input [8:0] left_lo, input near, input [8:0] to4k);  // {a_ok, 0, a}
+    reg       le, ok;
+    reg [8:0] tcap;
+    begin
+      le   = near && (left_lo <= MaxBurst[8:0]);   // left <= MaxBurst
+      tcap = (to4k > MaxBurst[8:0]) ? MaxBurst[8:0] : to4k;
+      // a = min(left, MaxBurst, to4k) would end the stream, reach the line,
+      // or be at least Chunk: three parallel compares, not one after a.
+      ok   = (le && left_lo != 9'd0 && left_lo <= tcap) ||
+             (to4k <= MaxBurst[8:0] && (!le || to4k <= left_lo)) ||
+             ((!le || left_lo >= Chunk[8:0]) && to4k >= Chunk[8:0]);
+      terms = {ok, 1'b0, (le && left_lo < tcap) ? left_lo : tcap};
+    end
+  endfunction
+  localparam [31:0] Near = 2 * MaxBurst;
+  localparam [9:0]  MB10 = MaxBurst[9:0];
+  localparam [9:0]  CH10 = Chunk[9:0];
+
+  // The terms after a burst of n: terms(L - n, near, n == T ? 256 : T - n)
+  // for L the low bits of the instructions left and T the instructions to
+  // the line, rewritten so that every compare is between the registers and
+  // n (plus a constant), side by side, instead of behind the two
+  // subtractions (docs/rtl.md, "Timing").  It relies on n <= T and, when
+  // near, n <= L (a burst never passes the line or the stream's end).
+  function [10:0] terms_after(input [8:0] l, input near, input [8:0] t, input [8:0] n);
+    reg [9:0] l10, t10, nmb, nch;
+    reg       line, tbig, le, lt, t1, t2, t3;
+    begin
+      l10  = {1'b0, l};
+      t10  = {1'b0, t};
+      nmb  = {1'b0, n} + MB10;
+      nch  = {1'b0, n} + CH10;
+      line = (n == t);                       // the new T is 256
+      tbig = line || (t10 > nmb);            // the new T > MaxBurst
+      le   = near && (l10 <= nmb);           // the new left <= MaxBurst
+      lt   = le && (tbig ? (l10 < nmb) : (l10 < t10));
+      t1   = le && (l != n) && (tbig || (l10 <= t10));
+      t2   = !tbig && (!le || (t10 <= l10));
+      t3   = (!le || (l10 >= nch)) && (line || (t10 >= nch));
+      terms_after = {t1 || t2 || t3, 1'b0, lt ? l - n : (tbig ? MB10[8:0] : t - n)};
+    end
+  endfunction
+
+  wire [8:0] room    = {{(9 - BufCntW){1'b0}}, room_q};
+  wire       room_lt = (room < a_q);
+  wire [8:0] n_insns = room_lt ? room : a_q;
+  wire       n_ok    = room_lt ? (room >= Chunk[8:0]) : a_ok_q;
+  // ar_ready_i comes late (the arbiter's grant): everything a burst
+  // changes is worked out for both outcomes first and `issue` picks.
   wire slot_free = !ar_valid_q || ar_ready_i;
-  wire issue = (state_q != StIdle) && !abort_i && !fin_q && slot_free && n_ok;
+  wire issue_ok  = (state_q != StIdle) && !abort_i && !fin_q && n_ok;
+  wire issue     = issue_ok && slot_free;
   wire [9:0] beats = {1'b0, n_insns} << BeatShift;  // <= 256
   wire [1:0] unused_beats = beats[9:8];
   wire [4:0] unused_bits = {insn_addr_i[3:0], r_resp_i[0]};  // aligned; SLVERR and DECERR both have bit 1
+
+  // The counters after a burst of a_q (1) or of room_q (2) instructions.
+  wire [31:0] left1 = req_left_q - {23'd0, a_q};
+  wire [31:0] left2 = req_left_q - {23'd0, room};
+  wire [8:0]  to4k1 = (a_q == to4k_q) ? 9'd256 : to4k_q - a_q;
+  wire [8:0]  to4k2 = (room == to4k_q) ? 9'd256 : to4k_q - room;
+  // near_q: req_left_q <= 2 MaxBurst; a burst takes at most MaxBurst, so
+  // the low bits suffice for the next terms (terms_after), and the full
+  // subtraction only has to say whether the result is near, a cycle later.
+  wire [10:0] terms1 = terms_after(req_left_q[8:0], near_q, to4k_q, a_q);
+  wire [10:0] terms2 = terms_after(req_left_q[8:0], near_q, to4k_q, room);
+  wire [10:0] terms0 = terms(insn_count_i[8:0], insn_count_i <= Near, 9'd256 - {1'b0, insn_addr_i[11:4]});
+  wire [1:0]  unused_terms = {terms0[9], terms1[9] ^ terms2[9]};
+  wire [BufCntW-1:0] inflight_0 = inflight_q - {{(BufCntW-1){1'b0}}, insn_arrived};
+  wire [BufCntW-1:0] inflight_1 = inflight_0 + n_insns[BufCntW-1:0];
+  wire [BufCntW-1:0] inflight_n = issue ? inflight_1 : inflight_0;
+  wire [BufCntW-1:0] room_freed = {{(BufCntW-1){1'b0}}, buf_pop}
+                                  + {{(BufCntW-1){1'b0}}, insn_arrived && !buf_wvalid};
+  wire [BufCntW-1:0] room_0 = room_q + room_freed;
+  wire [BufCntW-1:0] room_1 = (room_lt ? {BufCntW{1'b0}} : room_q - a_q[BufCntW-1:0]) + room_freed;
+  wire [BufCntW-1:0] room_clr_0 = BufDepth[BufCntW-1:0] - inflight_0;
+  wire [BufCntW-1:0] room_clr_1 = BufDepth[BufCntW-1:0] - inflight_1;
 
   assign ar_valid_o = ar_valid_q;
   assign ar_addr_o  = ar_addr_q;
@@ -211,16 +295,28 @@ module loom_fetch #(
     fin_d      = fin_q;
     counted_d  = counted_q;
 
+    to4k_d = to4k_q;
+    near_d = near_q;
+    a_d    = a_q;
+    a_ok_d = a_ok_q;
+    // the buffer's room: reserved by a request, freed by a pop, by a clear
+    // (job start, abort) and by an instruction that arrives while not
+    // running (dropped)
+    room_d = issue ? room_1 : room_0;
+
     if (ar_valid_q && ar_ready_i) ar_valid_d = 1'b0;
     if (issue) begin
-      ar_valid_d = 1'b1;
-      ar_addr_d  = req_addr_q;
-      ar_len_d   = beats[7:0] - 8'd1;
-      req_addr_d = req_addr_q + {51'd0, n_insns, 4'd0};
-      req_left_d = req_left_q - {23'd0, n_insns};
+      ar_valid_d   = 1'b1;
+      ar_addr_d    = req_addr_q;
+      ar_len_d     = beats[7:0] - 8'd1;
+      req_addr_d   = req_addr_q + {51'd0, n_insns, 4'd0};
+      req_left_d   = room_lt ? left2 : left1;
+      to4k_d       = room_lt ? to4k2 : to4k1;
+      a_d          = room_lt ? terms2[8:0] : terms1[8:0];
+      a_ok_d       = room_lt ? terms2[10] : terms1[10];
+      near_d       = room_lt ? (left2 <= Near) : (left1 <= Near);
     end
-    inflight_d = inflight_q + (issue ? n_insns[BufCntW-1:0] : {BufCntW{1'b0}})
-                            - (insn_arrived ? {{(BufCntW-1){1'b0}}, 1'b1} : {BufCntW{1'b0}});
+    inflight_d = inflight_n;
 
     if (insn_read_o) counted_d = 1'b1;
     if (buf_pop) begin
@@ -234,9 +330,14 @@ module loom_fetch #(
       end
     end
 
+    if (job_start_i || abort_i) room_d = issue ? room_clr_1 : room_clr_0;
     if (job_start_i) begin
-      req_addr_d = {insn_addr_i[63:4], 4'd0};
-      req_left_d = insn_count_i;
+      req_addr_d   = {insn_addr_i[63:4], 4'd0};
+      to4k_d       = 9'd256 - {1'b0, insn_addr_i[11:4]};
+      req_left_d   = insn_count_i;
+      a_d          = terms0[8:0];
+      a_ok_d       = terms0[10];
+      near_d       = (insn_count_i <= Near);
       count_d    = insn_count_i;
       idx_d      = 32'd0;
       fin_d      = 1'b0;
@@ -244,9 +345,12 @@ module loom_fetch #(
       state_d    = (insn_count_i == 32'd0) ? StDone : StRun;
     end
     if (abort_i) begin
-      state_d    = StIdle;
-      req_left_d = 32'd0;
-      counted_d  = 1'b0;
+      state_d      = StIdle;
+      req_left_d   = 32'd0;
+      a_d          = 9'd0;
+      a_ok_d       = 1'b0;
+      near_d       = 1'b1;
+      counted_d    = 1'b0;
     end
   end
 
@@ -254,6 +358,11 @@ module loom_fetch #(
     if (!rst_ni) begin
       state_q    <= StIdle;
       req_left_q <= 32'd0;
+      to4k_q     <= 9'd256;
+      a_q        <= 9'd0;
+      a_ok_q     <= 1'b0;
+      near_q     <= 1'b1;
+      room_q     <= BufDepth[BufCntW-1:0];
       req_addr_q <= 64'd0;
       inflight_q <= {BufCntW{1'b0}};
       ar_valid_q <= 1'b0;
@@ -266,6 +375,11 @@ module loom_fetch #(
     end else begin
       state_q    <= state_d;
       req_left_q <= req_left_d;
+      to4k_q     <= to4k_d;
+      a_q        <= a_d;
+      a_ok_q     <= a_ok_d;
+      near_q     <= near_d;
+      room_q     <= room_d;
       req_addr_q <= req_addr_d;
       inflight_q <= inflight_d;
       ar_valid_q <= ar_valid_d;

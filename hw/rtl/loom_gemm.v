@@ -147,10 +147,12 @@ module loom_gemm #(
   endgenerate
 
   // ---- accumulate, with forwarding of the previous micro-op's sum
-  reg                last_v_q;
-  reg [AccAddrW-1:0] last_a_q;
+  // fwd_q: the micro-op now at ED writes the row the previous one wrote
+  // (compared a cycle early, between ED and ED-1, so the address compare
+  // does not run on into the add; docs/rtl.md, "Timing").
+  reg                fwd_q;
   reg [AccBits-1:0]  last_sum_q;
-  wire               fwd = last_v_q && (last_a_q == wr_a);
+  wire               fwd = fwd_q;
   wire [AccBits-1:0] old = fwd ? last_sum_q : acc_rdata_i;
   wire [AccBits-1:0] sum;
 
@@ -173,15 +175,12 @@ module loom_gemm #(
     .y_o (out_wdata_o)
   );
 
-  wire last_v_d = wr_v && !abort_i;
+  wire fwd_d = wr_v && !abort_i && (wr_a == rd_a);
   always @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) last_v_q <= 1'b0;
-    else         last_v_q <= last_v_d;
+    if (!rst_ni) fwd_q <= 1'b0;
+    else         fwd_q <= fwd_d;
   end
-  always @(posedge clk_i) begin
-    last_a_q   <= wr_a;
-    last_sum_q <= sum;
-  end
+  always @(posedge clk_i) last_sum_q <= sum;
 
   assign acc_we_o    = wr_v && !abort_i;
   assign out_we_o    = wr_v && !abort_i && !last_i;

@@ -70,13 +70,24 @@ module loom_job (
   wire nofinish    = fetch_eos_i && all_drained;
   wire deadlock    = fetch_blocked_i && (&mod_blocked_i) && !all_drained;
 
-  // Smallest stream index among the modules that hold an instruction.
-  reg [31:0] dead_idx;
-  integer m;
+  // Smallest stream index among the modules that hold an instruction,
+  // registered: the verdict is taken in the second cycle of a deadlock, and
+  // in a deadlock nothing changes, so the index registered in the first
+  // cycle is the one of the second (docs/rtl.md, "Timing": the three 32-bit
+  // compares no longer run on into the ERR_INSN register).
+  reg [31:0] dead_idx, dead_idx_q;
+  // The three pairwise compares side by side, then a pick, so no compare
+  // waits on another (equal indices are one value, whichever module has it).
+  wire [31:0] idx0 = mod_idx_i[31:0], idx1 = mod_idx_i[63:32], idx2 = mod_idx_i[95:64];
+  wire        h0 = !mod_idle_i[0], h1 = !mod_idle_i[1], h2 = !mod_idle_i[2];
+  wire        le01 = idx0 <= idx1, le02 = idx0 <= idx2, le12 = idx1 <= idx2;
+  wire        win0 = h0 && (!h1 || le01) && (!h2 || le02);
+  wire        win1 = h1 && (!h2 || le12);
   always @* begin
-    dead_idx = 32'hFFFF_FFFF;
-    for (m = 0; m < 3; m = m + 1)
-      if (!mod_idle_i[m] && mod_idx_i[32*m +: 32] < dead_idx) dead_idx = mod_idx_i[32*m +: 32];
+    if (win0)      dead_idx = idx0;
+    else if (win1) dead_idx = idx1;
+    else if (h2)   dead_idx = idx2;
+    else           dead_idx = 32'hFFFF_FFFF;
   end
 
   // The first error, ranked by unit.
@@ -95,7 +106,10 @@ module loom_job (
 
   assign start_ack_o = start_q;
   assign job_start_o = start_q;
-  assign abort_o     = (state_q == StDrain);
+  // abort_o from a flip-flop of its own (state_d == StDrain a cycle
+  // earlier): no decode in front of the net that reaches every unit.
+  reg drain_q;
+  assign abort_o     = drain_q;
   assign running_o   = (state_q != StIdle);
   assign idle_o      = (state_q == StIdle);
   assign done_o      = done_d;  // with the step to StIdle, so DONE and IDLE rise together
@@ -152,7 +166,7 @@ module loom_job (
           if (dead_q) begin
             state_d = StDrain;
             code_d  = `LOOM_ERR_DEADLOCK;
-            insn_d  = dead_idx;
+            insn_d  = dead_idx_q;
           end
         end
       end
@@ -179,6 +193,8 @@ module loom_job (
       insn_q  <= 32'd0;
       dead_q  <= 1'b0;
       start_q <= 1'b0;
+      dead_idx_q <= 32'd0;
+      drain_q <= 1'b0;
     end else begin
       state_q <= state_d;
       soft_q  <= soft_d;
@@ -186,6 +202,8 @@ module loom_job (
       insn_q  <= insn_d;
       dead_q  <= dead_d;
       start_q <= start_d;
+      dead_idx_q <= dead_idx;
+      drain_q <= (state_d == StDrain);
     end
   end
 endmodule

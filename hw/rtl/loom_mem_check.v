@@ -43,7 +43,12 @@ module loom_mem_check #(
   wire [15:0] y_minus_1 = y_size_i - 16'd1;
   wire [33:0] last = {6'd0, dram_offset_i} + {2'd0, span_q} + {18'd0, x_size_i};
 
-  assign empty_o    = (x_size_i == 16'd0) || (y_size_i == 16'd0);
+  // registered like the verdicts (read only with done_o): the field
+  // compares end here instead of running on into the DMA's start
+  // (docs/rtl.md, "Timing")
+  reg empty_q;
+  always @(posedge clk_i) empty_q <= (x_size_i == 16'd0) || (y_size_i == 16'd0);
+  assign empty_o    = empty_q;
   assign done_o     = v3_q;
   assign seg_err_o  = seg_err_q;
   assign sram_err_o = sram_err_q;

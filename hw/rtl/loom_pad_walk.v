@@ -34,14 +34,25 @@ module loom_pad_walk (
   reg [16:0] xx_q, xx_d;       // == W: this row has no (more) padding
   reg [17:0] row_base_q, row_base_d;
 
-  wire [16:0] w      = {1'b0, x_size_i} + {14'd0, x_pad_left_i} + {14'd0, x_pad_right_i};
-  wire [16:0] h      = {1'b0, y_size_i} + {14'd0, y_pad_top_i} + {14'd0, y_pad_bottom_i};
-  wire [16:0] xl     = {14'd0, x_pad_left_i};
-  wire [16:0] xr_beg = {14'd0, x_pad_left_i} + {1'b0, x_size_i};  // first right-pad column
-  wire [16:0] yt     = {14'd0, y_pad_top_i};
-  wire [16:0] yb_beg = {14'd0, y_pad_top_i} + {1'b0, y_size_i};   // first bottom-pad row
-  wire        any_pad = (y_pad_top_i != 3'd0) || (y_pad_bottom_i != 3'd0) ||
-                        (x_pad_left_i != 3'd0) || (x_pad_right_i != 3'd0);
+  // The block's bounds, registered: the fields are held while the LOAD
+  // executes and start_i (the DMA's run_start) comes at least two cycles
+  // after they are set, so the registers hold them from the start on, and
+  // the sums no longer run on into the walker's compares (docs/rtl.md,
+  // "Timing").  No cycle changes.
+  reg  [16:0] w, w_m1, h, xr_beg, yb_beg;
+  reg         any_pad, xr_in;  // xr_in: xr_beg < W (there is right padding)
+  wire [16:0] xl = {14'd0, x_pad_left_i};
+  wire [16:0] yt = {14'd0, y_pad_top_i};
+  always @(posedge clk_i) begin
+    w       <= {1'b0, x_size_i} + {14'd0, x_pad_left_i} + {14'd0, x_pad_right_i};
+    w_m1    <= {1'b0, x_size_i} + {14'd0, x_pad_left_i} + {14'd0, x_pad_right_i} - 17'd1;
+    xr_in   <= (x_pad_right_i != 3'd0);
+    h       <= {1'b0, y_size_i} + {14'd0, y_pad_top_i} + {14'd0, y_pad_bottom_i};
+    xr_beg  <= {14'd0, x_pad_left_i} + {1'b0, x_size_i};  // first right-pad column
+    yb_beg  <= {14'd0, y_pad_top_i} + {1'b0, y_size_i};   // first bottom-pad row
+    any_pad <= (y_pad_top_i != 3'd0) || (y_pad_bottom_i != 3'd0) ||
+               (x_pad_left_i != 3'd0) || (x_pad_right_i != 3'd0);
+  end
 
   // First padding column of row `r` (W if none).
   function [16:0] first_col(input [16:0] r, input [16:0] t, input [16:0] b,
@@ -56,7 +67,13 @@ module loom_pad_walk (
   wire        full_row = (yy_q < yt) || (yy_q >= yb_beg);
   wire        has_cell = active_q && (xx_q < w);
   wire [16:0] xx_inc   = xx_q + 17'd1;
-  wire [16:0] xx_next  = (!full_row && xx_inc == xl) ? xr_beg : xx_inc;
+  // xx + 1 == xl only below 8 (xl is a 3-bit padding), so the jump over the
+  // data columns needs no 17-bit add in front of its compare, and whether
+  // the next column is still in the row is known from registers: xr_in
+  // after the jump, xx < W - 1 otherwise.
+  wire        jump     = !full_row && (xx_q[16:3] == 14'd0) && ({1'b0, xx_q[2:0]} + 4'd1 == {1'b0, xl[2:0]});
+  wire [16:0] xx_next  = jump ? xr_beg : xx_inc;
+  wire        next_in  = jump ? xr_in : (xx_q < w_m1);
   wire [16:0] yy_inc   = yy_q + 17'd1;
 
   assign pad_valid_o = has_cell;
@@ -71,7 +88,7 @@ module loom_pad_walk (
     if (active_q) begin
       if (has_cell && !pad_ready_i) begin
         // wait for the write port
-      end else if (has_cell && xx_next < w) begin
+      end else if (has_cell && next_in) begin
         xx_d = xx_next;
       end else begin
         // next row

@@ -372,8 +372,32 @@ module loom_top (
   wire [AccAddrW-1:0] st_out_raddr, mv_out_raddr;
   assign out_re    = st_out_re || mv_out_re;
   assign out_raddr = st_out_re ? st_out_raddr : mv_out_raddr;
+  // OUT's writes go through a register: the OUT row a writer saturates
+  // (GEMM: accumulate, then sat8; the epilogue: its table lookup, then
+  // sat8) ends there instead of at the RAM's data pins (docs/rtl.md,
+  // "Timing").  Compute is OUT's one writer (GEMM, ALU/epilogue and LOAD
+  // ACC share its port, one instruction at a time), so there is nothing to
+  // arbitrate.  OUT's two readers, STORE and the load module's src_out
+  // move, read only rows whose writer they waited for with a token: the
+  // writing instruction ends (exec_done) in or after its last write
+  // request's cycle t (GEMM and ALU wait until their pipelines, write stage
+  // included, are empty; LOAD ACC until its last row has left), its token
+  // is pushed at t + 1 at the earliest and seen at t + 2, and the reader's
+  // instruction starts at t + 3.  The registered write is in the RAM from
+  // t + 2 on, so the cycle of delay is never seen (docs/rtl.md, "Timing").
+  reg                out_we_q;
+  reg [AccAddrW-1:0] out_waddr_q;
+  reg [OutBits-1:0]  out_wdata_q;
+  always @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) out_we_q <= 1'b0;
+    else         out_we_q <= out_we;
+  end
+  always @(posedge clk_i) begin
+    out_waddr_q <= out_waddr;
+    out_wdata_q <= out_wdata;
+  end
   loom_sram #(.Width(OutBits), .Depth(1 << AccAddrW), .AddrW(AccAddrW)) u_out (
-    .clk_i (clk_i), .we_i (out_we), .waddr_i (out_waddr), .wdata_i (out_wdata),
+    .clk_i (clk_i), .we_i (out_we_q), .waddr_i (out_waddr_q), .wdata_i (out_wdata_q),
     .re_i (out_re), .raddr_i (out_raddr), .rdata_o (out_rdata)
   );
 

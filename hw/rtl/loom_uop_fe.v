@@ -22,6 +22,13 @@
 // row p_o = par_base + j.
 // ready_i back-pressures the whole front end (the ALU's interlock and its
 // two-cycle vector operands); the block RAM output holds while F1 stalls.
+// Between F1 and F2 sits a one-entry skid register S: F1's micro-op moves
+// on every cycle S is empty (to F2, or to S when F2 stalls), so F0 reads
+// the next one whenever F1 is empty or S is, which depends on registers
+// only: ready_i ends at F2 and S instead of running on into the loop
+// counters' enables (docs/rtl.md, "Timing").  F2 is fed from S first; a
+// stall leaves S and F1 full, so F2 is issued the same micro-ops in the
+// same cycles as without S.
 `include "loom_isa.vh"
 
 module loom_uop_fe #(
@@ -85,21 +92,67 @@ module loom_uop_fe #(
   reg [26:0] oa1_q, oa1_d, ob1_q, ob1_d, oc1_q, oc1_d;
   reg        first1_q, first1_d, final1_q, final1_d;
   reg [12:0] p1_q, p1_d;
+  // S
+  reg        vs_q, vs_d, bads_q, bads_d;
+  reg [26:0] as_q, as_d, bs_q, bs_d, cs_q, cs_d;
+  reg        firsts_q, firsts_d, finals_q, finals_d;
+  reg [12:0] ps_q, ps_d;
   // F2
   reg        v2_q, v2_d, bad2_q, bad2_d;
   reg [26:0] a2_q, a2_d, b2_q, b2_d, c2_q, c2_d;
   reg        first2_q, first2_d, final2_q, final2_d;
   reg [12:0] p2_q, p2_d;
 
-  wire [5:0] per     = (period_i == 6'd0) ? 6'd1 : period_i;
-  wire       rp_last = (rp_q + 6'd1 == per);
-  wire       first0  = first_i && (i_q == 14'd0) && (rp_q == 6'd0);
-  wire       final0  = last_i && (i_q + 14'd1 == iter_out_i) && rp_last;
+  // The loop's parameters, captured at start: the instruction's fields are
+  // held while it runs, so these are the same values, but the loop
+  // compares and adds start at registers instead of behind compute's field
+  // decode (docs/rtl.md, "Timing").  start_i itself uses the inputs.
+  reg [12:0] p_uop_begin_q;
+  reg [13:0] p_uop_end_q, p_iter_out_q, p_iter_in_q;
+  reg [10:0] p_fa_out_q, p_fa_in_q, p_fb_out_q, p_fb_in_q;
+  reg [9:0]  p_fc_out_q, p_fc_in_q;
+  reg        p_chk_b_q, p_chk_c_q;
+  reg [16:0] p_lim_b_q, p_lim_c_q;
+  // ISA v2's, the same way (GCFG/QCFG and a GEMM's flags change only
+  // between instructions): reach, first, last, P, par_base, chk_p
+  reg [16:0] p_reach_q;
+  reg        p_first_q, p_last_q;
+  reg [5:0]  p_per_q;
+  reg [7:0]  p_par_base_q;
+  reg [1:0]  p_chk_p_q;
+  always @(posedge clk_i) begin
+    if (start_i) begin
+      p_reach_q     <= reach_i;
+      p_first_q     <= first_i;
+      p_last_q      <= last_i;
+      p_per_q       <= (period_i == 6'd0) ? 6'd1 : period_i;
+      p_par_base_q  <= par_base_i;
+      p_chk_p_q     <= chk_p_i;
+      p_uop_begin_q <= uop_begin_i;
+      p_uop_end_q   <= uop_end_i;
+      p_iter_out_q  <= iter_out_i;
+      p_iter_in_q   <= iter_in_i;
+      p_fa_out_q    <= fa_out_i;
+      p_fa_in_q     <= fa_in_i;
+      p_fb_out_q    <= fb_out_i;
+      p_fb_in_q     <= fb_in_i;
+      p_fc_out_q    <= fc_out_i;
+      p_fc_in_q     <= fc_in_i;
+      p_chk_b_q     <= chk_b_i;
+      p_chk_c_q     <= chk_c_i;
+      p_lim_b_q     <= lim_b_i;
+      p_lim_c_q     <= lim_c_i;
+    end
+  end
 
-  wire adv2 = !v2_q || (ready_i && !bad2_q);
-  wire adv1 = !v1_q || adv2;
-  wire move0 = active_q && adv1 && !abort_i;
-  wire move1 = v1_q && adv2 && !abort_i;
+  wire rp_last = (rp_q + 6'd1 == p_per_q);
+  wire first0  = p_first_q && (i_q == 14'd0) && (rp_q == 6'd0);
+  wire final0  = p_last_q && (i_q + 14'd1 == p_iter_out_q) && rp_last;
+
+  wire adv2   = !v2_q || (ready_i && !bad2_q);
+  wire move0  = active_q && (!v1_q || !vs_q) && !abort_i;  // registers only
+  wire move1  = (vs_q || v1_q) && adv2 && !abort_i;        // into F2, from S first
+  wire f1_out = v1_q && (!vs_q || adv2) && !abort_i;       // F1 moves (to F2 or S)
 
   wire [10:0] uop_acc = uop_rdata_i[`LOOM_UOP_ACC_LSB +: `LOOM_UOP_ACC_W];
   wire [10:0] uop_inp = uop_rdata_i[`LOOM_UOP_INP_LSB +: `LOOM_UOP_INP_W];
@@ -108,11 +161,11 @@ module loom_uop_fe #(
   wire [26:0] a1 = oa1_q + {16'd0, uop_acc};
   wire [26:0] b1 = ob1_q + {16'd0, uop_inp};
   wire [26:0] c1 = oc1_q + {17'd0, uop_wgt};
-  wire        bad_p1 = (chk_p_i == 2'd2 || (chk_p_i == 2'd1 && final1_q)) &&
+  wire        bad_p1 = (p_chk_p_q == 2'd2 || (p_chk_p_q == 2'd1 && final1_q)) &&
                        (p1_q >= `LOOM_PAR_ROWS);
   wire        bad1 = badu1_q || (a1 >= AccRows[26:0]) || bad_p1 ||
-                     (chk_b_i && b1 + {10'd0, reach_i} >= {10'd0, lim_b_i}) ||
-                     (chk_c_i && c1 >= {10'd0, lim_c_i});
+                     (p_chk_b_q && b1 + {10'd0, p_reach_q} >= {10'd0, p_lim_b_q}) ||
+                     (p_chk_c_q && c1 >= {10'd0, p_lim_c_q});
 
   assign uop_re_o    = move0;
   assign uop_raddr_o = u_q[UopAddrW-1:0];
@@ -124,7 +177,7 @@ module loom_uop_fe #(
   assign final_o     = final2_q;
   assign p_o         = p2_q;
   assign err_o       = v2_q && bad2_q;
-  assign done_o      = !active_q && !v1_q && !v2_q;
+  assign done_o      = !active_q && !v1_q && !vs_q && !v2_q;
 
   wire [26-AccAddrW:0] unused_a = a2_q[26:AccAddrW];
   wire [26-BAddrW:0]   unused_b = b2_q[26:BAddrW];
@@ -142,23 +195,38 @@ module loom_uop_fe #(
     oc_i_d = oc_i_q; oc_d = oc_q;
     v1_d = v1_q; badu1_d = badu1_q;
     oa1_d = oa1_q; ob1_d = ob1_q; oc1_d = oc1_q;
+    vs_d = vs_q; bads_d = bads_q;
+    as_d = as_q; bs_d = bs_q; cs_d = cs_q;
+    firsts_d = firsts_q; finals_d = finals_q; ps_d = ps_q;
     v2_d = v2_q; bad2_d = bad2_q;
     a2_d = a2_q; b2_d = b2_q; c2_d = c2_q;
 
     // F2
     if (adv2) v2_d = 1'b0;
     if (move1) begin
-      v2_d   = 1'b1;
-      bad2_d = bad1;
-      a2_d   = a1;
-      b2_d   = b1;
-      c2_d   = c1;
-      first2_d = first1_q;
-      final2_d = final1_q;
-      p2_d     = p1_q;
+      v2_d     = 1'b1;
+      bad2_d   = vs_q ? bads_q : bad1;
+      a2_d     = vs_q ? as_q : a1;
+      b2_d     = vs_q ? bs_q : b1;
+      c2_d     = vs_q ? cs_q : c1;
+      first2_d = vs_q ? firsts_q : first1_q;
+      final2_d = vs_q ? finals_q : final1_q;
+      p2_d     = vs_q ? ps_q : p1_q;
+    end
+    // S: emptied into F2, and F1's micro-op parked when it cannot go to F2
+    if (vs_q && adv2) vs_d = 1'b0;
+    if (f1_out && (vs_q || !adv2)) begin
+      vs_d     = 1'b1;
+      bads_d   = bad1;
+      as_d     = a1;
+      bs_d     = b1;
+      cs_d     = c1;
+      firsts_d = first1_q;
+      finals_d = final1_q;
+      ps_d     = p1_q;
     end
     // F1
-    if (adv1) v1_d = 1'b0;
+    if (f1_out) v1_d = 1'b0;
     if (move0) begin
       v1_d    = 1'b1;
       badu1_d = ({1'b0, u_q} >= UopRows[14:0]);
@@ -167,31 +235,31 @@ module loom_uop_fe #(
       oc1_d   = oc_q;
       first1_d = first0;
       final1_d = final0;
-      p1_d     = {5'd0, par_base_i} + {1'b0, j_q[11:0]};
+      p1_d     = {5'd0, p_par_base_q} + {1'b0, j_q[11:0]};
     end
     // F0: the loop
     if (move0) begin
-      if (u_q + 14'd1 < uop_end_i) begin
+      if (u_q + 14'd1 < p_uop_end_q) begin
         u_d  = u_q + 14'd1;
         rp_d = rp_last ? 6'd0 : rp_q + 6'd1;
       end else begin
-        u_d  = {1'b0, uop_begin_i};
+        u_d  = {1'b0, p_uop_begin_q};
         rp_d = 6'd0;
-        if (j_q + 14'd1 < iter_in_i) begin
+        if (j_q + 14'd1 < p_iter_in_q) begin
           j_d  = j_q + 14'd1;
-          oa_d = oa_q + {16'd0, fa_in_i};
-          ob_d = ob_q + {16'd0, fb_in_i};
-          oc_d = oc_q + {17'd0, fc_in_i};
+          oa_d = oa_q + {16'd0, p_fa_in_q};
+          ob_d = ob_q + {16'd0, p_fb_in_q};
+          oc_d = oc_q + {17'd0, p_fc_in_q};
         end else begin
           j_d = 14'd0;
-          if (i_q + 14'd1 < iter_out_i) begin
+          if (i_q + 14'd1 < p_iter_out_q) begin
             i_d    = i_q + 14'd1;
-            oa_i_d = oa_i_q + {16'd0, fa_out_i};
-            ob_i_d = ob_i_q + {16'd0, fb_out_i};
-            oc_i_d = oc_i_q + {17'd0, fc_out_i};
-            oa_d   = oa_i_q + {16'd0, fa_out_i};
-            ob_d   = ob_i_q + {16'd0, fb_out_i};
-            oc_d   = oc_i_q + {17'd0, fc_out_i};
+            oa_i_d = oa_i_q + {16'd0, p_fa_out_q};
+            ob_i_d = ob_i_q + {16'd0, p_fb_out_q};
+            oc_i_d = oc_i_q + {17'd0, p_fc_out_q};
+            oa_d   = oa_i_q + {16'd0, p_fa_out_q};
+            ob_d   = ob_i_q + {16'd0, p_fb_out_q};
+            oc_d   = oc_i_q + {17'd0, p_fc_out_q};
           end else begin
             active_d = 1'b0;
           end
@@ -202,6 +270,7 @@ module loom_uop_fe #(
     if (v2_q && bad2_q) begin
       active_d = 1'b0;
       v1_d     = 1'b0;
+      vs_d     = 1'b0;
     end
     if (start_i) begin
       active_d = (iter_out_i != 14'd0) && (iter_in_i != 14'd0) &&
@@ -214,11 +283,13 @@ module loom_uop_fe #(
       ob_i_d = 27'd0; ob_d = 27'd0;
       oc_i_d = 27'd0; oc_d = 27'd0;
       v1_d = 1'b0;
+      vs_d = 1'b0;
       v2_d = 1'b0;
     end
     if (abort_i) begin
       active_d = 1'b0;
       v1_d     = 1'b0;
+      vs_d     = 1'b0;
       v2_d     = 1'b0;
     end
   end
@@ -227,10 +298,12 @@ module loom_uop_fe #(
     if (!rst_ni) begin
       active_q <= 1'b0;
       v1_q     <= 1'b0;
+      vs_q     <= 1'b0;
       v2_q     <= 1'b0;
     end else begin
       active_q <= active_d;
       v1_q     <= v1_d;
+      vs_q     <= vs_d;
       v2_q     <= v2_d;
     end
   end
@@ -244,6 +317,9 @@ module loom_uop_fe #(
     oc_i_q <= oc_i_d; oc_q <= oc_d;
     badu1_q <= badu1_d;
     oa1_q <= oa1_d; ob1_q <= ob1_d; oc1_q <= oc1_d;
+    bads_q <= bads_d;
+    as_q <= as_d; bs_q <= bs_d; cs_q <= cs_d;
+    firsts_q <= firsts_d; finals_q <= finals_d; ps_q <= ps_d;
     bad2_q <= bad2_d;
     a2_q <= a2_d; b2_q <= b2_d; c2_q <= c2_d;
   end

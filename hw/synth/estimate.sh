@@ -11,7 +11,8 @@
 #       "u_inp u_acc"; "" for none), into OUTDIR: yosys.log, stat.txt and
 #       resources.txt ("lut ff dsp bram36 uram").  Run from the top of the
 #       tree; GEN (default build/gen) holds loom_isa.vh, LOOM_RTL_FILES
-#       overrides hw/rtl/loom_rtl.f's list.
+#       overrides hw/rtl/loom_rtl.f's list; LOOM_JSON=1 also writes the
+#       flattened netlist.json for the timing estimate (scripts/loomsta.c).
 #   hw/synth/estimate.sh --count STAT
 #       prints "lut ff dsp bram36 uram" for a Yosys `stat` output:
 #
@@ -63,7 +64,7 @@ pre=""
 for buf in $uram; do
   pre="$pre${pre:+; }setattr -set ram_style {\"ultra\"} loom_top/$buf %M m:mem %i"
 done
-rm -f "$out/stat.txt" "$out/resources.txt"
+rm -f "$out/stat.txt" "$out/resources.txt" "$out/netlist.json"
 if ! LOOM_RTL_FILES=$(echo $rtl) LOOM_INC="$out/inc" LOOM_SYNTH_OUT="$out" LOOM_FAMILY=$family \
     LOOM_PRE_SYNTH="$pre" yosys -q -l "$out/yosys.log" -c hw/synth/loom_synth.tcl > /dev/null 2>&1 ||
     [ ! -f "$out/stat.txt" ]; then

@@ -5,6 +5,9 @@
 # (synth_xilinx -family: xc7, the default, or xcup) and LOOM_PRE_SYNTH (Yosys
 # commands run between `hierarchy` and `synth_xilinx`, e.g. the ram_style
 # attributes that put buffers in UltraRAM).
+# With LOOM_JSON=1 it also writes the flattened netlist as
+# LOOM_SYNTH_OUT/netlist.json for the timing estimate (scripts/loomsta.c,
+# docs/rtl.md "Timing").
 yosys -import
 
 set incs ""
@@ -22,3 +25,9 @@ if {[info exists ::env(LOOM_PRE_SYNTH)] && $::env(LOOM_PRE_SYNTH) ne ""} { eval 
 # from the queues; everything else in LUTs.
 synth_xilinx -family $family -top loom_top
 tee -q -o $::env(LOOM_SYNTH_OUT)/stat.txt stat
+# The timing estimate follows register-to-register paths across module
+# boundaries, so it reads one flat module; stat above keeps the hierarchy.
+if {[info exists ::env(LOOM_JSON)] && $::env(LOOM_JSON) eq "1"} {
+  flatten
+  write_json $::env(LOOM_SYNTH_OUT)/netlist.json
+}

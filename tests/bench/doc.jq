@@ -18,7 +18,7 @@ if $section == "run" then
   "\(.meta.host), \(.meta.nproc) cores (\(.meta.cpu)); load average \(.meta.load_start) at the start,",
   "\(.meta.load_end // "-") at the end (the machine was shared: read the CPU-time columns). Configuration",
   "`\(.config.name)` (\(.config.batch)x\(.config.block_in)x\(.config.block_out), peak \(.config.peak_macs_per_cycle) MACs/cycle,",
-  "\(.config.dram_bytes_per_cycle) DRAM bytes/cycle, \(.config.clock_mhz) MHz); tsim DRAM model \(.meta.tsim_options).",
+  "\(.config.dram_bytes_per_cycle) DRAM bytes/cycle, \(.config.clock_mhz) MHz nominal, \(.config.fmax_mhz_estimate // "not") estimated MHz Fmax); tsim DRAM model \(.meta.tsim_options).",
   "fsim timing model (`--timing`): \(if .meta.fsim_timing_flag then "present" else "not in this build" end);",
   "`loom run --profile-json`: \(if .meta.profile_flag then "present" else "not in this build" end). The whole run took \(.meta.bench_seconds) s."
 elif $section == "goals" then
@@ -40,9 +40,9 @@ elif $section == "gemm" then
     [(.name | sub("gemm_"; "")), .gemm_ops, .cycles, (.macs_per_cycle | r(1)), (.roofline_ops_per_cycle * $p | r(0)),
      (.fraction_of_roofline | pct)] | row)
 elif $section == "networks" then
-  head(["network", "MACs", "tsim cycles", "compiler est.", "util.", "latency at clock", "Verilator wall / CPU", "cycles/s wall / CPU", "fsim wall / CPU", "compile wall / CPU (calib. inputs)"]),
-  (.config.clock_mhz as $mhz | .networks[] |
-    [.net, (.macs | mega), (.tsim.cycles | mega), (.est_cycles | mega), (.utilization | pct), "\(.latency_ms_at_clock | r(1)) ms at \($mhz) MHz",
+  head(["network", "MACs", "tsim cycles", "compiler est.", "util.", "latency at clock (at est. Fmax)", "Verilator wall / CPU", "cycles/s wall / CPU", "fsim wall / CPU", "compile wall / CPU (calib. inputs)"]),
+  (.config.clock_mhz as $mhz | (.config.fmax_mhz_estimate // null) as $fmax | .networks[] |
+    [.net, (.macs | mega), (.tsim.cycles | mega), (.est_cycles | mega), (.utilization | pct), "\(.latency_ms_at_clock | r(1)) ms at \($mhz) MHz\(if .latency_ms_at_fmax then " (\(.latency_ms_at_fmax | r(1)) ms at \($fmax) MHz)" else "" end)",
      "\(.tsim.wall_s | r(1)) s / \(.tsim.cpu_s | r(1)) s", "\(.tsim.cycles_per_s | r(0)) / \(.tsim.cycles_per_cpu_s | r(0))",
      "\(.fsim.wall_s | r(3)) s / \(.fsim.cpu_s | r(3)) s\(if .fsim.timing_cycles then " (model: \(.fsim.timing_cycles | mega))" else "" end)",
      "\(.compile.wall_s | r(2)) s / \(.compile.cpu_s | r(2)) s (\(.calib_inputs))"] | row)

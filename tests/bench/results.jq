@@ -63,6 +63,7 @@ def job_figures($peak; $bpc; $row; $c):
               dram_bytes: ($n.tsim.counters.total | dram_bytes)},
        utilization: ($n.report.total.macs / ($cyc * $peak)),
        latency_ms_at_clock: ($cyc / $in.config.clock_mhz / 1000),
+       latency_ms_at_fmax: (if $in.config.fmax_mhz_estimate then $cyc / $in.config.fmax_mhz_estimate / 1000 else null end),
        # What VTA's published ResNet-18 cycles cover: TVM's deploy_classification
        # offloads from the max pool to the global average pool and keeps the
        # first convolution on the CPU (skip_conv_layers=[0]), so only the

@@ -80,6 +80,22 @@ mkdir -p "$RAW" "$PARTS" "$WL"
 # ---- the machine and the configuration ----
 "$BUILD/bench/bench_config" "$CONFIG" > "$PARTS/config.json"
 BPC=$(jq -r .dram_bytes_per_cycle "$PARTS/config.json")
+# The configuration's estimated Fmax (`loom config fmax`: Yosys synth_xilinx
+# and loomsta's logic levels, docs/rtl.md "Timing"; minutes the first time,
+# cached after), so latencies are given at the nominal clock and at the
+# estimate.  BENCH_FMAX=0 leaves it out.
+FMAX=null
+if [ "${BENCH_FMAX:-1}" = 1 ]; then
+  say "config $CONFIG: estimated Fmax (loom config fmax; Yosys takes minutes the first time)"
+  if "$LOOM" config fmax "$CONFIG" > "$RAW/fmax.txt" 2>&1; then
+    FMAX=$(sed -n 's/.*estimated Fmax \([0-9.]*\) MHz.*/\1/p' "$RAW/fmax.txt" | head -n 1)
+    say "config $CONFIG: $(head -n 1 "$RAW/fmax.txt")"
+  else
+    say "config $CONFIG: no Fmax estimate ($(tail -n 1 "$RAW/fmax.txt")); latencies at the nominal clock only"
+  fi
+fi
+jq --argjson f "${FMAX:-null}" '. + {fmax_mhz_estimate: $f}' "$PARTS/config.json" > "$PARTS/config.json.new" &&
+  mv "$PARTS/config.json.new" "$PARTS/config.json"
 TSIM_OPTS="lib=$TSIM_LIB,bw=$BPC"
 TIMING=0
 has_flag run --timing && TIMING=1

@@ -9,7 +9,7 @@ def yes: if . then "yes" else "NO" end;
 .config.peak_macs_per_cycle as $cfg_peak | .config.clock_mhz as $clock | .networks as $nets | ((.hostgen.networks) // []) as $hg
 | "Loom benchmarks \(.meta.date), \(.meta.host), \(.meta.nproc) cores (\(.meta.cpu)), commit \(.meta.commit)",
 "load average \(.meta.load_start) at start, \(.meta.load_end // "-") at end; wall = elapsed, cpu = user + system",
-"config \(.config.name) \(.config.batch)x\(.config.block_in)x\(.config.block_out): peak \(.config.peak_macs_per_cycle) MACs/cycle, DRAM \(.config.dram_bytes_per_cycle) B/cycle, \(.config.clock_mhz) MHz; tsim \(.meta.tsim_options)",
+"config \(.config.name) \(.config.batch)x\(.config.block_in)x\(.config.block_out): peak \(.config.peak_macs_per_cycle) MACs/cycle, DRAM \(.config.dram_bytes_per_cycle) B/cycle, \(.config.clock_mhz) MHz (estimated Fmax \(.config.fmax_mhz_estimate // "-") MHz); tsim \(.meta.tsim_options)",
 (if .workloads then
   "",
   "ResNet-18 conv workloads, one int8 layer each on tsim (bound = min(peak, B/cycle x MACs/DRAM byte); goal >= 90% of bound)",
@@ -28,7 +28,7 @@ def yes: if . then "yes" else "NO" end;
  else empty end),
 (.networks[] |
   "",
-  "\(.net): \(.macs | mega)MACs, \(.jobs) accelerator jobs + \(.host_steps) host steps; tsim \(.tsim.cycles) cycles (compiler estimate \(.est_cycles)), utilization \(.utilization | pct), \(.latency_ms_at_clock | f(2)) ms at \($clock) MHz",
+  "\(.net): \(.macs | mega)MACs, \(.jobs) accelerator jobs + \(.host_steps) host steps; tsim \(.tsim.cycles) cycles (compiler estimate \(.est_cycles)), utilization \(.utilization | pct), \(.latency_ms_at_clock | f(2)) ms at \($clock) MHz\(if .latency_ms_at_fmax then ", \(.latency_ms_at_fmax | f(2)) ms at the estimated Fmax" else "" end)",
   "  Verilator: \(.tsim.wall_s) s wall, \(.tsim.cpu_s | f(1)) s cpu; \(.tsim.cycles_per_s | round) cycles/s wall, \(.tsim.cycles_per_cpu_s | round) cycles/cpu-s",
   "  fsim: \(.fsim.wall_s) s wall, \(.fsim.cpu_s | f(3)) s cpu (median of 3)\(if .fsim.timing_cycles then ", timing model \(.fsim.timing_cycles) cycles" else "" end)",
   "  compile: \(.compile.wall_s) s wall, \(.compile.cpu_s | f(2)) s cpu, calibrated on \(.calib_inputs) inputs\(if .compile_calib1 then "; with 1 input \(.compile_calib1.wall_s) s wall, \(.compile_calib1.cpu_s | f(2)) s cpu" else "" end)",

@@ -3,9 +3,19 @@
  * (make cross): both need the compiler, which needs protobuf-c and LLVM,
  * which the cross build leaves out, so these commands only say where to
  * run them instead.  The native driver/cli/cmd_compile.c, cmd_dse.c and
- * dse_*.c replace them in every other build.
+ * dse_*.c replace them in every other build.  `loom config fmax` (Yosys, the
+ * synthesis cache of dse_synth.c) says the same through dse_fmax.
  */
+#include <stdio.h>
+
 #include "driver/cli/cli.h"
+#include "driver/cli/dse.h"
+
+int dse_fmax(const struct loom_hw_config *c, const struct loom_hw_part *p, int run, double *mhz,
+             char *report, size_t report_n, char *msg, size_t n) {
+  snprintf(msg, n, "this loom was cross-built without Yosys' cache (docs/cross.md); run `loom config fmax` on the host");
+  return run ? -1 : 0;
+}
 
 static int run_compile(int argc, char **argv) {
   return cli_error("compile: this loom was cross-built without the compiler (docs/cross.md); "

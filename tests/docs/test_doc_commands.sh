@@ -68,6 +68,7 @@ SKIP="$(cat <<'EOF'
 ^build/tests/diff/fsim_vs_tsim --fsim-only --seeds 1:10000	ten thousand seeds (long)
 ^build/bench/bench_rtl 	a benchmark (make bench-rtl)
 ^build/bin/loom compile build/models/resnet18\.onnx	needs the ImageNet models (make test-nets)
+^loom config fmax 	runs Yosys synth_xilinx (minutes; tests/dse runs it with a stand-in Yosys)
 EOF
 )"
 

@@ -78,6 +78,24 @@ for c in "$O"/configs/*.cfg; do
   expect 0 out "ok:" "$LOOM" config check "$c"
 done
 
+# the estimated Fmax (loomsta on each synthesis' netlist): in the results,
+# the table, and `loom config show` of a point, read from the same cache
+check "an estimated Fmax per point" jq -e '[.points[] | .fmax_mhz_estimate > 0] | all' "$J"
+check "csv: the Fmax column" grep -q ',total_ms,fmax_mhz_estimate,' "$O/results.csv"
+check "table: the Fmax column" grep -q ' Fmax ' "$O/table.txt"
+first=$(ls "$O"/configs/*.cfg | head -n 1)
+expect 0 out "MHz on xc7z020clg400-1 (met: " "$LOOM" config show "$first"
+expect 0 out "not known yet (loom config fmax" "$LOOM" config show large
+n=$(wc -l < "$FAKE_YOSYS_LOG")
+expect 0 out "# clock 100 MHz; estimated Fmax on xc7z020clg400-1: not known yet" "$LOOM" config show default
+expect 0 out "default: clock 100 MHz; estimated Fmax " "$LOOM" config fmax default
+check "config fmax synthesizes once" test "$(wc -l < "$FAKE_YOSYS_LOG")" -eq $((n + 1))
+expect 0 out "MHz on xc7z020clg400-1: met" "$LOOM" config fmax default
+check "then reads the cache" test "$(wc -l < "$FAKE_YOSYS_LOG")" -eq $((n + 1))
+expect 0 out "# clock 100 MHz; estimated Fmax " "$LOOM" config show default
+expect 1 err "unknown part 'xc9nope'" "$LOOM" config fmax tiny --part xc9nope
+expect 1 err "--part goes with check and fmax only" "$LOOM" config show tiny --part xc7z020clg400-1
+
 # the sweep's cycles are those `loom run --timing` counts for the point
 best=$(jq -r '.best[0]' "$J")
 cfg=$O/configs/$best.cfg
@@ -101,9 +119,10 @@ expect 1 err "fsim: bw '3' must be a power of two up to 4096, with timing=1" \
 
 # ---- re-runs
 cp "$J" "$tmp/first.json"
+synths=$(wc -l < "$FAKE_YOSYS_LOG")
 expect 0 err "8 points, 0 to evaluate (8 done before)" "$LOOM" dse "$tmp/sweep.toml" --jobs 2
 check "a re-run writes the same results" cmp -s "$J" "$tmp/first.json"
-check "a re-run synthesizes nothing" test "$(wc -l < "$FAKE_YOSYS_LOG")" -eq 4
+check "a re-run synthesizes nothing" test "$(wc -l < "$FAKE_YOSYS_LOG")" -eq "$synths"
 first=$(ls "$O"/points | head -n 1)
 rm "$O/points/$first"
 head -c 100 "$O/points/$(ls "$O"/points | sed -n 2p)" > "$tmp/trunc" && mv "$tmp/trunc" "$O/points/$(ls "$O"/points | sed -n 2p)"

@@ -33,6 +33,7 @@
 #define COMPILE_IM2COL 1u   /* allow folding small-channel stems with a host-side im2col */
 #define COMPILE_CLIP_MSE 2u /* clip activation ranges to the MSE-optimal one (see calib.c) */
 #define COMPILE_NO_RESIDUAL 4u /* do not fuse residual Adds into convolutions */
+#define COMPILE_NO_CHAIN 8u    /* do not fuse chains of convolutions into one job */
 
 enum compile_target {
   COMPILE_TARGET_ACCEL = 0, /* int8 accelerator jobs, the rest on the host */
@@ -115,11 +116,46 @@ int compile_fix_inputs(struct ir_graph *g, const struct compile_input_shape *sha
  * compile_layer.c
  */
 
-/* Lowers fused node `node` (loom.QConv, QGemm, QAdd, QPool) to one job.
- * `flags` are COMPILE_*.  The row of the report is filled in *row. */
-int compile_layer(const struct ir_graph *g, int node, const struct loom_hw_config *cfg,
+/* The nodes of one job: nodes[0], and the ones whose work joins its job
+ * (compile_fuse.c), in data-flow order. */
+#define COMPILE_FUSE_MAX 3
+struct compile_fusion {
+  int n;
+  int nodes[COMPILE_FUSE_MAX];
+};
+
+/* Lowers fused node f->nodes[0] (loom.QConv, QGemm, QAdd, QPool) to one
+ * job, with the nodes after it in f (a QPool after a QConv, or a chain of
+ * QConvs) in the same job.  `flags` are COMPILE_*.  The row of the report
+ * is filled in *row. */
+int compile_layer(const struct ir_graph *g, const struct compile_fusion *f, const struct loom_hw_config *cfg,
                   unsigned flags, struct lower_program *prog, struct compile_layer *row,
                   struct ir_error *err);
+
+/* A QConv as the lowering's struct (its residual and weight parts beside
+ * it: keep the struct in place). */
+struct compile_conv {
+  struct lower_qconv l;
+  struct lower_qresidual res;
+  int8_t *owned;              /* split wide weights, or NULL */
+};
+/* Fills c from QConv n; -1 with msg when it cannot be expressed. */
+int compile_conv_params(const struct ir_graph *g, const struct ir_node *n, unsigned flags, const char *where,
+                        struct compile_conv *c, char *msg);
+void compile_conv_free(struct compile_conv *c);
+
+/*
+ * compile_fuse.c
+ */
+
+/* The nodes of node `node`'s job (f->n = 1: it alone): a QPool max after a
+ * QConv (lower_conv_pool_fits()), or a chain [1x1 ->] depthwise -> 1x1
+ * when the cost model finds the fused job faster than the separate ones. */
+void compile_fuse_plan(const struct ir_graph *g, const enum part_target *targets, const struct loom_hw_config *cfg,
+                       unsigned flags, int node, struct compile_fusion *f);
+/* The job of a chain of QConvs (lower_chain). */
+int compile_chain_layer(const struct ir_graph *g, const struct compile_fusion *f, const struct loom_hw_config *cfg,
+                        unsigned flags, const char *where, struct lower_program *p, char *msg);
 /* "1x64x56x56" */
 void compile_shape_text(const struct ir_tensor *t, char *buf, size_t len);
 /* Whether the runtime has the IM2COL host op folded stems need. */

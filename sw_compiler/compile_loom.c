@@ -468,18 +468,30 @@ static int job_node(struct lctx *c, int node) {
   const struct ir_node *n = &c->g->nodes[node];
   struct lower_program p;
   struct compile_layer row;
-  if (compile_layer(c->g, node, c->cfg, c->flags, &p, &row, c->err)) {
+  if (c->absorbed[node]) return 0; /* in an earlier node's job */
+  struct compile_fusion f;
+  compile_fuse_plan(c->g, c->targets, c->cfg, c->flags, node, &f);
+  if (f.n > 1 && compile_layer(c->g, &f, c->cfg, c->flags, &p, &row, c->err)) {
+    lower_program_free(&p); /* the fused job does not fit: one job each */
+    f.n = 1;
+  }
+  if (f.n == 1 && compile_layer(c->g, &f, c->cfg, c->flags, &p, &row, c->err)) {
     lower_program_free(&p);
     return -1;
   }
+  int y = c->g->nodes[f.nodes[f.n - 1]].out[0], rc = 0;
+  for (int i = 1; i < f.n; i++) c->absorbed[f.nodes[i]] = 1;
   struct loom_file_job j = {0};
   for (int s = 0; s < 8; s++) j.segments[s] = LOOM_FILE_NO_BUFFER;
   int lanes = -1, i32 = -1, acc_out = c->g->tensors[n->out[0]].dtype == IR_DT_I32;
-  int rc = map_segment(c, node, &p, LOWER_SEG_IN, n->in[0], &j) ||
-           (n->op == IR_OP_QADD && map_segment(c, node, &p, LOWER_SEG_IN2, n->in[1], &j)) ||
-           (n->op == IR_OP_QCONV && n->n_in > 4 && map_segment(c, node, &p, LOWER_SEG_IN2, n->in[4], &j)) ||
-           (acc_out ? acc_out_segment(c, node, &p, n->out[0], &j, &lanes, &i32)
-                    : map_segment(c, node, &p, LOWER_SEG_OUT, n->out[0], &j));
+  rc = map_segment(c, node, &p, LOWER_SEG_IN, n->in[0], &j);
+  for (int i = 0; i < f.n && !rc; i++) { /* a fused residual Add's operand */
+    const struct ir_node *m = &c->g->nodes[f.nodes[i]];
+    if (m->op == IR_OP_QCONV && m->n_in > 4) rc = map_segment(c, node, &p, LOWER_SEG_IN2, m->in[4], &j);
+  }
+  rc = rc || (n->op == IR_OP_QADD && map_segment(c, node, &p, LOWER_SEG_IN2, n->in[1], &j)) ||
+       (acc_out ? acc_out_segment(c, node, &p, n->out[0], &j, &lanes, &i32)
+                : map_segment(c, node, &p, LOWER_SEG_OUT, y, &j));
   if (!rc) {
     uint8_t *code = lower_program_code(&p);
     char name[128];

@@ -230,6 +230,21 @@ struct loom_insn emit_qcfg(int32_t mult, uint32_t shift, int32_t zp, int32_t lo,
   return in;
 }
 
+struct loom_insn emit_qcfg_par(uint32_t par_base, uint32_t shift, int32_t zp, int32_t lo, int32_t hi,
+                               uint32_t round_even) {
+  struct loom_insn in = emit_qcfg(0, shift, zp, lo, hi, round_even);
+  in.qcfg.par_base = par_base;
+  return in;
+}
+
+struct loom_insn emit_gcfg(uint32_t period, uint32_t kh, uint32_t kw, uint32_t row, uint32_t col) {
+  struct loom_insn in;
+  memset(&in, 0, sizeof in);
+  in.opcode = LOOM_OP_GCFG;
+  in.gcfg.period = period, in.gcfg.dw_kh = kh, in.gcfg.dw_kw = kw, in.gcfg.dw_row = row, in.gcfg.dw_col = col;
+  return in;
+}
+
 struct loom_insn emit_nop(uint32_t queue) {
   struct loom_insn in;
   memset(&in, 0, sizeof in);
@@ -334,7 +349,7 @@ void emit_report(struct lower_program *p) {
   const struct loom_hw_config *cfg = p->cfg;
   cost_count(cfg, p->insns, p->insn_count, r->counters);
   struct cost_sim sim;
-  cost_simulate(cfg, p->insns, p->insn_count, &sim);
+  cost_simulate(cfg, p->insns, p->insn_count, p->uops, p->uop_count, &sim);
   LOOM_ASSERT(!sim.deadlock);
   r->est_cycles = sim.cycles;
   r->load_cycles = sim.busy[LOOM_Q_LOAD];
@@ -375,12 +390,12 @@ const char *const lower_act_layout_names[LOWER_ACT_COUNT] = {"none", "nchwc", "i
 _Static_assert(sizeof lower_act_layout_names / sizeof *lower_act_layout_names == LOWER_ACT_COUNT,
                "names");
 const char *const lower_kind_names[LOWER_KIND_COUNT] = {"conv",    "conv-im2col", "dwconv", "fc",
-                                                        "maxpool", "avgpool",     "add"};
+                                                        "maxpool", "avgpool",     "add",    "chain"};
 _Static_assert(sizeof lower_kind_names / sizeof *lower_kind_names == LOWER_KIND_COUNT, "names");
 const char *const lower_pool_kind_names[LOWER_POOL_COUNT] = {"max", "avg"};
 _Static_assert(sizeof lower_pool_kind_names / sizeof *lower_pool_kind_names == LOWER_POOL_COUNT,
                "names");
-const char *const lower_gemm_mode_names[LOWER_GEMM_MODE_COUNT] = {"dense", "diag"};
+const char *const lower_gemm_mode_names[LOWER_GEMM_MODE_COUNT] = {"dense", "diag", "dw"};
 _Static_assert(sizeof lower_gemm_mode_names / sizeof *lower_gemm_mode_names == LOWER_GEMM_MODE_COUNT,
                "names");
 

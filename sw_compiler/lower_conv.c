@@ -1,59 +1,36 @@
 /*
  * lower_conv.c - int8 convolution (and fully connected, and average
- * pooling) as an implicit GEMM on the Loom core.
+ * pooling) as an implicit GEMM on the Loom core: the layer checked, folded
+ * into a struct lower_geom, its constants placed, its tiling chosen
+ * (tile.c); lower_conv_emit.c writes the instructions.
  *
- * The convolution is first folded into a struct lower_geom:
+ * The convolution is folded into one of:
  *  - dense (groups = 1), or grouped with the cross-group weights zero-filled
  *    (correct, and as fast as the dense convolution of the same size);
- *  - depthwise (groups = C_in = C_out): diagonal weights, output block b
- *    reads input block b only.  The GEMM core then does block_out useful
- *    MACs per cycle out of block_in x block_out: depthwise layers have no
- *    reduction over channels to fill the array, and the diagonal GEMM still
- *    beats the ALU (one cycle per tap and block instead of two);
+ *  - depthwise (groups = C_in = C_out, and average pooling): depthwise GEMM
+ *    micro-ops (ISA v2), each output lane summing its own channel's window
+ *    taps, with the window's rows split into passes when its taps outnumber
+ *    the lanes.  A window wider than the lanes falls back to the diagonal
+ *    form of ISA v1 (output block b reads input block b, one lane in
+ *    block_out busy);
  *  - im2col (LOWER_CONV_ALLOW_IM2COL, for stems with few input channels):
  *    the host gathers each output pixel's kh x kw x C taps into channels, so
  *    a 3-channel 7x7 stem reduces over 10 blocks of 16 instead of 49 blocks
  *    with 3 useful lanes each (5x fewer GEMM cycles), for a larger input;
  *  - fully connected is the 1x1 convolution of 1x1 images.
  *
- * Then, per chunk of the tiling (tile.c), with A = th x tw ACC rows per
- * output block and I = ih x iw INP rows per input block:
- *
- *   LOAD INP   one 2-D transfer per input block, padding = input zero point
- *   LOAD WGT   the chunk's weight slice, unless its half already holds it
- *   ALU MOV    ACC <- corrected bias row        (first chunk of a tile)
- *   GEMM       for ci < nci: for co < nco: for each micro-op (oy, kh, kw, ox):
- *                ACC[acc + oy*tw + ox + co*A] += INP[inp + (oy*s + kh*d)*iw + ox*s + kw*d + ci*I]
- *                                              x WGT[wgt + kh*kw + kw + ci*kk + co*nci*kk]
- *   ALU REQUANT  ACC <- requant(ACC, multiplier row), clamps = ReLU/ReLU6   (last chunk)
- *   STORE      one transfer per output block
- *
- * The micro-ops enumerate (output row, kh, kw, output column): the set is
- * built once per buffer-half combination and reused by every tile, a
- * shorter last row tile runs a prefix of it, and consecutive micro-ops
- * always write different ACC rows (the same row comes back only after tw
- * micro-ops), so the core can start one per cycle.  The two GEMM loops run
- * over input and output blocks: one GEMM instruction does a whole chunk.
- *
  * The input zero point is folded into the bias (bias - zp * sum w, modulo
  * 2^32 like the accumulator) and spatial padding loads the zero point, so
- * padded taps contribute exactly nothing.  Requantization is one vector
- * REQUANT per tile with a per-channel multiplier row and one QCFG per job.
+ * padded taps contribute exactly nothing.  Bias and per-channel multiplier
+ * are one PAR row per output block: the GEMMs' epilogue adds and applies
+ * them (docs/isa.md, "The epilogue E"); one shift per layer.
  *
  * Weights beyond int8 (lower_qconv.in_passes > 1) and int32 results
  * (LOWER_CONV_ACC_OUT) are first expanded into an ordinary dense layer
  * (expand()): the weight parts become extra input blocks that load the same
  * DRAM blocks again (geom.cib_data), and each output channel becomes four
- * byte-lane channels with copies of its weights, whose REQUANT is replaced
- * by a five-instruction ALU sequence that leaves byte k of the accumulator
- * in lane k (acc_out_tail()).
- *
- * A residual Add (lower_qconv.residual) is fused at the tile's end: the
- * residual tile comes into INP with the last chunk, and after the REQUANT
- *   ALU MUL a_weight, GEMM += b_weight x identity x residual, ALU ADD the
- *   zero-point constant, ALU REQUANT with the Add's QCFG
- * gives exactly lower_add() of the convolution's output and the residual,
- * for 4-5 compute cycles per output row instead of a memory-bound job.
+ * byte-lane channels with copies of its weights; an int32 result keeps its
+ * bias and byte-lane constants in ACC rows (the version 1 epilogue).
  */
 #include <stdarg.h>
 #include <stdlib.h>
@@ -62,6 +39,7 @@
 #include "sw_compiler/lower.h"
 
 #define MAX_ROWS (UINT32_C(1) << 28) /* DRAM offsets are 28-bit row counts */
+#define LOWER_TILE_CANDIDATES 4      /* tilings emitted and walked; the cheapest wins */
 
 #define fail lower_fail
 
@@ -147,7 +125,13 @@ static void geom_of(const struct loom_hw_config *cfg, const struct lower_qconv *
     g->cib_data = g->cib;
     return;
   }
-  g->mode = kind == LOWER_KIND_DWCONV || kind == LOWER_KIND_AVGPOOL ? LOWER_GEMM_DIAG : LOWER_GEMM_DENSE;
+  g->mode = LOWER_GEMM_DENSE;
+  if (kind == LOWER_KIND_DWCONV || kind == LOWER_KIND_AVGPOOL) {
+    /* depthwise micro-ops need whole window rows in the lanes */
+    g->mode = l->k_w <= cfg->block_in ? LOWER_GEMM_DW : LOWER_GEMM_DIAG;
+    g->dw_rows = cfg->block_in / l->k_w < l->k_h ? cfg->block_in / l->k_w : l->k_h;
+    g->dw_passes = g->mode == LOWER_GEMM_DW ? tile_ceil_div(l->k_h, g->dw_rows) : 0;
+  }
   g->in_h = l->in_h, g->in_w = l->in_w;
   g->k_h = l->k_h, g->k_w = l->k_w, g->stride_h = l->stride_h, g->stride_w = l->stride_w;
   g->dil_h = l->dil_h, g->dil_w = l->dil_w;
@@ -241,61 +225,81 @@ static void expanded_free(struct expanded *x) {
  * (the max changes no quotient and keeps the subtraction from wrapping),
  * then MUL 2^24 keeps its low byte in the top byte and SHR 24, exact since
  * the low bits are zero, sign-extends it: lane value = byte k as int8. */
+enum { ACC_ROW_MIN, ACC_ROW_OFF, ACC_ROW_SHIFT, ACC_ROW_MUL, ACC_ROWS };
+_Static_assert(ACC_ROWS == LOWER_ACC_OUT_ROWS, "lower_conv_emit.c's acc_out_tail uses these rows");
+
 static void acc_out_rows(const struct loom_hw_config *cfg, uint8_t *rows) {
-  int32_t v[LOWER_ACC_ROWS][256];
+  int32_t v[ACC_ROWS][256];
   LOOM_ASSERT(cfg->block_out <= 256 && cfg->block_out % 4 == 0);
   for (int32_t j = 0; j < cfg->block_out; j++) {
     int32_t k = j % 4, half = k ? (int32_t)(UINT32_C(1) << (8 * k - 1)) : 0;
-    v[LOWER_ACC_ROW_MIN][j] = INT32_MIN + half;
-    v[LOWER_ACC_ROW_OFF][j] = -half;
-    v[LOWER_ACC_ROW_SHIFT][j] = 8 * k;
-    v[LOWER_ACC_ROW_MUL][j] = 1 << 24;
+    v[ACC_ROW_MIN][j] = INT32_MIN + half;
+    v[ACC_ROW_OFF][j] = -half;
+    v[ACC_ROW_SHIFT][j] = 8 * k;
+    v[ACC_ROW_MUL][j] = 1 << 24;
   }
   uint64_t acc_row = loom_hw_row_bytes(cfg, LOOM_BUF_ACC, 0);
-  for (int r = 0; r < LOWER_ACC_ROWS; r++) pack_acc_rows(cfg, v[r], cfg->block_out, rows + (size_t)r * acc_row);
+  for (int r = 0; r < ACC_ROWS; r++) pack_acc_rows(cfg, v[r], cfg->block_out, rows + (size_t)r * acc_row);
 }
 
-/* ACC rows of parameters: biases, then multipliers or the byte-lane rows. */
+/* ACC rows of parameters: none (the epilogue's are PAR rows), or for an
+ * int32 result the biases and the byte-lane rows. */
 static uint32_t param_rows(const struct lower_geom *g) {
-  return (uint32_t)g->cob + (g->acc_out ? LOWER_ACC_ROWS : (uint32_t)g->cob);
+  return g->acc_out ? (uint32_t)g->cob + ACC_ROWS : 0;
 }
 
 /* ---- constants ---- */
 
-
 static void place_consts(struct lower_program *p, const struct lower_qconv *l, enum lower_kind kind,
-                         const struct lower_geom *g, struct conv_consts *k) {
+                         const struct lower_geom *g, struct lower_conv_consts *k) {
   const struct loom_hw_config *cfg = p->cfg;
   int32_t cin, kk;
   int8_t *w = effective_weights(l, kind, &cin, &kk);
   uint64_t align = emit_const_align(cfg), acc_row = loom_hw_row_bytes(cfg, LOOM_BUF_ACC, 0);
-  size_t prow = (size_t)g->cob * acc_row, pbytes = (size_t)param_rows(g) * acc_row;
-  uint8_t *params = calloc(pbytes, 1);
-  int32_t *bias = malloc(sizeof(int32_t) * (size_t)l->out_c);
-  LOOM_ASSERT(params && bias);
+  int32_t *bias = malloc(sizeof(int32_t) * (size_t)l->out_c + 1);
+  LOOM_ASSERT(bias);
   pack_bias_correct(w, l->bias, l->out_c, cin * kk, l->in_zero_point, bias);
-  pack_acc_rows(cfg, bias, l->out_c, params);
-  if (g->acc_out) acc_out_rows(cfg, params + prow);
-  else pack_acc_rows(cfg, l->multiplier, l->out_c, params + prow);
-  p->param_offset = emit_const(p, params, pbytes, align);
+  if (g->acc_out) { /* ACC rows: biases, then the byte lanes' constants */
+    size_t prow = (size_t)g->cob * acc_row, pbytes = (size_t)param_rows(g) * acc_row;
+    uint8_t *params = calloc(pbytes, 1);
+    LOOM_ASSERT(params);
+    pack_acc_rows(cfg, bias, l->out_c, params);
+    acc_out_rows(cfg, params + prow);
+    p->param_offset = emit_const(p, params, pbytes, align);
+    free(params);
+  } else { /* PAR rows: bias and multiplier lanes per output block */
+    size_t pbytes = (size_t)g->cob * loom_hw_row_bytes(cfg, LOOM_BUF_PAR, 0);
+    uint8_t *params = calloc(pbytes, 1);
+    LOOM_ASSERT(params);
+    pack_par_rows(cfg, bias, l->multiplier, l->out_c, params);
+    p->param_offset = emit_const(p, params, pbytes, align);
+    free(params);
+  }
   uint64_t wrow = loom_hw_row_bytes(cfg, LOOM_BUF_WGT, 0);
-  size_t rows = g->mode == LOWER_GEMM_DIAG ? (size_t)g->cob * (size_t)kk : (size_t)g->cob * (size_t)g->cib * (size_t)kk;
-  if (g->wgt_uniform) rows = 1;
-  int8_t *packed = malloc(rows * wrow + 1);
+  size_t rows = g->mode == LOWER_GEMM_DIAG ? (size_t)g->cob * (size_t)kk
+                : g->mode == LOWER_GEMM_DW ? (size_t)g->cob * (size_t)g->dw_passes
+                                           : (size_t)g->cob * (size_t)g->cib * (size_t)kk;
+  if (g->wgt_uniform) rows = g->mode == LOWER_GEMM_DW ? (size_t)g->dw_passes : 1;
+  int8_t *packed = malloc(rows * wrow + wrow);
   LOOM_ASSERT(packed != NULL);
-  if (g->wgt_uniform) pack_wgt_identity(cfg, packed);
+  if (g->wgt_uniform && g->mode == LOWER_GEMM_DW) /* one block of the all-ones depthwise weights */
+    pack_wgt_dw(cfg, w, cfg->block_out < l->out_c ? cfg->block_out : l->out_c, g->k_h, g->k_w, g->dw_rows, packed);
+  else if (g->wgt_uniform) pack_wgt_identity(cfg, packed);
+  else if (g->mode == LOWER_GEMM_DW) pack_wgt_dw(cfg, w, l->out_c, g->k_h, g->k_w, g->dw_rows, packed);
   else if (g->mode == LOWER_GEMM_DIAG) pack_wgt_diag(cfg, w, l->out_c, kk, packed);
   else pack_wgt_dense(cfg, w, l->out_c, cin, kk, packed);
   p->wgt_offset = emit_const(p, packed, rows * wrow, align);
   k->param_row0 = 0;
+  k->par_offset = p->param_offset;
   k->wgt_row0 = (uint32_t)(p->wgt_offset / wrow);
+  k->period = g->mode == LOWER_GEMM_DW ? 1 : (uint32_t)kk;
   if (l->residual) {
     pack_wgt_identity(cfg, packed);
     for (int32_t i = 0; i < cfg->block_out; i++)
       packed[(size_t)i * (size_t)cfg->block_in + (size_t)i] = (int8_t)l->residual->b_weight;
     k->res_row = (uint32_t)(emit_const(p, packed, wrow, wrow) / wrow);
   }
-  free(w), free(params), free(bias), free(packed);
+  free(w), free(bias), free(packed);
 }
 
 static int check_sizes(const struct lower_geom *g, const struct lower_qconv *l, const char *where,
@@ -327,7 +331,8 @@ static void fill_acts(struct lower_program *p, const struct lower_qconv *l, int3
   }
   in->bytes = lower_act_bytes(in);
   out->layout = LOWER_ACT_NCHWC;
-  out->n = l->n, out->c = out_c, out->h = g->out_h, out->w = g->out_w, out->block = p->cfg->block_out;
+  out->n = l->n, out->c = out_c, out->h = g->pool ? g->pool_h : g->out_h, out->w = g->pool ? g->pool_w : g->out_w;
+  out->block = p->cfg->block_out;
   out->bytes = lower_act_bytes(out);
   p->seg_bytes[LOWER_SEG_IN] = in->bytes;
   p->seg_bytes[LOWER_SEG_OUT] = out->bytes;
@@ -387,22 +392,41 @@ static int lower(const struct loom_hw_config *cfg, const struct lower_qconv *l, 
   geom_of(cfg, le, kind, &g);
   if (l->in_passes > 1) g.cib_data = tile_ceil_div(l->in_c, cfg->block_in);
   g.acc_out = (l->flags & LOWER_CONV_ACC_OUT) != 0;
-  struct tile_ctx c = {cfg, &g, {0}, {0}};
+  g.epi = !g.acc_out;
+  if (l->pool) {
+    if (!lower_conv_pool_fits(cfg, l, l->pool))
+      return expanded_free(&x), fail(msg, where, "the max pooling cannot be fused into this convolution");
+    g.pool = 1, g.pool_h = g.out_h / 2, g.pool_w = g.out_w / 2;
+  }
+  struct lower_tiling top[LOWER_TILE_CANDIDATES];
   const char *why = NULL;
-  int rc = check_sizes(&g, l, where, msg);
+  int n = 0, rc = check_sizes(&g, l, where, msg);
   if (!rc && force) {
-    c.t = *force;
-    rc = tile_finish(cfg, &g, param_rows(&g), &c.t, &c.L, &why);
+    top[0] = *force;
+    struct tile_layout L;
+    rc = tile_finish(cfg, &g, param_rows(&g), &top[0], &L, &why);
+    n = rc ? 0 : 1;
   } else if (!rc) {
-    rc = tile_search(cfg, &g, param_rows(&g), &c.t, &c.L, &why);
+    n = tile_search_top(cfg, &g, param_rows(&g), top, LOWER_TILE_CANDIDATES, &why);
+    rc = n ? 0 : -1;
   }
   if (rc != 0 && why) lower_fail(msg, where, "no tiling fits the %s configuration: %s", cfg->name, why);
-  if (rc == 0) {
-    struct conv_consts k;
-    place_consts(out, le, kind, &g, &k);
-    fill_acts(out, l, le->out_c, kind, &g);
-    lower_emit_conv(out, le, &c, &k);
-    fill_report(out, l, kind, &c);
+  for (int i = 0; i < n; i++) { /* emit each candidate, keep the best by the timed walk */
+    struct lower_program cand;
+    struct tile_ctx c = {cfg, &g, top[i], {0}};
+    struct lower_conv_consts k;
+    tile_layout_of(cfg, &g, param_rows(&g), &c.t, &c.L);
+    emit_program_init(&cand, cfg);
+    place_consts(&cand, le, kind, &g, &k);
+    fill_acts(&cand, l, le->out_c, kind, &g);
+    lower_conv_emit(&cand, le, &c, &k);
+    fill_report(&cand, l, kind, &c);
+    if (i == 0 || cand.report.est_cycles < out->report.est_cycles) {
+      lower_program_free(out);
+      *out = cand;
+    } else {
+      lower_program_free(&cand);
+    }
   }
   expanded_free(&x);
   return rc ? -1 : 0;

@@ -143,6 +143,9 @@ static void check_shape(struct checker *k, const struct loom_hw_config *c) {
     broken(k, "block_in", "%d is too wide: a dot product must fit 32 bits", c->block_in);
   if (!is_pow2(c->block_out) || c->block_out < 2)
     broken(k, "block_out", "must be an even power of two (two products share a DSP)");
+  else if (c->block_out != c->block_in)
+    broken(k, "block_out", "must equal block_in (ISA v2: depthwise GEMMs and LOAD INP from OUT "
+           "pair input lane o with output lane o)");
   check_row_width(k, "block_in", "INP", (long)c->batch * c->block_in, c->bus_bits);
   check_row_width(k, "block_out", "OUT", (long)c->batch * c->block_out, c->bus_bits);
 }

@@ -89,6 +89,8 @@ int ev_qconv(struct ectx *c) {
   if (check_req(c, &q) || ev_conv_geo_full(c, 0, 1, &g) || want_count(c, 2, g.m) || want_count(c, 3, g.m) ||
       residual_of(c, &res))
     return -1;
+  const struct ir_attr *lut = ir_attr_find(c->n, "lut"); /* the epilogue's table, after the clamp */
+  if (lut && (lut->kind != IR_ATTR_INTS || lut->n != 256)) return ir_fail(c->err, c->g, c->node, "lut needs 256 entries");
   int64_t zp = ir_attr_int(c->n, "in_zp", 0), nx = numel(T(c, 0)), nw = numel(T(c, 1));
   const int8_t *x8 = IN(c, 0);
   const int32_t *bias = IN(c, 2), *mult = IN(c, 3);
@@ -101,8 +103,10 @@ int ev_qconv(struct ectx *c) {
   ev_conv_core_i32(&g, x, w, acc);
   for (int64_t i = 0; i < ny && R(c)->dtype == IR_DT_I32; i++) /* the accumulator itself */
     ((int32_t *)c->out[0])[i] = (int32_t)(uint32_t)acc[i];
-  for (int64_t i = 0; i < ny && R(c)->dtype != IR_DT_I32; i++)
-    ((int8_t *)c->out[0])[i] = add_residual(&res, requant((int32_t)(uint32_t)acc[i], mult[(i / plane) % g.m], &q), i);
+  for (int64_t i = 0; i < ny && R(c)->dtype != IR_DT_I32; i++) {
+    int8_t v = requant((int32_t)(uint32_t)acc[i], mult[(i / plane) % g.m], &q);
+    ((int8_t *)c->out[0])[i] = add_residual(&res, lut ? (int8_t)lut->ints[(uint8_t)v] : v, i);
+  }
   free(x);
   free(w);
   free(acc);

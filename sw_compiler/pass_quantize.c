@@ -36,10 +36,15 @@
  * the requantization clamp).  Some tensors must share parameters, so their
  * int8 forms are the same bytes: a MaxPool's or a Reshape-like op's output
  * takes its input's, and each Concat input takes the Concat output's.
+ * An element-wise function of one tensor (Sigmoid, SiLU's x * Sigmoid(x),
+ * GELU; act_table.h) gets points on its operand and its result: fusion
+ * makes it a table.
  * Ops that are none of these stay float (Softmax, say) and read DQ'd data;
  * pass_partition.c later decides whether the host can run them.
  */
 #include "sw_compiler/compiler.h"
+
+#include "sw_compiler/act_table.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -248,6 +253,10 @@ static void mark_points(struct qctx *q) {
     } else if (!n->dead && is_view(n->op) && q->point[n->in[0]]) {
       q->point[n->out[0]] = 1;
       q->src[n->out[0]] = n->in[0];
+    } else if (act_op_seed(n) && !(q->flags & QUANT_NO_ACT)) {
+      struct act_region r; /* an activation: the epilogue's table from x's codes to y's */
+      if (!act_region_grow(g, i, &r) && is_activation(g, r.x) && g->tensors[r.x].rank == 4)
+        q->point[r.x] = q->point[r.y] = 1;
     }
   }
 }

@@ -46,7 +46,9 @@ static int quantize(struct ir_graph *g, const struct compile_options *o, struct 
   int rc = calib_collect(g, o->calib, ranges, &r->calib_samples, &o->progress, err);
   if (!rc && (o->flags & COMPILE_CLIP_MSE)) calib_choose_clip(ranges, n);
   rc = rc ||
-           ir_pass_quantize(g, ranges, n, o->flags & COMPILE_CLIP_MSE ? QUANT_CLIP_MSE : 0, err);
+           ir_pass_quantize(g, ranges, n,
+                            (o->flags & COMPILE_CLIP_MSE ? QUANT_CLIP_MSE : 0) | (o->flags & COMPILE_NO_ACT ? QUANT_NO_ACT : 0),
+                            err);
   calib_ranges_free(ranges, n);
   free(ranges);
   return rc ? -1 : 0;
@@ -81,7 +83,8 @@ static int run_pipeline(struct ir_graph *g, const struct compile_options *o, str
     if (quantize(g, o, r, err)) return -1;
     trace(o, g, "quantized (QDQ)");
   }
-  if (ir_pass_fuse(g, o->flags & COMPILE_NO_RESIDUAL ? FUSE_NO_RESIDUAL : 0, err)) return -1;
+  if (ir_pass_fuse(g, (o->flags & COMPILE_NO_RESIDUAL ? FUSE_NO_RESIDUAL : 0) | (o->flags & COMPILE_NO_ACT ? FUSE_NO_ACT : 0), err))
+    return -1;
   trace(o, g, "fused");
   r->targets = ir_xcalloc((size_t)g->n_nodes + 1, sizeof *r->targets);
   return ir_pass_partition(g, r->cfg->block_in, r->targets, err) ||

@@ -94,6 +94,8 @@ static int check_quant(const struct lower_qconv *l, const char *where, char *msg
             !is_int8(r->out_zero_point) || !is_int8(r->clamp_lo) || !is_int8(r->clamp_hi) ||
             r->shift > 63 || r->round_even > 1))
     return fail(msg, where, "fused Add: weights, zero points and clamps must be int8, shift <= 63");
+  if (l->lut && (r || l->pool || (l->flags & LOWER_CONV_ACC_OUT)))
+    return fail(msg, where, "an activation table cannot follow a fused Add, a fused pool or an int32 result");
   return 0;
 }
 
@@ -298,6 +300,12 @@ static void place_consts(struct lower_program *p, const struct lower_qconv *l, e
     for (int32_t i = 0; i < cfg->block_out; i++)
       packed[(size_t)i * (size_t)cfg->block_in + (size_t)i] = (int8_t)l->residual->b_weight;
     k->res_row = (uint32_t)(emit_const(p, packed, wrow, wrow) / wrow);
+  }
+  k->lut_row = -1;
+  if (l->lut) {
+    uint64_t lrow = loom_hw_row_bytes(cfg, LOOM_BUF_LUT, 0);
+    LOOM_ASSERT(lrow == 256);
+    k->lut_row = (int32_t)(emit_const(p, l->lut, lrow, lrow) / lrow);
   }
   free(w), free(bias), free(packed);
 }

@@ -115,6 +115,56 @@ static void convnet_on(const char *config) {
   remove_calib(&cf);
 }
 
+/* Activation tables (pass_fuse_act.c): HardSwish as x * HardSigmoid(x)
+ * and SiLU into their convolutions' epilogues, a Tanh of the model input
+ * as a job of its own, an SE block's gate (its product with the feature
+ * map stays on the host): fsim gives the reference interpreter's bytes. */
+static const char *const actnet =
+    "loom.ir 1\n"
+    "input %x : f32[1,3,6,6]\n"
+    "const %w1 : f32[20,3,3,3] = rand(11)\n"
+    "const %w2 : f32[20,1,3,3] = rand(12)\n"
+    "const %w3 : f32[8,20,1,1] = rand(13)\n"
+    "const %w4 : f32[20,8,1,1] = rand(14)\n"
+    "const %w5 : f32[24,20,1,1] = rand(15)\n"
+    "%t = Tanh@13(%x)\n"
+    "%c1 = Conv(%t, %w1) {kernel_shape=[3,3], pads=[1,1,1,1]}\n"
+    "%h1 = HardSigmoid@6(%c1) {alpha=0.16666667, beta=0.5}\n"
+    "%a1 = Mul(%c1, %h1)\n"
+    "%c2 = Conv(%a1, %w2) {kernel_shape=[3,3], pads=[1,1,1,1], group=20}\n"
+    "%s2 = Sigmoid@13(%c2)\n"
+    "%a2 = Mul(%c2, %s2)\n"
+    "%p = GlobalAveragePool(%a2)\n"
+    "%c3 = Conv(%p, %w3) {kernel_shape=[1,1]}\n"
+    "%r3 = Relu(%c3)\n"
+    "%c4 = Conv(%r3, %w4) {kernel_shape=[1,1]}\n"
+    "%g = HardSigmoid@6(%c4) {alpha=0.16666667, beta=0.5}\n"
+    "%se = Mul(%a2, %g)\n"
+    "%y = Conv(%se, %w5) {kernel_shape=[1,1]}\n"
+    "output %y\n";
+
+static void actnet_on(const char *config) {
+  int64_t dims[4] = {1, 3, 6, 6};
+  struct calib_file cf;
+  struct compile_result r;
+  struct ir_error err = {{0}};
+  assert_int_equal(0, write_calib(&cf, 4, dims, 8, 3));
+  if (compile_text(actnet, cf.path, config, &r, &err)) fail_msg("%s", err.msg);
+  assert_int_equal(count_rows(&r, "+act"), 3); /* HardSwish, SiLU, the SE gate */
+  assert_int_equal(count_rows(&r, "act Tanh"), 1);
+  assert_int_equal(count_rows(&r, "host Mul"), 1); /* the SE product */
+  float x[108];
+  for (int s = 0; s < 4; s++) {
+    for (int i = 0; i < 108; i++) x[i] = sinf((float)(i * (s + 2))) * 2.5f;
+    assert_bit_exact(&r, LOOM_DT_F32, x);
+  }
+  compile_result_free(&r);
+  remove_calib(&cf);
+}
+
+static void test_actnet_default(void **state) { actnet_on("default"); }
+static void test_actnet_tiny(void **state) { actnet_on("tiny"); }
+
 static void test_convnet_default(void **state) { convnet_on("default"); }
 static void test_convnet_tiny(void **state) { convnet_on("tiny"); }
 
@@ -346,6 +396,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_convnet_default),
       cmocka_unit_test(test_convnet_tiny),
+      cmocka_unit_test(test_actnet_default),
+      cmocka_unit_test(test_actnet_tiny),
       cmocka_unit_test(test_report),
       cmocka_unit_test(test_softmax_host),
       cmocka_unit_test(test_repack_and_concat),

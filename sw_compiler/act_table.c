@@ -171,6 +171,12 @@ int act_region_grow(const struct ir_graph *g, int seed, struct act_region *r) {
   }
 }
 
+int act_shape_fits(const struct ir_tensor *t) {
+  if (t->rank < 1 || t->rank > 4) return 0;
+  int64_t n = ir_tensor_numel(t);
+  return n >= 1 && (t->rank == 4 || n <= ACT_FLAT_MAX);
+}
+
 /* ---- evaluation ---- */
 
 static double attr_f(const struct ir_node *n, const char *name, double dflt) {

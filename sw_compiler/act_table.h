@@ -56,6 +56,13 @@ int act_region_grow(const struct ir_graph *g, int seed, struct act_region *r);
 void act_table_build(const struct ir_graph *g, const struct act_region *r, float in_scale, int32_t in_zp,
                      float out_scale, int32_t out_zp, int8_t lut[256]);
 
+/* Whether a table job takes a tensor of this shape: rank 4 as it is,
+ * ranks 1 to 3 of at most ACT_FLAT_MAX elements as [1, n, 1, 1] (the bytes
+ * of a blocked [N, C] when n is a multiple of the block, else one host
+ * repack each way). */
+#define ACT_FLAT_MAX (INT64_C(1) << 16)
+int act_shape_fits(const struct ir_tensor *t);
+
 /* The region's ops as text, "HardSigmoid*Mul" (for the report). */
 void act_region_text(const struct ir_graph *g, const struct act_region *r, char *buf, size_t len);
 

@@ -12,6 +12,7 @@
  * itself (attribute act_only).  When the QConv producing x is its only
  * reader, the table moves into that QConv: its requantized q *is* x, so the
  * merged op computes the same bytes in one job, the table loaded once.
+ * A tensor of rank 1 to 3 runs as [1, n, 1, 1] between two Reshapes.
  * Not merged: a QConv with a residual operand (the table would have to
  * follow the Add, which the lowering's residual tail does not do), and the
  * ones whose q is also read elsewhere.
@@ -26,6 +27,7 @@
 #include <string.h>
 
 #include "sw_compiler/act_table.h"
+
 
 static int dq_leaf(const struct ir_graph *g, int t) {
   int x;
@@ -58,6 +60,17 @@ static int const_i32(struct ir_graph *g, const char *base, const char *suffix, i
   return t;
 }
 
+/* Reshape t (parameters *p) to dims at *pos; the new tensor. */
+static int reshape(struct ir_graph *g, int t, const int64_t *dims, int rank, const struct qparam *p, int *pos) {
+  char *base = ir_xstrdup(g->tensors[t].name);
+  int y = fu_new_tensor(g, base, ".4d", g->tensors[t].dtype, rank, dims);
+  free(base);
+  fu_set_quant(g, y, p);
+  int shp = ir_const_add(g, NULL, IR_DT_I64, 1, (int64_t[1]){rank}, dims), ins[2] = {t, shp};
+  ir_node_insert(g, (*pos)++, IR_OP_RESHAPE, NULL, 2, ins, 1, &y);
+  return y;
+}
+
 static void set_table(struct ir_graph *g, int node, const int8_t lut[256], const char *text) {
   int64_t v[256];
   for (int c = 0; c < 256; c++) v[c] = lut[c];
@@ -73,7 +86,7 @@ int fu_fuse_act(struct fctx *f, int i) {
   struct qparam px;
   if (g->nodes[i].op != IR_OP_QUANTIZELINEAR || !fu_scalar_qparams(g, &g->nodes[i], &oc.p) ||
       act_region_of(g, g->nodes[i].in[0], dq_leaf, &r) || !r.seed || !leaf_params(g, &r, &px) ||
-      g->tensors[r.x].rank != 4 || g->tensors[r.x].dims[1] < 1)
+      !act_shape_fits(&g->tensors[r.x]))
     return 0;
   oc.y = g->nodes[i].out[0];
   struct qparam x8 = fu_as_i8(px), y8 = fu_as_i8(oc.p);
@@ -83,7 +96,8 @@ int fu_fuse_act(struct fctx *f, int i) {
   act_region_text(g, &r, text, sizeof text);
   g->nodes[i].dead = 1;
   int pos = i;
-  int x = fu_as_int8(f, r.x, &px, &pos);
+  int x = fu_as_int8(f, r.x, &px, &pos), four = g->tensors[x].rank == 4;
+  if (!four) x = reshape(g, x, (int64_t[4]){1, ir_tensor_numel(&g->tensors[x]), 1, 1}, 4, &x8, &pos);
   int64_t c = g->tensors[x].dims[1], wd[4] = {c, 1, 1, 1};
   char *base = ir_xstrdup(g->tensors[oc.y].name);
   int w = fu_new_tensor(g, base, ".w", IR_DT_I8, 4, wd);
@@ -93,8 +107,15 @@ int fu_fuse_act(struct fctx *f, int i) {
   free(ones);
   int b = const_i32(g, base, ".bias", c, 0), m = const_i32(g, base, ".mult", c, INT32_C(1) << 30);
   free(base);
-  int y = fu_result_of(g, &oc), in[4] = {x, w, b, m};
-  int node = ir_node_insert(g, pos, IR_OP_QCONV, NULL, 4, in, 1, &y);
+  int y = fu_result_of(g, &oc), in[4] = {x, w, b, m}, y4 = y;
+  if (!four) { /* the job writes [1, n, 1, 1]; a view gives the result its shape */
+    int64_t d4[4] = {1, c, 1, 1};
+    char *yn = ir_xstrdup(g->tensors[y].name);
+    y4 = fu_new_tensor(g, yn, ".act", IR_DT_I8, 4, d4);
+    free(yn);
+    fu_set_quant(g, y4, &y8);
+  }
+  int node = ir_node_insert(g, pos, IR_OP_QCONV, NULL, 4, in, 1, &y4);
   static const int64_t one[2] = {1, 1}, zero[4] = {0, 0, 0, 0};
   ir_attr_set_ints(g, node, "kernel_shape", 2, one);
   ir_attr_set_ints(g, node, "strides", 2, one);
@@ -109,7 +130,12 @@ int fu_fuse_act(struct fctx *f, int i) {
   ir_attr_set_int(g, node, "round_even", 1);
   ir_attr_set_int(g, node, "act_only", 1);
   set_table(g, node, lut, text);
-  fu_finish_result(f, &oc, y, node + 1);
+  pos = node + 1;
+  if (!four) {
+    int shp = ir_const_add(g, NULL, IR_DT_I64, 1, (int64_t[1]){g->tensors[y].rank}, g->tensors[y].dims), ins[2] = {y4, shp};
+    ir_node_insert(g, pos++, IR_OP_RESHAPE, NULL, 2, ins, 1, &y);
+  }
+  fu_finish_result(f, &oc, y, pos);
   return 1;
 }
 

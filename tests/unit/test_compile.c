@@ -117,8 +117,8 @@ static void convnet_on(const char *config) {
 
 /* Activation tables (pass_fuse_act.c): HardSwish as x * HardSigmoid(x)
  * and SiLU into their convolutions' epilogues, a Tanh of the model input
- * as a job of its own, an SE block's gate (its product with the feature
- * map stays on the host): fsim gives the reference interpreter's bytes. */
+ * as a job of its own, an SE block whose gate and product stay float on the
+ * host: fsim gives the reference interpreter's bytes. */
 static const char *const actnet =
     "loom.ir 1\n"
     "input %x : f32[1,3,6,6]\n"
@@ -150,12 +150,44 @@ static void actnet_on(const char *config) {
   struct ir_error err = {{0}};
   assert_int_equal(0, write_calib(&cf, 4, dims, 8, 3));
   if (compile_text(actnet, cf.path, config, &r, &err)) fail_msg("%s", err.msg);
-  assert_int_equal(count_rows(&r, "+act"), 3); /* HardSwish, SiLU, the SE gate */
+  assert_int_equal(count_rows(&r, "+act"), 2); /* HardSwish, SiLU */
   assert_int_equal(count_rows(&r, "act Tanh"), 1);
-  assert_int_equal(count_rows(&r, "host Mul"), 1); /* the SE product */
+  assert_int_equal(count_rows(&r, "host Mul"), 1); /* the SE product, */
+  assert_int_equal(count_rows(&r, "host HardSigmoid"), 1); /* its float gate (read by the host only) */
   float x[108];
   for (int s = 0; s < 4; s++) {
     for (int i = 0; i < 108; i++) x[i] = sinf((float)(i * (s + 2))) * 2.5f;
+    assert_bit_exact(&r, LOOM_DT_F32, x);
+  }
+  compile_result_free(&r);
+  remove_calib(&cf);
+}
+
+/* A classifier's HardSwish between two Gemms: a rank-2 tensor as a
+ * [1, n, 1, 1] table job between two views. */
+static const char *const fcact =
+    "loom.ir 1\n"
+    "input %x : f32[1,40]\n"
+    "const %w1 : f32[40,40] = rand(21)\n"
+    "const %w2 : f32[7,40] = rand(22)\n"
+    "%g = Gemm(%x, %w1) {transB=1}\n"
+    "%h = HardSigmoid@6(%g) {alpha=0.16666667, beta=0.5}\n"
+    "%a = Mul(%g, %h)\n"
+    "%y = Gemm(%a, %w2) {transB=1}\n"
+    "output %y\n";
+
+static void test_fcact(void **state) {
+  int64_t dims[2] = {1, 40};
+  struct calib_file cf;
+  struct compile_result r;
+  struct ir_error err = {{0}};
+  assert_int_equal(0, write_calib(&cf, 2, dims, 8, 5));
+  if (compile_text(fcact, cf.path, "default", &r, &err)) fail_msg("%s", err.msg);
+  assert_int_equal(count_rows(&r, "act HardSigmoid*Mul"), 1);
+  assert_int_equal(count_rows(&r, "host"), 0); /* [1, 40] and [1, 40, 1, 1] blocked: the same bytes */
+  float x[40];
+  for (int s = 0; s < 4; s++) {
+    for (int i = 0; i < 40; i++) x[i] = cosf((float)(i * (s + 3))) * 2.0f;
     assert_bit_exact(&r, LOOM_DT_F32, x);
   }
   compile_result_free(&r);
@@ -398,6 +430,7 @@ int main(void) {
       cmocka_unit_test(test_convnet_tiny),
       cmocka_unit_test(test_actnet_default),
       cmocka_unit_test(test_actnet_tiny),
+      cmocka_unit_test(test_fcact),
       cmocka_unit_test(test_report),
       cmocka_unit_test(test_softmax_host),
       cmocka_unit_test(test_repack_and_concat),

@@ -73,6 +73,28 @@ static int count_rows(const struct compile_result *r, const char *op) {
   return n;
 }
 
+/* `text` compiled for `config`, calibrated on 8 random inputs of `dims`
+ * (the calibration files are gone when this returns). */
+static void compile_calibrated(const char *text, int rank, const int64_t *dims, unsigned seed, const char *config,
+                               struct compile_result *r) {
+  struct calib_file cf;
+  struct ir_error err = {{0}};
+  assert_int_equal(0, write_calib(&cf, rank, dims, 8, seed));
+  int rc = compile_text(text, cf.path, config, r, &err);
+  remove_calib(&cf);
+  if (rc) fail_msg("%s", err.msg);
+}
+
+/* Four inputs of n floats, amp * sin(i * (s + k)), each bit-exact. */
+static void bit_exact_on_waves(const struct compile_result *r, int n, int k, float amp) {
+  float *x = malloc((size_t)n * sizeof *x);
+  for (int s = 0; s < 4; s++) {
+    for (int i = 0; i < n; i++) x[i] = sinf((float)(i * (s + k))) * amp;
+    assert_bit_exact(r, LOOM_DT_F32, x);
+  }
+  free(x);
+}
+
 static const char *const convnet =
     "loom.ir 1\n"
     "input %x : f32[1,3,6,6]\n"
@@ -97,22 +119,14 @@ static const char *const convnet =
 
 static void convnet_on(const char *config) {
   int64_t dims[4] = {1, 3, 6, 6};
-  struct calib_file cf;
   struct compile_result r;
-  struct ir_error err = {{0}};
-  assert_int_equal(0, write_calib(&cf, 4, dims, 8, 1));
-  if (compile_text(convnet, cf.path, config, &r, &err)) fail_msg("%s", err.msg);
+  compile_calibrated(convnet, 4, dims, 1, config, &r);
   assert_int_equal(r.calib_samples, 8);
   assert_int_equal(count_rows(&r, "conv"), 3);
   assert_int_equal(count_rows(&r, "maxpool") + count_rows(&r, "add") + count_rows(&r, "fc"), 3);
   assert_int_equal(count_rows(&r, "host"), 0); /* interface quantization is the runtime's */
-  float x[108];
-  for (int s = 0; s < 4; s++) {
-    for (int i = 0; i < 108; i++) x[i] = sinf((float)(i * (s + 1))) * 1.5f;
-    assert_bit_exact(&r, LOOM_DT_F32, x);
-  }
+  bit_exact_on_waves(&r, 108, 1, 1.5f);
   compile_result_free(&r);
-  remove_calib(&cf);
 }
 
 /* Activation tables (pass_fuse_act.c): HardSwish as x * HardSigmoid(x)
@@ -145,22 +159,14 @@ static const char *const actnet =
 
 static void actnet_on(const char *config) {
   int64_t dims[4] = {1, 3, 6, 6};
-  struct calib_file cf;
   struct compile_result r;
-  struct ir_error err = {{0}};
-  assert_int_equal(0, write_calib(&cf, 4, dims, 8, 3));
-  if (compile_text(actnet, cf.path, config, &r, &err)) fail_msg("%s", err.msg);
+  compile_calibrated(actnet, 4, dims, 3, config, &r);
   assert_int_equal(count_rows(&r, "+act"), 2); /* HardSwish, SiLU */
   assert_int_equal(count_rows(&r, "act Tanh"), 1);
   assert_int_equal(count_rows(&r, "host Mul"), 1); /* the SE product, */
   assert_int_equal(count_rows(&r, "host HardSigmoid"), 1); /* its float gate (read by the host only) */
-  float x[108];
-  for (int s = 0; s < 4; s++) {
-    for (int i = 0; i < 108; i++) x[i] = sinf((float)(i * (s + 2))) * 2.5f;
-    assert_bit_exact(&r, LOOM_DT_F32, x);
-  }
+  bit_exact_on_waves(&r, 108, 2, 2.5f);
   compile_result_free(&r);
-  remove_calib(&cf);
 }
 
 /* A classifier's HardSwish between two Gemms: a rank-2 tensor as a
@@ -178,20 +184,12 @@ static const char *const fcact =
 
 static void test_fcact(void **state) {
   int64_t dims[2] = {1, 40};
-  struct calib_file cf;
   struct compile_result r;
-  struct ir_error err = {{0}};
-  assert_int_equal(0, write_calib(&cf, 2, dims, 8, 5));
-  if (compile_text(fcact, cf.path, "default", &r, &err)) fail_msg("%s", err.msg);
+  compile_calibrated(fcact, 2, dims, 5, "default", &r);
   assert_int_equal(count_rows(&r, "act HardSigmoid*Mul"), 1);
   assert_int_equal(count_rows(&r, "host"), 0); /* [1, 40] and [1, 40, 1, 1] blocked: the same bytes */
-  float x[40];
-  for (int s = 0; s < 4; s++) {
-    for (int i = 0; i < 40; i++) x[i] = cosf((float)(i * (s + 3))) * 2.0f;
-    assert_bit_exact(&r, LOOM_DT_F32, x);
-  }
+  bit_exact_on_waves(&r, 40, 3, 2.0f);
   compile_result_free(&r);
-  remove_calib(&cf);
 }
 
 static void test_actnet_default(void **state) { actnet_on("default"); }

@@ -228,6 +228,7 @@ struct lower_qfc {
   uint32_t round_even;
   uint32_t in_passes;         /* as in lower_qconv */
   uint32_t flags;             /* LOWER_CONV_ACC_OUT only */
+  const int8_t *lut;          /* as in lower_qconv */
 };
 
 /* Pooling.  MAX: y = max over the window, padding ignored, same

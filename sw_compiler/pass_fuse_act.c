@@ -3,6 +3,7 @@
  *
  *   DQ(x) -> region f -> Q      => loom.QConv identity with lut = table of f
  *   QConv(...) -> that QConv    => one QConv with the table (its epilogue)
+ *   QGemm(...) -> view -> that QConv -> view   => one QGemm with the table
  *
  * A region between an int8 x and an int8 y is a function of x's 256 codes:
  * the table lut[(uint8_t)c] = Q_y(f(DQ_x(c))) (act_table_build).  The
@@ -139,17 +140,32 @@ int fu_fuse_act(struct fctx *f, int i) {
   return 1;
 }
 
+/* The node producing t when it is a Reshape whose result only `user` reads. */
+static int view_into(const struct ir_graph *g, int t, int user) {
+  int v = fu_producer(g, t);
+  return v >= 0 && g->nodes[v].op == IR_OP_RESHAPE && fu_sole_user(g, t) == user ? v : -1;
+}
+
 /* An identity table QConv i whose operand is a QConv's result read by
- * nothing else: the table goes into that QConv. */
+ * nothing else (or, through the two views of a rank-2 table, a QGemm's):
+ * the table goes into that op. */
 int fu_merge_act(struct fctx *f, int i) {
   struct ir_graph *g = f->g;
   const struct ir_node *n = &g->nodes[i];
   if (n->op != IR_OP_QCONV || !ir_attr_int(n, "act_only", 0)) return 0;
-  int c = fu_producer(g, n->in[0]);
-  if (c < 0 || fu_sole_user(g, n->in[0]) != i) return 0;
+  int vin = view_into(g, n->in[0], i), vout = -1, y = n->out[0], x = n->in[0];
+  if (vin >= 0) { /* QGemm -> Reshape -> table -> Reshape */
+    int u = fu_sole_user(g, n->out[0]);
+    if (u < 0 || g->nodes[u].op != IR_OP_RESHAPE) return 0;
+    vout = u, y = g->nodes[u].out[0], x = g->nodes[vin].in[0];
+  }
+  int c = fu_producer(g, x);
+  if (c < 0 || fu_sole_user(g, x) != (vin >= 0 ? vin : i)) return 0;
   const struct ir_node *cn = &g->nodes[c];
-  if (cn->op != IR_OP_QCONV || cn->n_in != 4 || ir_attr_find(cn, "lut") || g->tensors[cn->out[0]].dtype != IR_DT_I8 ||
-      ir_attr_int(cn, "out_zp", 0) != ir_attr_int(n, "in_zp", 0))
+  if (cn->op != (vin >= 0 ? IR_OP_QGEMM : IR_OP_QCONV) || cn->n_in != 4 || ir_attr_find(cn, "lut") ||
+      g->tensors[x].dtype != IR_DT_I8 || ir_attr_int(cn, "out_zp", 0) != ir_attr_int(n, "in_zp", 0) ||
+      g->tensors[x].rank != g->tensors[y].rank ||
+      memcmp(g->tensors[x].dims, g->tensors[y].dims, (size_t)g->tensors[x].rank * sizeof g->tensors[x].dims[0]))
     return 0;
   const struct ir_attr *lut = ir_attr_find(n, "lut"), *act = ir_attr_find(n, "act");
   int8_t t[256];
@@ -157,7 +173,8 @@ int fu_merge_act(struct fctx *f, int i) {
   char *text = ir_xstrdup(act && act->kind == IR_ATTR_STRING ? act->s : "");
   set_table(g, c, t, text);
   free(text);
-  g->nodes[c].out[0] = g->nodes[i].out[0];
+  g->nodes[c].out[0] = y;
   g->nodes[i].dead = 1;
+  if (vin >= 0) g->nodes[vin].dead = g->nodes[vout].dead = 1;
   return 1;
 }

@@ -107,7 +107,8 @@ int ir_pass_simplify(struct ir_graph *g, struct ir_error *err);
 /* Accelerator target: Mul / Div / Add of an NCHW activation by a
  * per-channel or scalar constant folded into the Conv before it, or as a
  * depthwise 1x1 Conv. */
-int ir_pass_const_ops_to_conv(struct ir_graph *g, struct ir_error *err);
+#define CONST_OPS_NO_ACT 1u /* activation regions' scalar steps become convolutions too (--no-act) */
+int ir_pass_const_ops_to_conv(struct ir_graph *g, unsigned flags, struct ir_error *err);
 
 /*
  * pass_bn_fold.c

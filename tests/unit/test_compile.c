@@ -196,6 +196,36 @@ static void test_fcact(void **state) {
   compile_result_free(&r);
 }
 
+/* GELU as torch 1.13 exports it (Div, Erf, Add, Mul, Mul): its scalar
+ * steps stay float until quantization, then the whole is one table in the
+ * convolution's epilogue, not three depthwise jobs and a host Mul. */
+static const char *const gelunet =
+    "loom.ir 1\n"
+    "input %x : f32[1,8,5,5]\n"
+    "const %w1 : f32[16,8,1,1] = rand(31)\n"
+    "const %w2 : f32[8,16,3,3] = rand(32)\n"
+    "const %r2 : f32[] = [1.4142135]\n"
+    "const %one : f32[] = [1.0]\n"
+    "const %half : f32[] = [0.5]\n"
+    "%c = Conv(%x, %w1) {kernel_shape=[1,1]}\n"
+    "%d = Div@13(%c, %r2)\n"
+    "%e = Erf@13(%d)\n"
+    "%a = Add(%e, %one)\n"
+    "%m = Mul(%c, %a)\n"
+    "%g = Mul(%m, %half)\n"
+    "%y = Conv(%g, %w2) {kernel_shape=[3,3], pads=[1,1,1,1]}\n"
+    "output %y\n";
+
+static void test_gelunet(void **state) {
+  int64_t dims[4] = {1, 8, 5, 5};
+  struct compile_result r;
+  compile_calibrated(gelunet, 4, dims, 7, "default", &r);
+  assert_int_equal(count_rows(&r, "conv 1x1/1+act"), 1);
+  assert_int_equal(r.n_layers, 2); /* two jobs, nothing else */
+  bit_exact_on_waves(&r, 200, 4, 1.5f);
+  compile_result_free(&r);
+}
+
 static void test_actnet_default(void **state) { actnet_on("default"); }
 static void test_actnet_tiny(void **state) { actnet_on("tiny"); }
 
@@ -433,6 +463,7 @@ int main(void) {
       cmocka_unit_test(test_actnet_default),
       cmocka_unit_test(test_actnet_tiny),
       cmocka_unit_test(test_fcact),
+      cmocka_unit_test(test_gelunet),
       cmocka_unit_test(test_report),
       cmocka_unit_test(test_softmax_host),
       cmocka_unit_test(test_repack_and_concat),

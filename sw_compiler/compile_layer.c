@@ -112,6 +112,12 @@ int compile_conv_params(const struct ir_graph *g, const struct ir_node *n, unsig
       .flags = (flags & COMPILE_IM2COL && compile_have_im2col() ? LOWER_CONV_ALLOW_IM2COL : 0) | acc_flag(g, n),
       .residual = n->n_in > 4 ? &c->res : NULL, .in_passes = passes,
   };
+  const struct ir_attr *lut = ir_attr_find(n, "lut");
+  if (lut) {
+    if (lut->kind != IR_ATTR_INTS || lut->n != 256) return compile_conv_free(c), lower_fail(msg, where, "lut needs 256 entries");
+    for (int i = 0; i < 256; i++) c->lut[i] = (int8_t)lut->ints[i];
+    l.lut = c->lut;
+  }
   c->l = l;
   return 0;
 }
@@ -149,6 +155,11 @@ static int fc_layer(const struct ir_graph *g, const struct ir_node *n, const str
       .clamp_hi = attr(n, "hi", 127), .round_even = (uint32_t)attr(n, "round_even", 0),
       .in_passes = passes, .flags = acc_flag(g, n),
   };
+  int8_t lut[256];
+  const struct ir_attr *la = ir_attr_find(n, "lut");
+  if (la && (la->kind != IR_ATTR_INTS || la->n != 256)) return free(owned), lower_fail(msg, where, "lut needs 256 entries");
+  for (int i = 0; la && i < 256; i++) lut[i] = (int8_t)la->ints[i];
+  if (la) l.lut = lut;
   int rc = lower_fc(cfg, &l, where, p, msg);
   free(owned);
   return rc;
@@ -203,15 +214,20 @@ static void op_text(const struct ir_graph *g, const struct compile_fusion *f, co
   const struct ir_node *n = &g->nodes[f->nodes[0]], *last = &g->nodes[f->nodes[f->n - 1]];
   const char *kind = lower_kind_names[r->kind];
   if (n->op == IR_OP_QGEMM || n->op == IR_OP_QADD) {
-    snprintf(buf, len, "%s", kind);
+    snprintf(buf, len, "%s%s", kind, ir_attr_find(n, "lut") ? "+act" : "");
     return;
   }
   const struct ir_node *k = n;
   for (int i = 0; r->kind == LOWER_KIND_CHAIN && i < f->n; i++)
     if (attr(&g->nodes[f->nodes[i]], "group", 1) > 1) k = &g->nodes[f->nodes[i]];
-  snprintf(buf, len, "%s %dx%d/%d%s%s", kind, attr_at(k, "kernel_shape", 0, 1), attr_at(k, "kernel_shape", 1, 1),
+  const struct ir_attr *act = ir_attr_find(n, "act");
+  if (attr(n, "act_only", 0)) {
+    snprintf(buf, len, "act %s", act && act->kind == IR_ATTR_STRING ? act->s : "");
+    return;
+  }
+  snprintf(buf, len, "%s %dx%d/%d%s%s%s", kind, attr_at(k, "kernel_shape", 0, 1), attr_at(k, "kernel_shape", 1, 1),
            attr_at(k, "strides", 0, 1), last->op == IR_OP_QCONV && last->n_in > 4 ? "+add" : "",
-           f->n > 1 && last->op == IR_OP_QPOOL ? "+pool" : "");
+           f->n > 1 && last->op == IR_OP_QPOOL ? "+pool" : "", act ? "+act" : "");
 }
 
 int compile_layer(const struct ir_graph *g, const struct compile_fusion *f, const struct loom_hw_config *cfg,

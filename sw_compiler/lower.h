@@ -210,6 +210,10 @@ struct lower_qconv {
    * reduction that reads every input block in_passes times
    * (lower_split_weights()). */
   uint32_t in_passes;
+  /* The epilogue's activation table (docs/isa.md: E = LUT[q]), indexed by
+   * the int8 bit pattern of q: 256 entries, loaded once per job; NULL:
+   * none.  Not with a residual, a fused pool or an int32 result. */
+  const int8_t *lut;
 };
 
 /* Fully connected: y[n][o] from x[n][i], as a 1x1 convolution on 1x1
@@ -224,6 +228,7 @@ struct lower_qfc {
   uint32_t round_even;
   uint32_t in_passes;         /* as in lower_qconv */
   uint32_t flags;             /* LOWER_CONV_ACC_OUT only */
+  const int8_t *lut;          /* as in lower_qconv */
 };
 
 /* Pooling.  MAX: y = max over the window, padding ignored, same
@@ -351,6 +356,7 @@ struct lower_conv_consts {
   uint32_t wgt_row0;    /* CONST offset of the weights, in WGT rows */
   uint32_t res_row;     /* CONST offset of the residual's b_weight x identity row */
   uint32_t period;      /* GCFG period of the GEMMs: kk (dense, diagonal), 1 (depthwise) */
+  int32_t lut_row;      /* CONST offset of the activation table, in LUT rows; -1: none */
 };
 
 /* lower_conv.c: the convolution path with the kind forced (FC, AVGPOOL, or

@@ -94,6 +94,8 @@ static int check_quant(const struct lower_qconv *l, const char *where, char *msg
             !is_int8(r->out_zero_point) || !is_int8(r->clamp_lo) || !is_int8(r->clamp_hi) ||
             r->shift > 63 || r->round_even > 1))
     return fail(msg, where, "fused Add: weights, zero points and clamps must be int8, shift <= 63");
+  if (l->lut && (r || l->pool || (l->flags & LOWER_CONV_ACC_OUT)))
+    return fail(msg, where, "an activation table cannot follow a fused Add, a fused pool or an int32 result");
   return 0;
 }
 
@@ -299,6 +301,12 @@ static void place_consts(struct lower_program *p, const struct lower_qconv *l, e
       packed[(size_t)i * (size_t)cfg->block_in + (size_t)i] = (int8_t)l->residual->b_weight;
     k->res_row = (uint32_t)(emit_const(p, packed, wrow, wrow) / wrow);
   }
+  k->lut_row = -1;
+  if (l->lut) {
+    uint64_t lrow = loom_hw_row_bytes(cfg, LOOM_BUF_LUT, 0);
+    LOOM_ASSERT(lrow == 256);
+    k->lut_row = (int32_t)(emit_const(p, l->lut, lrow, lrow) / lrow);
+  }
   free(w), free(bias), free(packed);
 }
 
@@ -458,6 +466,6 @@ int lower_fc(const struct loom_hw_config *cfg, const struct lower_qfc *l, const 
       .weights = l->weights, .in_passes = l->in_passes, .bias = l->bias, .multiplier = l->multiplier,
       .shift = l->shift, .in_zero_point = l->in_zero_point, .out_zero_point = l->out_zero_point,
       .clamp_lo = l->clamp_lo, .clamp_hi = l->clamp_hi, .round_even = l->round_even,
-      .flags = l->flags & LOWER_CONV_ACC_OUT};
+      .flags = l->flags & LOWER_CONV_ACC_OUT, .lut = l->lut};
   return lower_conv_kind(cfg, &c, LOWER_KIND_FC, where, out, msg);
 }

@@ -317,6 +317,7 @@ static void tile_start(struct conv_emit *e, const struct tile_chunk *ch, struct 
   const struct lower_qconv *l = e->l;
   uint32_t par_base = e->c->L.par_resident ? (uint32_t)ch->co0 : (ch->o % 2) * (uint32_t)e->c->t.tco;
   struct loom_insn in = emit_qcfg_par(par_base, l->shift, l->out_zero_point, l->clamp_lo, l->clamp_hi, l->round_even);
+  in.qcfg.act = e->k.lut_row >= 0;
   emit_vec_push(pre, &in);
   if (l->residual && e->k.period != 1 && ch->k > 0) {
     in = emit_gcfg(e->k.period, 0, 0, 0, 0);
@@ -335,6 +336,10 @@ static void conv_chunk(struct conv_emit *e, struct tile_state *s, const struct t
   if (st.load_wgt) load_weights(e, ch, &st, &out->load);
   if (e->l->residual && ch->last) load_residual(e, ch, &st, &out->load);
   if (g->epi && ch->first) load_par(e, ch, &out->load);
+  if (e->k.lut_row >= 0 && ch->k == 0) { /* the activation table, before the first tile's GEMMs */
+    struct loom_insn t = emit_mem(LOOM_OP_LOAD, LOOM_BUF_LUT, 0, LOWER_SEG_CONST, (uint32_t)e->k.lut_row, 1, 1, 1);
+    emit_vec_push(&out->load, &t);
+  }
   if (e->l->residual && ch->k == 0) {
     struct loom_insn w = emit_mem(LOOM_OP_LOAD, LOOM_BUF_WGT, e->c->L.res_wgt_row, LOWER_SEG_CONST,
                                   e->k.res_row, 1, 1, 1);

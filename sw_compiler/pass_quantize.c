@@ -36,10 +36,14 @@
  * the requantization clamp).  Some tensors must share parameters, so their
  * int8 forms are the same bytes: a MaxPool's or a Reshape-like op's output
  * takes its input's, and each Concat input takes the Concat output's.
+ * An element-wise function of one tensor read by an accelerator op (SiLU,
+ * GELU; act_table.h) gets points on both sides: fusion makes it a table.
  * Ops that are none of these stay float (Softmax, say) and read DQ'd data;
  * pass_partition.c later decides whether the host can run them.
  */
 #include "sw_compiler/compiler.h"
+
+#include "sw_compiler/act_table.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -229,6 +233,17 @@ static int group_output(const struct ir_graph *g, int i) {
   return u >= 0 && is_activation_fn(g, &g->nodes[u]) ? g->nodes[u].out[0] : y;
 }
 
+/* t is an output or an accelerator op's operand: an activation only float
+ * host code reads (an SE gate) stays float (a table would only round it). */
+static int int8_reader(const struct ir_graph *g, int t) {
+  for (int i = 0; i < g->n_outputs; i++)
+    if (g->outputs[i] == t) return 1;
+  for (int i = 0; i < g->n_nodes; i++)
+    for (int k = 0; k < g->nodes[i].n_in && !g->nodes[i].dead; k++)
+      if (g->nodes[i].in[k] == t && (is_core(g, &g->nodes[i]) || is_view(g->nodes[i].op))) return 1;
+  return 0;
+}
+
 static int root(const struct qctx *q, int t) {
   while (q->src[t] != t) t = q->src[t];
   return t;
@@ -248,6 +263,10 @@ static void mark_points(struct qctx *q) {
     } else if (!n->dead && is_view(n->op) && q->point[n->in[0]]) {
       q->point[n->out[0]] = 1;
       q->src[n->out[0]] = n->in[0];
+    } else if (act_op_seed(n) && !(q->flags & QUANT_NO_ACT)) {
+      struct act_region r; /* an activation: the epilogue's table from x's codes to y's */
+      if (!act_region_grow(g, i, &r) && is_activation(g, r.x) && act_shape_fits(&g->tensors[r.x]) && int8_reader(g, r.y))
+        q->point[r.x] = q->point[r.y] = 1;
     }
   }
 }

@@ -141,7 +141,8 @@ static void load_weights(struct conv_emit *e, const struct tile_chunk *ch, const
                   e->k.wgt_row0 + (uint32_t)ch->co0 * per, 1, x, x);
   } else {
     uint32_t off = e->k.wgt_row0 + (uint32_t)(ch->co0 * g->cib + ch->ci0) * kk;
-    in = emit_mem(LOOM_OP_LOAD, LOOM_BUF_WGT, st->wgt_base, LOWER_SEG_CONST, off, (uint32_t)ch->nco,
+    uint32_t seg = g->wgt_runtime ? LOWER_SEG_IN2 : LOWER_SEG_CONST;
+    in = emit_mem(LOOM_OP_LOAD, LOOM_BUF_WGT, st->wgt_base, seg, off, (uint32_t)ch->nco,
                   (uint32_t)ch->nci * kk, (uint32_t)g->cib * kk);
   }
   emit_vec_push(v, &in);

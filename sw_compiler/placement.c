@@ -39,7 +39,7 @@ static int global_pool(const struct ir_graph *g, const struct ir_node *n) {
 static const char *op_of(const struct ir_graph *g, const struct ir_node *n) {
   switch (n->op) {
   case IR_OP_QCONV: return "Conv";
-  case IR_OP_QGEMM: return "Gemm";
+  case IR_OP_QGEMM: return g->tensors[n->in[1]].data ? "Gemm" : "MatMul"; /* runtime weights: attention */
   case IR_OP_QADD: return "Add";
   case IR_OP_QPOOL:
     return global_pool(g, n) ? "GlobalAveragePool" : ir_attr_int(n, "avg", 0) ? "AveragePool" : "MaxPool";

@@ -355,6 +355,8 @@ struct lower_geom {
   int32_t pool;        /* a fused 3x3/2 max pooling (lower_conv_pool.c) follows */
   int32_t pool_h, pool_w; /* its output: half the convolution's rows and columns */
   int32_t wgt_runtime;  /* LOWER_CONV_RUNTIME_WGT: dense weight rows from IN2, none in CONST */
+  int32_t nc_rows;      /* fully connected on [N, C] (NC layout) walked as one image of N rows x 1:
+                           pixel y of block b is DRAM row y * blocks + b, not b * N + y */
 };
 
 /* Where a convolution's constants are (lower_conv.c places them,

@@ -17,7 +17,11 @@
  *    the host gathers each output pixel's kh x kw x C taps into channels, so
  *    a 3-channel 7x7 stem reduces over 10 blocks of 16 instead of 49 blocks
  *    with 3 useful lanes each (5x fewer GEMM cycles), for a larger input;
- *  - fully connected is the 1x1 convolution of 1x1 images.
+ *  - fully connected is the 1x1 convolution of 1x1 images; n > 1 of them
+ *    (a transformer's [S, D] tokens, NC layout: token y's block b at DRAM
+ *    row y * blocks + b) is walked as one image of n rows x 1 column
+ *    (geom.nc_rows: strided loads and stores), so a tile holds many tokens
+ *    instead of one.
  *
  * The input zero point is folded into the bias (bias - zp * sum w, modulo
  * 2^32 like the accumulator) and spatial padding loads the zero point, so
@@ -354,6 +358,7 @@ static void fill_acts(struct lower_program *p, const struct lower_qconv *l, int3
   in->bytes = lower_act_bytes(in);
   out->layout = LOWER_ACT_NCHWC;
   out->n = l->n, out->c = out_c, out->h = g->pool ? g->pool_h : g->out_h, out->w = g->pool ? g->pool_w : g->out_w;
+  if (g->nc_rows) out->h = out->w = 1; /* the layer's n 1x1 images, whatever the walk */
   out->block = p->cfg->block_out;
   out->bytes = lower_act_bytes(out);
   p->seg_bytes[LOWER_SEG_IN] = in->bytes;
@@ -394,7 +399,7 @@ static void fill_report(struct lower_program *p, const struct lower_qconv *l, en
   const struct lower_geom *g = c->g;
   r->kind = kind;
   r->tiling = c->t;
-  r->macs = (uint64_t)l->n * (uint64_t)g->out_h * (uint64_t)g->out_w * (uint64_t)l->out_c *
+  r->macs = (uint64_t)g->n * (uint64_t)g->out_h * (uint64_t)g->out_w * (uint64_t)l->out_c *
             (uint64_t)(l->in_c / l->groups) * (uint64_t)(l->k_h * l->k_w);
   r->residual = l->residual != NULL;
   r->min_bytes = touched_input_bytes(p, g) + p->act[LOWER_SEG_OUT].bytes +
@@ -430,6 +435,8 @@ static int lower(const struct loom_hw_config *cfg, const struct lower_qconv *l, 
   if (l->in_passes > 1) g.cib_data = tile_ceil_div(l->in_c, cfg->block_in);
   g.acc_out = (l->flags & LOWER_CONV_ACC_OUT) != 0;
   g.wgt_runtime = (l->flags & LOWER_CONV_RUNTIME_WGT) != 0;
+  if (kind == LOWER_KIND_FC && !g.acc_out && l->n > 1) /* N rows of one image: tiles of many rows */
+    g.nc_rows = 1, g.in_h = g.out_h = l->n, g.n = 1;
   g.epi = !g.acc_out;
   if (l->pool) {
     if (!lower_conv_pool_fits(cfg, l, l->pool))

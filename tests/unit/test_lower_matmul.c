@@ -12,7 +12,8 @@
  * runtime's blocked layout has them: they meet the input's garbage lanes).
  * Per head, one job: C_h = A_h B_h^T with A_h
  * [M, K] as the 1x1 convolution's input (fully connected over M 1x1
- * images, or the cheaper form, one [1, K, M, 1] image), the shapes of the
+ * images, walked as M rows of one image, so a tile holds many of them;
+ * or one [1, K, M, 1] image), the shapes of the
  * zoo's attention heads (ViT: 65 tokens, head width 32; BERT and the
  * nn.TransformerEncoder: 32 tokens) and odd ones.  Also: the lowering
  * refuses runtime weights with an input zero point, a window, groups or
@@ -119,6 +120,7 @@ static void check_case(const struct loom_hw_config *cfg, const struct mm_case *t
     if (y[i] != ref[i] && wrong++ < 5) fprintf(stderr, "%s: output %zu: got %d, expected %d\n", name, i, y[i], ref[i]);
   assert_int_equal(wrong, 0);
   assert_true(p.report.macs == (uint64_t)t->m * (uint64_t)t->n * (uint64_t)t->k);
+  if (t->fc && t->m >= 16) assert_true(p.report.tiling.th > 1); /* tokens as rows: tiles of many */
   lower_program_free(&p);
   free(bias), free(mult), free(a), free(bt), free(y), free(ref), free(in), free(out), free(w), free(an), free(yn);
 }

@@ -143,17 +143,18 @@ static int conv_layer(const struct ir_graph *g, const struct ir_node *n, const s
 static int fc_layer(const struct ir_graph *g, const struct ir_node *n, const struct loom_hw_config *cfg,
                     const char *where, struct lower_program *p, char *msg) {
   const struct ir_tensor *x = opnd(g, n, 0), *w = opnd(g, n, 1);
-  uint32_t passes;
-  int8_t *owned;
-  const int8_t *wp = weight_parts(g, n, where, &passes, &owned, msg);
-  if (!wp) return -1;
+  uint32_t passes = 1, rt = !w->data; /* runtime weights: an activation in WGT rows (pass_attention.c) */
+  int8_t *owned = NULL;
+  const int8_t *wp = rt ? NULL : weight_parts(g, n, where, &passes, &owned, msg);
+  if (!wp && !rt) return -1;
   struct lower_qfc l = {
-      .n = (int32_t)x->dims[0], .in_features = (int32_t)x->dims[1], .out_features = (int32_t)w->dims[0],
+      .n = (int32_t)x->dims[0], .in_features = (int32_t)x->dims[1],
+      .out_features = (int32_t)(rt ? ir_tensor_numel(opnd(g, n, 3)) : w->dims[0]),
       .weights = wp, .bias = opnd(g, n, 2)->data, .multiplier = opnd(g, n, 3)->data,
       .shift = (uint32_t)attr(n, "shift", 0), .in_zero_point = attr(n, "in_zp", 0),
       .out_zero_point = attr(n, "out_zp", 0), .clamp_lo = attr(n, "lo", -128),
       .clamp_hi = attr(n, "hi", 127), .round_even = (uint32_t)attr(n, "round_even", 0),
-      .in_passes = passes, .flags = acc_flag(g, n),
+      .in_passes = passes, .flags = acc_flag(g, n) | (rt ? LOWER_CONV_RUNTIME_WGT : 0),
   };
   int8_t lut[256];
   const struct ir_attr *la = ir_attr_find(n, "lut");

@@ -257,6 +257,22 @@ int ir_graph_is_quantized(const struct ir_graph *g);
 #define FUSE_NO_RESIDUAL 1u /* keep residual Adds as jobs of their own */
 #define FUSE_NO_ACT 2u      /* no activation tables (pass_fuse_act.c): they stay float */
 int ir_pass_fuse(struct ir_graph *g, unsigned flags, struct ir_error *err);
+
+/*
+ * pass_attention.c: matmuls of two activations on the accelerator
+ */
+
+/* Before calibration: a float MatMul of two activations batched over a
+ * leading dimension (attention heads) becomes one 2-D MatMul per batch on
+ * Gather slices, with a Concat and a Reshape back. */
+int ir_pass_split_act_matmul(struct ir_graph *g, struct ir_error *err);
+/* Whether node i is a float 2-D MatMul of two activations (the quantizer
+ * gives its operands symmetric parameters). */
+int ir_is_act_matmul(const struct ir_graph *g, int i);
+/* After ir_pass_fuse: DQ(a) x DQ(b) -> Q (int8, zero points 0) becomes a
+ * loom.QGemm whose weights are b in the WGT row layout of channel block
+ * `block`, an activation loaded at run time. */
+int ir_pass_fuse_act_matmul(struct ir_graph *g, int block, struct ir_error *err);
 /* MatMul of a matrix by a constant (or DQ'd constant) matrix, with the
  * bias Add that may follow, as a Gemm: the form both the quantizer and the
  * fusion patterns know.  Part of ir_pass_fuse; run it alone before

@@ -118,6 +118,7 @@ static void load_inputs(struct conv_emit *e, const struct tile_chunk *ch, const 
     int32_t blk = (ch->ci0 + i) % g->cib_data; /* weight passes read the input again */
     uint32_t off = (uint32_t)((((int64_t)ch->n * g->cib_data + blk) * g->in_h + w.y0) * g->in_w + w.x0);
     uint32_t stride = (uint32_t)(g->row_skip ? g->stride_h * g->in_w : g->in_w);
+    if (g->nc_rows) off = (uint32_t)((int64_t)w.y0 * g->cib_data + blk), stride = (uint32_t)g->cib_data;
     struct loom_insn in = emit_mem(LOOM_OP_LOAD, LOOM_BUF_INP, st->inp_base + (uint32_t)i * e->c->L.inp_block,
                                    LOWER_SEG_IN, off, (uint32_t)w.ny, (uint32_t)w.nx, stride);
     in.mem.y_pad_top = (uint32_t)w.pt, in.mem.y_pad_bottom = (uint32_t)w.pb;
@@ -141,7 +142,8 @@ static void load_weights(struct conv_emit *e, const struct tile_chunk *ch, const
                   e->k.wgt_row0 + (uint32_t)ch->co0 * per, 1, x, x);
   } else {
     uint32_t off = e->k.wgt_row0 + (uint32_t)(ch->co0 * g->cib + ch->ci0) * kk;
-    in = emit_mem(LOOM_OP_LOAD, LOOM_BUF_WGT, st->wgt_base, LOWER_SEG_CONST, off, (uint32_t)ch->nco,
+    uint32_t seg = g->wgt_runtime ? LOWER_SEG_IN2 : LOWER_SEG_CONST;
+    in = emit_mem(LOOM_OP_LOAD, LOOM_BUF_WGT, st->wgt_base, seg, off, (uint32_t)ch->nco,
                   (uint32_t)ch->nci * kk, (uint32_t)g->cib * kk);
   }
   emit_vec_push(v, &in);
@@ -213,6 +215,13 @@ static void store_tile(struct conv_emit *e, const struct tile_chunk *ch, uint32_
   for (int32_t b = 0; b < ch->nco; b++) {
     uint32_t off = (uint32_t)((((int64_t)ch->n * g->cob + ch->co0 + b) * g->out_h + ch->oy0) * g->out_w + ch->ox0);
     uint32_t sram = acc + (uint32_t)b * e->c->L.tile_pix;
+    if (g->nc_rows) { /* one pixel per DRAM row, blocks apart */
+      off = (uint32_t)((int64_t)ch->oy0 * g->cob + ch->co0 + b);
+      struct loom_insn nc = emit_mem(LOOM_OP_STORE, LOOM_BUF_OUT, sram, LOWER_SEG_OUT, off, (uint32_t)ch->rows, 1,
+                                     (uint32_t)g->cob);
+      emit_vec_push(v, &nc);
+      continue;
+    }
     struct loom_insn in =
         tw == g->out_w
             ? emit_mem(LOOM_OP_STORE, LOOM_BUF_OUT, sram, LOWER_SEG_OUT, off, 1,

@@ -3,7 +3,8 @@
  * run on fsim, and compared bit for bit with the fused graph on the
  * reference interpreter (the int8 model).  Covers the model interface
  * (quantized inputs and outputs presented as float), host steps (Softmax,
- * layout repacks, Concat, uint8 conversions), several hardware
+ * layout repacks, Concat, uint8 conversions), attention's matmuls of two
+ * activations, several hardware
  * configurations, the per-layer report and the error messages.
  */
 #include <math.h>
@@ -279,6 +280,58 @@ static void test_softmax_host(void **state) {
   remove_calib(&cf);
 }
 
+/* Attention with two heads of width 8 over 6 tokens: both matmuls of two
+ * activations (scores Q x K^T, then Softmax x V) run on the accelerator as
+ * QGemm jobs whose weights are the second operand, loaded at run time in
+ * the WGT row layout (6 and 8 outputs: padded to one block); fsim equals
+ * the int8 graph on the reference interpreter on both configurations, and
+ * the summary has every MAC on the accelerator. */
+static void test_attention(void **state) {
+  const char *text =
+      "loom.ir 1\n"
+      "input %x : f32[1,6,16]\n"
+      "const %wq : f32[16,16] = rand(21)\n"
+      "const %wk : f32[16,16] = rand(22)\n"
+      "const %wv : f32[16,16] = rand(23)\n"
+      "const %hs : i64[3] = [6, 2, 8]\n"
+      "%q = MatMul(%x, %wq)\n%k = MatMul(%x, %wk)\n%v = MatMul(%x, %wv)\n"
+      "%q3 = Reshape(%q, %hs)\n%k3 = Reshape(%k, %hs)\n%v3 = Reshape(%v, %hs)\n"
+      "%qh = Transpose(%q3) {perm=[1,0,2]}\n%kt = Transpose(%k3) {perm=[1,2,0]}\n"
+      "%vh = Transpose(%v3) {perm=[1,0,2]}\n"
+      "%s = MatMul(%qh, %kt)\n%p = Softmax(%s) {axis=-1}\n%o = MatMul(%p, %vh)\n"
+      "output %o\n";
+  int64_t dims[3] = {1, 6, 16};
+  struct calib_file cf;
+  assert_int_equal(0, write_calib(&cf, 3, dims, 4, 5));
+  float x[96];
+  for (int i = 0; i < 96; i++) x[i] = sinf(0.37f * (float)i) * 1.5f;
+  static const char *const cfgs[] = {"default", "tiny"};
+  for (int c = 0; c < 2; c++) {
+    struct compile_result r;
+    struct ir_error err = {{0}};
+    if (compile_text(text, cf.path, cfgs[c], &r, &err)) fail_msg("%s", err.msg);
+    int runtime = 0, matmul = 0;
+    for (int i = 0; i < r.graph->n_nodes; i++) {
+      const struct ir_node *n = &r.graph->nodes[i];
+      runtime += n->op == IR_OP_QGEMM && !r.graph->tensors[n->in[1]].data && r.targets[i] == PART_ACCEL;
+      matmul += n->op == IR_OP_MATMUL;
+    }
+    assert_int_equal(runtime, 4); /* 2 heads x 2 products */
+    assert_int_equal(matmul, 0);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    compile_placement_print(f, &r);
+    fclose(f);
+    if (!strstr(buf, "100.0% of MACs on the accelerator") || !strstr(buf, "MatMul                          4      0"))
+      fail_msg("summary:\n%s", buf);
+    free(buf);
+    assert_bit_exact(&r, LOOM_DT_F32, x);
+    compile_result_free(&r);
+  }
+  remove_calib(&cf);
+}
+
 /* Flatten of a 2x2 image before a Gemm: the bytes differ between the
  * blocked layouts, so the host repacks; Concat copies into slices. */
 static void test_repack_and_concat(void **state) {
@@ -467,6 +520,7 @@ int main(void) {
       cmocka_unit_test(test_report),
       cmocka_unit_test(test_softmax_host),
       cmocka_unit_test(test_repack_and_concat),
+      cmocka_unit_test(test_attention),
       cmocka_unit_test(test_qlinear_uint8),
       cmocka_unit_test(test_integer_ops),
       cmocka_unit_test(test_errors),

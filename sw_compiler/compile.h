@@ -34,6 +34,7 @@
 #define COMPILE_CLIP_MSE 2u /* clip activation ranges to the MSE-optimal one (see calib.c) */
 #define COMPILE_NO_RESIDUAL 4u /* do not fuse residual Adds into convolutions */
 #define COMPILE_NO_CHAIN 8u    /* do not fuse chains of convolutions into one job */
+#define COMPILE_NO_ACT 16u     /* activations stay float on the host (no epilogue tables) */
 
 enum compile_target {
   COMPILE_TARGET_ACCEL = 0, /* int8 accelerator jobs, the rest on the host */
@@ -138,6 +139,7 @@ struct compile_conv {
   struct lower_qconv l;
   struct lower_qresidual res;
   int8_t *owned;              /* split wide weights, or NULL */
+  int8_t lut[256];            /* the activation table (l.lut), from the "lut" attribute */
 };
 /* Fills c from QConv n; -1 with msg when it cannot be expressed. */
 int compile_conv_params(const struct ir_graph *g, const struct ir_node *n, unsigned flags, const char *where,

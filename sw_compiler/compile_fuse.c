@@ -53,7 +53,7 @@ static int pool_fits(const struct ir_graph *g, const struct ir_node *conv, const
   const struct ir_tensor *x = &g->tensors[conv->in[0]], *w = &g->tensors[conv->in[1]];
   const struct ir_tensor *y = &g->tensors[conv->out[0]];
   if (x->rank != 4 || w->rank != 4 || y->rank != 4 || ir_attr_int(pool, "avg", 0) ||
-      y->dtype == IR_DT_I32 || w->dtype == IR_DT_I32 || conv->n_in > 4)
+      y->dtype == IR_DT_I32 || w->dtype == IR_DT_I32 || conv->n_in > 4 || ir_attr_find(conv, "lut"))
     return 0;
   struct lower_qconv l = {
       .n = (int32_t)x->dims[0], .in_c = (int32_t)x->dims[1], .in_h = (int32_t)x->dims[2],
@@ -77,8 +77,10 @@ static int pool_fits(const struct ir_graph *g, const struct ir_node *conv, const
 
 /* ---- chains of convolutions ---- */
 
+/* (and no activation table: the chain's job has one LUT row, its items
+ * their own epilogues) */
 static int weights_int8(const struct ir_graph *g, const struct ir_node *n) {
-  return g->tensors[n->in[1]].dtype != IR_DT_I32 && g->tensors[n->out[0]].dtype != IR_DT_I32 &&
+  return !ir_attr_find(n, "lut") && g->tensors[n->in[1]].dtype != IR_DT_I32 && g->tensors[n->out[0]].dtype != IR_DT_I32 &&
          g->tensors[n->in[1]].rank == 4;
 }
 

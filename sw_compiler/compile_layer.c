@@ -112,6 +112,12 @@ int compile_conv_params(const struct ir_graph *g, const struct ir_node *n, unsig
       .flags = (flags & COMPILE_IM2COL && compile_have_im2col() ? LOWER_CONV_ALLOW_IM2COL : 0) | acc_flag(g, n),
       .residual = n->n_in > 4 ? &c->res : NULL, .in_passes = passes,
   };
+  const struct ir_attr *lut = ir_attr_find(n, "lut");
+  if (lut) {
+    if (lut->kind != IR_ATTR_INTS || lut->n != 256) return compile_conv_free(c), lower_fail(msg, where, "lut needs 256 entries");
+    for (int i = 0; i < 256; i++) c->lut[i] = (int8_t)lut->ints[i];
+    l.lut = c->lut;
+  }
   c->l = l;
   return 0;
 }
@@ -137,18 +143,24 @@ static int conv_layer(const struct ir_graph *g, const struct ir_node *n, const s
 static int fc_layer(const struct ir_graph *g, const struct ir_node *n, const struct loom_hw_config *cfg,
                     const char *where, struct lower_program *p, char *msg) {
   const struct ir_tensor *x = opnd(g, n, 0), *w = opnd(g, n, 1);
-  uint32_t passes;
-  int8_t *owned;
-  const int8_t *wp = weight_parts(g, n, where, &passes, &owned, msg);
-  if (!wp) return -1;
+  uint32_t passes = 1, rt = !w->data; /* runtime weights: an activation in WGT rows (pass_attention.c) */
+  int8_t *owned = NULL;
+  const int8_t *wp = rt ? NULL : weight_parts(g, n, where, &passes, &owned, msg);
+  if (!wp && !rt) return -1;
   struct lower_qfc l = {
-      .n = (int32_t)x->dims[0], .in_features = (int32_t)x->dims[1], .out_features = (int32_t)w->dims[0],
+      .n = (int32_t)x->dims[0], .in_features = (int32_t)x->dims[1],
+      .out_features = (int32_t)(rt ? ir_tensor_numel(opnd(g, n, 3)) : w->dims[0]),
       .weights = wp, .bias = opnd(g, n, 2)->data, .multiplier = opnd(g, n, 3)->data,
       .shift = (uint32_t)attr(n, "shift", 0), .in_zero_point = attr(n, "in_zp", 0),
       .out_zero_point = attr(n, "out_zp", 0), .clamp_lo = attr(n, "lo", -128),
       .clamp_hi = attr(n, "hi", 127), .round_even = (uint32_t)attr(n, "round_even", 0),
-      .in_passes = passes, .flags = acc_flag(g, n),
+      .in_passes = passes, .flags = acc_flag(g, n) | (rt ? LOWER_CONV_RUNTIME_WGT : 0),
   };
+  int8_t lut[256];
+  const struct ir_attr *la = ir_attr_find(n, "lut");
+  if (la && (la->kind != IR_ATTR_INTS || la->n != 256)) return free(owned), lower_fail(msg, where, "lut needs 256 entries");
+  for (int i = 0; la && i < 256; i++) lut[i] = (int8_t)la->ints[i];
+  if (la) l.lut = lut;
   int rc = lower_fc(cfg, &l, where, p, msg);
   free(owned);
   return rc;
@@ -203,15 +215,20 @@ static void op_text(const struct ir_graph *g, const struct compile_fusion *f, co
   const struct ir_node *n = &g->nodes[f->nodes[0]], *last = &g->nodes[f->nodes[f->n - 1]];
   const char *kind = lower_kind_names[r->kind];
   if (n->op == IR_OP_QGEMM || n->op == IR_OP_QADD) {
-    snprintf(buf, len, "%s", kind);
+    snprintf(buf, len, "%s%s", kind, ir_attr_find(n, "lut") ? "+act" : "");
     return;
   }
   const struct ir_node *k = n;
   for (int i = 0; r->kind == LOWER_KIND_CHAIN && i < f->n; i++)
     if (attr(&g->nodes[f->nodes[i]], "group", 1) > 1) k = &g->nodes[f->nodes[i]];
-  snprintf(buf, len, "%s %dx%d/%d%s%s", kind, attr_at(k, "kernel_shape", 0, 1), attr_at(k, "kernel_shape", 1, 1),
+  const struct ir_attr *act = ir_attr_find(n, "act");
+  if (attr(n, "act_only", 0)) {
+    snprintf(buf, len, "act %s", act && act->kind == IR_ATTR_STRING ? act->s : "");
+    return;
+  }
+  snprintf(buf, len, "%s %dx%d/%d%s%s%s", kind, attr_at(k, "kernel_shape", 0, 1), attr_at(k, "kernel_shape", 1, 1),
            attr_at(k, "strides", 0, 1), last->op == IR_OP_QCONV && last->n_in > 4 ? "+add" : "",
-           f->n > 1 && last->op == IR_OP_QPOOL ? "+pool" : "");
+           f->n > 1 && last->op == IR_OP_QPOOL ? "+pool" : "", act ? "+act" : "");
 }
 
 int compile_layer(const struct ir_graph *g, const struct compile_fusion *f, const struct loom_hw_config *cfg,

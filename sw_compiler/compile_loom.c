@@ -489,7 +489,8 @@ static int job_node(struct lctx *c, int node) {
     const struct ir_node *m = &c->g->nodes[f.nodes[i]];
     if (m->op == IR_OP_QCONV && m->n_in > 4) rc = map_segment(c, node, &p, LOWER_SEG_IN2, m->in[4], &j);
   }
-  rc = rc || (n->op == IR_OP_QADD && map_segment(c, node, &p, LOWER_SEG_IN2, n->in[1], &j)) ||
+  int in2 = n->op == IR_OP_QADD || (n->op == IR_OP_QGEMM && !c->g->tensors[n->in[1]].data); /* runtime weights */
+  rc = rc || (in2 && map_segment(c, node, &p, LOWER_SEG_IN2, n->in[1], &j)) ||
        (acc_out ? acc_out_segment(c, node, &p, n->out[0], &j, &lanes, &i32)
                 : map_segment(c, node, &p, LOWER_SEG_OUT, y, &j));
   if (!rc) {

@@ -174,6 +174,20 @@ void lower_program_free(struct lower_program *p);
  * tensor (docs/lowering.md, "int32 results").  multiplier, shift, zero
  * point and clamps are ignored; no residual. */
 #define LOWER_CONV_ACC_OUT 2u
+/* The weights are an activation, read at run time from segment IN2
+ * (LOWER_SEG_IN2) instead of constants packed into CONST: the second
+ * operand of a matmul of two activations (attention's Q x K^T and P x V).
+ * IN2 holds them in the WGT row layout, which is the NCHWc layout of a
+ * [ceil(out_c / B), in_c, B, 1] tensor: output channel o is image o / B,
+ * row o % B, its in_c values the channels (so the producer's NCHWc result
+ * of a [N, K] matrix stored as images of B rows is read as is, no repack).
+ * Its padded channel lanes (k >= in_c) must be zero, as the runtime packs
+ * blocked tensors: they meet the input's don't-care lanes.
+ * `weights` must be NULL; 1x1 kernel, stride 1, no padding, one group, one
+ * pass, no residual or fused pool, and in_zero_point 0 (the bias cannot be
+ * corrected by sum(w) at compile time): callers quantize both operands
+ * symmetrically. */
+#define LOWER_CONV_RUNTIME_WGT 4u
 
 /* A residual Add fused after the convolution (ResNet's shortcut): with q
  * the convolution's requantized output (its out_zero_point and clamps) and
@@ -210,6 +224,10 @@ struct lower_qconv {
    * reduction that reads every input block in_passes times
    * (lower_split_weights()). */
   uint32_t in_passes;
+  /* The epilogue's activation table (docs/isa.md: E = LUT[q]), indexed by
+   * the int8 bit pattern of q: 256 entries, loaded once per job; NULL:
+   * none.  Not with a residual, a fused pool or an int32 result. */
+  const int8_t *lut;
 };
 
 /* Fully connected: y[n][o] from x[n][i], as a 1x1 convolution on 1x1
@@ -223,7 +241,8 @@ struct lower_qfc {
   int32_t in_zero_point, out_zero_point, clamp_lo, clamp_hi;
   uint32_t round_even;
   uint32_t in_passes;         /* as in lower_qconv */
-  uint32_t flags;             /* LOWER_CONV_ACC_OUT only */
+  uint32_t flags;             /* LOWER_CONV_ACC_OUT, LOWER_CONV_RUNTIME_WGT */
+  const int8_t *lut;          /* as in lower_qconv */
 };
 
 /* Pooling.  MAX: y = max over the window, padding ignored, same
@@ -340,6 +359,9 @@ struct lower_geom {
   int32_t dw_passes;   /* DW: passes over the window, ceil(k_h / dw_rows) */
   int32_t pool;        /* a fused 3x3/2 max pooling (lower_conv_pool.c) follows */
   int32_t pool_h, pool_w; /* its output: half the convolution's rows and columns */
+  int32_t wgt_runtime;  /* LOWER_CONV_RUNTIME_WGT: dense weight rows from IN2, none in CONST */
+  int32_t nc_rows;      /* fully connected on [N, C] (NC layout) walked as one image of N rows x 1:
+                           pixel y of block b is DRAM row y * blocks + b, not b * N + y */
 };
 
 /* Where a convolution's constants are (lower_conv.c places them,
@@ -348,9 +370,10 @@ struct lower_geom {
 struct lower_conv_consts {
   uint32_t param_row0;  /* int32 results: ACC row of the first bias row */
   uint64_t par_offset;  /* CONST bytes of the PAR rows (int32 results: of the ACC rows) */
-  uint32_t wgt_row0;    /* CONST offset of the weights, in WGT rows */
+  uint32_t wgt_row0;    /* CONST offset of the weights, in WGT rows (0 in IN2 for runtime weights) */
   uint32_t res_row;     /* CONST offset of the residual's b_weight x identity row */
   uint32_t period;      /* GCFG period of the GEMMs: kk (dense, diagonal), 1 (depthwise) */
+  int32_t lut_row;      /* CONST offset of the activation table, in LUT rows; -1: none */
 };
 
 /* lower_conv.c: the convolution path with the kind forced (FC, AVGPOOL, or

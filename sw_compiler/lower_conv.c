@@ -17,7 +17,11 @@
  *    the host gathers each output pixel's kh x kw x C taps into channels, so
  *    a 3-channel 7x7 stem reduces over 10 blocks of 16 instead of 49 blocks
  *    with 3 useful lanes each (5x fewer GEMM cycles), for a larger input;
- *  - fully connected is the 1x1 convolution of 1x1 images.
+ *  - fully connected is the 1x1 convolution of 1x1 images; n > 1 of them
+ *    (a transformer's [S, D] tokens, NC layout: token y's block b at DRAM
+ *    row y * blocks + b) is walked as one image of n rows x 1 column
+ *    (geom.nc_rows: strided loads and stores), so a tile holds many tokens
+ *    instead of one.
  *
  * The input zero point is folded into the bias (bias - zp * sum w, modulo
  * 2^32 like the accumulator) and spatial padding loads the zero point, so
@@ -31,6 +35,11 @@
  * DRAM blocks again (geom.cib_data), and each output channel becomes four
  * byte-lane channels with copies of its weights; an int32 result keeps its
  * bias and byte-lane constants in ACC rows (the version 1 epilogue).
+ *
+ * Runtime weights (LOWER_CONV_RUNTIME_WGT: a matmul of two activations)
+ * are the dense 1x1 form with the weight loads pointed at segment IN2,
+ * which the producer wrote in the WGT row layout; nothing of them is in
+ * CONST, and since sum(w) is unknown here the input zero point must be 0.
  */
 #include <stdarg.h>
 #include <stdlib.h>
@@ -78,8 +87,8 @@ static int check_shape(const struct lower_qconv *l, const char *where, char *msg
 }
 
 static int check_quant(const struct lower_qconv *l, const char *where, char *msg) {
-  if (!l->weights || (!l->multiplier && !(l->flags & LOWER_CONV_ACC_OUT)))
-    return fail(msg, where, "missing weights or multipliers");
+  if (!l->weights != !!(l->flags & LOWER_CONV_RUNTIME_WGT) || (!l->multiplier && !(l->flags & LOWER_CONV_ACC_OUT)))
+    return fail(msg, where, "missing weights or multipliers (or constant weights given for runtime ones)");
   if (l->in_passes > LOWER_MAX_PASSES)
     return fail(msg, where, "%u weight passes (at most %d)", l->in_passes, LOWER_MAX_PASSES);
   if ((l->flags & LOWER_CONV_ACC_OUT) && l->residual)
@@ -94,6 +103,20 @@ static int check_quant(const struct lower_qconv *l, const char *where, char *msg
             !is_int8(r->out_zero_point) || !is_int8(r->clamp_lo) || !is_int8(r->clamp_hi) ||
             r->shift > 63 || r->round_even > 1))
     return fail(msg, where, "fused Add: weights, zero points and clamps must be int8, shift <= 63");
+  if (l->lut && (r || l->pool || (l->flags & LOWER_CONV_ACC_OUT)))
+    return fail(msg, where, "an activation table cannot follow a fused Add, a fused pool or an int32 result");
+  return 0;
+}
+
+/* Runtime weights: the dense 1x1 GEMM whose weight rows IN2 holds. */
+static int check_runtime(const struct lower_qconv *l, const char *where, char *msg) {
+  if (!(l->flags & LOWER_CONV_RUNTIME_WGT)) return 0;
+  if (l->k_h != 1 || l->k_w != 1 || l->stride_h != 1 || l->stride_w != 1 || l->pad_t || l->pad_l ||
+      l->pad_b || l->pad_r || l->groups != 1 || l->in_passes > 1 || l->residual || l->pool ||
+      (l->flags & (LOWER_CONV_ACC_OUT | LOWER_CONV_ALLOW_IM2COL)))
+    return fail(msg, where, "runtime weights need a plain 1x1 GEMM (no padding, groups, passes, fused ops or int32 result)");
+  if (l->in_zero_point != 0)
+    return fail(msg, where, "runtime weights need input zero point 0 (it is %d)", l->in_zero_point);
   return 0;
 }
 
@@ -258,7 +281,7 @@ static void place_consts(struct lower_program *p, const struct lower_qconv *l, e
   uint64_t align = emit_const_align(cfg), acc_row = loom_hw_row_bytes(cfg, LOOM_BUF_ACC, 0);
   int32_t *bias = malloc(sizeof(int32_t) * (size_t)l->out_c + 1);
   LOOM_ASSERT(bias);
-  pack_bias_correct(w, l->bias, l->out_c, cin * kk, l->in_zero_point, bias);
+  pack_bias_correct(w, l->bias, l->out_c, cin * kk, l->in_zero_point, bias); /* runtime: zp 0 */
   if (g->acc_out) { /* ACC rows: biases, then the byte lanes' constants */
     size_t prow = (size_t)g->cob * acc_row, pbytes = (size_t)param_rows(g) * acc_row;
     uint8_t *params = calloc(pbytes, 1);
@@ -276,6 +299,20 @@ static void place_consts(struct lower_program *p, const struct lower_qconv *l, e
     free(params);
   }
   uint64_t wrow = loom_hw_row_bytes(cfg, LOOM_BUF_WGT, 0);
+  k->param_row0 = 0;
+  k->par_offset = p->param_offset;
+  k->period = g->mode == LOWER_GEMM_DW ? 1 : (uint32_t)kk;
+  k->lut_row = -1;
+  if (l->lut) {
+    uint64_t lrow = loom_hw_row_bytes(cfg, LOOM_BUF_LUT, 0);
+    LOOM_ASSERT(lrow == 256);
+    k->lut_row = (int32_t)(emit_const(p, l->lut, lrow, lrow) / lrow);
+  }
+  if (g->wgt_runtime) { /* the weight loads read IN2 from row 0 */
+    k->wgt_row0 = 0;
+    free(w), free(bias);
+    return;
+  }
   size_t rows = g->mode == LOWER_GEMM_DIAG ? (size_t)g->cob * (size_t)kk
                 : g->mode == LOWER_GEMM_DW ? (size_t)g->cob * (size_t)g->dw_passes
                                            : (size_t)g->cob * (size_t)g->cib * (size_t)kk;
@@ -289,10 +326,7 @@ static void place_consts(struct lower_program *p, const struct lower_qconv *l, e
   else if (g->mode == LOWER_GEMM_DIAG) pack_wgt_diag(cfg, w, l->out_c, kk, packed);
   else pack_wgt_dense(cfg, w, l->out_c, cin, kk, packed);
   p->wgt_offset = emit_const(p, packed, rows * wrow, align);
-  k->param_row0 = 0;
-  k->par_offset = p->param_offset;
   k->wgt_row0 = (uint32_t)(p->wgt_offset / wrow);
-  k->period = g->mode == LOWER_GEMM_DW ? 1 : (uint32_t)kk;
   if (l->residual) {
     pack_wgt_identity(cfg, packed);
     for (int32_t i = 0; i < cfg->block_out; i++)
@@ -332,6 +366,7 @@ static void fill_acts(struct lower_program *p, const struct lower_qconv *l, int3
   in->bytes = lower_act_bytes(in);
   out->layout = LOWER_ACT_NCHWC;
   out->n = l->n, out->c = out_c, out->h = g->pool ? g->pool_h : g->out_h, out->w = g->pool ? g->pool_w : g->out_w;
+  if (g->nc_rows) out->h = out->w = 1; /* the layer's n 1x1 images, whatever the walk */
   out->block = p->cfg->block_out;
   out->bytes = lower_act_bytes(out);
   p->seg_bytes[LOWER_SEG_IN] = in->bytes;
@@ -339,6 +374,13 @@ static void fill_acts(struct lower_program *p, const struct lower_qconv *l, int3
   if (l->residual) {
     p->act[LOWER_SEG_IN2] = *out;
     p->seg_bytes[LOWER_SEG_IN2] = out->bytes;
+  }
+  if (g->wgt_runtime) { /* WGT rows [cob][cib]: NCHWc of [cob, in_c, B, 1] */
+    struct lower_act *w = &p->act[LOWER_SEG_IN2];
+    *w = (struct lower_act){.layout = LOWER_ACT_NCHWC, .n = g->cob, .c = l->in_c, .h = p->cfg->block_out,
+                            .w = 1, .block = p->cfg->block_in};
+    w->bytes = lower_act_bytes(w);
+    p->seg_bytes[LOWER_SEG_IN2] = w->bytes;
   }
 }
 
@@ -365,7 +407,7 @@ static void fill_report(struct lower_program *p, const struct lower_qconv *l, en
   const struct lower_geom *g = c->g;
   r->kind = kind;
   r->tiling = c->t;
-  r->macs = (uint64_t)l->n * (uint64_t)g->out_h * (uint64_t)g->out_w * (uint64_t)l->out_c *
+  r->macs = (uint64_t)g->n * (uint64_t)g->out_h * (uint64_t)g->out_w * (uint64_t)l->out_c *
             (uint64_t)(l->in_c / l->groups) * (uint64_t)(l->k_h * l->k_w);
   r->residual = l->residual != NULL;
   r->min_bytes = touched_input_bytes(p, g) + p->act[LOWER_SEG_OUT].bytes +
@@ -378,8 +420,16 @@ static int lower(const struct loom_hw_config *cfg, const struct lower_qconv *l, 
                  const struct lower_tiling *force, const char *where, struct lower_program *out,
                  char *msg) {
   emit_program_init(out, cfg);
-  if (check_common(cfg, where, msg) || check_shape(l, where, msg) || check_quant(l, where, msg))
+  if (check_common(cfg, where, msg) || check_shape(l, where, msg) || check_quant(l, where, msg) ||
+      check_runtime(l, where, msg))
     return -1;
+  struct lower_qconv lr; /* runtime weights: zeros stand in for the packing code's reads */
+  int8_t *zeros = NULL;
+  if (l->flags & LOWER_CONV_RUNTIME_WGT) {
+    zeros = calloc((size_t)l->out_c * (size_t)l->in_c + 1, 1);
+    LOOM_ASSERT(zeros);
+    lr = *l, lr.weights = zeros, l = &lr;
+  }
   if ((l->in_passes > 1 || (l->flags & LOWER_CONV_ACC_OUT)) && kind != LOWER_KIND_CONV && kind != LOWER_KIND_FC)
     return fail(msg, where, "weight passes and int32 results need a convolution");
   if ((l->flags & LOWER_CONV_ACC_OUT) && cfg->block_out % 4)
@@ -392,10 +442,13 @@ static int lower(const struct loom_hw_config *cfg, const struct lower_qconv *l, 
   geom_of(cfg, le, kind, &g);
   if (l->in_passes > 1) g.cib_data = tile_ceil_div(l->in_c, cfg->block_in);
   g.acc_out = (l->flags & LOWER_CONV_ACC_OUT) != 0;
+  g.wgt_runtime = (l->flags & LOWER_CONV_RUNTIME_WGT) != 0;
+  if (kind == LOWER_KIND_FC && !g.acc_out && l->n > 1) /* N rows of one image: tiles of many rows */
+    g.nc_rows = 1, g.in_h = g.out_h = l->n, g.n = 1;
   g.epi = !g.acc_out;
   if (l->pool) {
     if (!lower_conv_pool_fits(cfg, l, l->pool))
-      return expanded_free(&x), fail(msg, where, "the max pooling cannot be fused into this convolution");
+      return expanded_free(&x), free(zeros), fail(msg, where, "the max pooling cannot be fused into this convolution");
     g.pool = 1, g.pool_h = g.out_h / 2, g.pool_w = g.out_w / 2;
   }
   struct lower_tiling top[LOWER_TILE_CANDIDATES];
@@ -429,6 +482,7 @@ static int lower(const struct loom_hw_config *cfg, const struct lower_qconv *l, 
     }
   }
   expanded_free(&x);
+  free(zeros);
   return rc ? -1 : 0;
 }
 
@@ -458,6 +512,6 @@ int lower_fc(const struct loom_hw_config *cfg, const struct lower_qfc *l, const 
       .weights = l->weights, .in_passes = l->in_passes, .bias = l->bias, .multiplier = l->multiplier,
       .shift = l->shift, .in_zero_point = l->in_zero_point, .out_zero_point = l->out_zero_point,
       .clamp_lo = l->clamp_lo, .clamp_hi = l->clamp_hi, .round_even = l->round_even,
-      .flags = l->flags & LOWER_CONV_ACC_OUT};
+      .flags = l->flags & (LOWER_CONV_ACC_OUT | LOWER_CONV_RUNTIME_WGT), .lut = l->lut};
   return lower_conv_kind(cfg, &c, LOWER_KIND_FC, where, out, msg);
 }

@@ -118,6 +118,7 @@ static void load_inputs(struct conv_emit *e, const struct tile_chunk *ch, const 
     int32_t blk = (ch->ci0 + i) % g->cib_data; /* weight passes read the input again */
     uint32_t off = (uint32_t)((((int64_t)ch->n * g->cib_data + blk) * g->in_h + w.y0) * g->in_w + w.x0);
     uint32_t stride = (uint32_t)(g->row_skip ? g->stride_h * g->in_w : g->in_w);
+    if (g->nc_rows) off = (uint32_t)((int64_t)w.y0 * g->cib_data + blk), stride = (uint32_t)g->cib_data;
     struct loom_insn in = emit_mem(LOOM_OP_LOAD, LOOM_BUF_INP, st->inp_base + (uint32_t)i * e->c->L.inp_block,
                                    LOWER_SEG_IN, off, (uint32_t)w.ny, (uint32_t)w.nx, stride);
     in.mem.y_pad_top = (uint32_t)w.pt, in.mem.y_pad_bottom = (uint32_t)w.pb;
@@ -141,7 +142,8 @@ static void load_weights(struct conv_emit *e, const struct tile_chunk *ch, const
                   e->k.wgt_row0 + (uint32_t)ch->co0 * per, 1, x, x);
   } else {
     uint32_t off = e->k.wgt_row0 + (uint32_t)(ch->co0 * g->cib + ch->ci0) * kk;
-    in = emit_mem(LOOM_OP_LOAD, LOOM_BUF_WGT, st->wgt_base, LOWER_SEG_CONST, off, (uint32_t)ch->nco,
+    uint32_t seg = g->wgt_runtime ? LOWER_SEG_IN2 : LOWER_SEG_CONST;
+    in = emit_mem(LOOM_OP_LOAD, LOOM_BUF_WGT, st->wgt_base, seg, off, (uint32_t)ch->nco,
                   (uint32_t)ch->nci * kk, (uint32_t)g->cib * kk);
   }
   emit_vec_push(v, &in);
@@ -213,6 +215,13 @@ static void store_tile(struct conv_emit *e, const struct tile_chunk *ch, uint32_
   for (int32_t b = 0; b < ch->nco; b++) {
     uint32_t off = (uint32_t)((((int64_t)ch->n * g->cob + ch->co0 + b) * g->out_h + ch->oy0) * g->out_w + ch->ox0);
     uint32_t sram = acc + (uint32_t)b * e->c->L.tile_pix;
+    if (g->nc_rows) { /* one pixel per DRAM row, blocks apart */
+      off = (uint32_t)((int64_t)ch->oy0 * g->cob + ch->co0 + b);
+      struct loom_insn nc = emit_mem(LOOM_OP_STORE, LOOM_BUF_OUT, sram, LOWER_SEG_OUT, off, (uint32_t)ch->rows, 1,
+                                     (uint32_t)g->cob);
+      emit_vec_push(v, &nc);
+      continue;
+    }
     struct loom_insn in =
         tw == g->out_w
             ? emit_mem(LOOM_OP_STORE, LOOM_BUF_OUT, sram, LOWER_SEG_OUT, off, 1,
@@ -317,6 +326,7 @@ static void tile_start(struct conv_emit *e, const struct tile_chunk *ch, struct 
   const struct lower_qconv *l = e->l;
   uint32_t par_base = e->c->L.par_resident ? (uint32_t)ch->co0 : (ch->o % 2) * (uint32_t)e->c->t.tco;
   struct loom_insn in = emit_qcfg_par(par_base, l->shift, l->out_zero_point, l->clamp_lo, l->clamp_hi, l->round_even);
+  in.qcfg.act = e->k.lut_row >= 0;
   emit_vec_push(pre, &in);
   if (l->residual && e->k.period != 1 && ch->k > 0) {
     in = emit_gcfg(e->k.period, 0, 0, 0, 0);
@@ -335,6 +345,10 @@ static void conv_chunk(struct conv_emit *e, struct tile_state *s, const struct t
   if (st.load_wgt) load_weights(e, ch, &st, &out->load);
   if (e->l->residual && ch->last) load_residual(e, ch, &st, &out->load);
   if (g->epi && ch->first) load_par(e, ch, &out->load);
+  if (e->k.lut_row >= 0 && ch->k == 0) { /* the activation table, before the first tile's GEMMs */
+    struct loom_insn t = emit_mem(LOOM_OP_LOAD, LOOM_BUF_LUT, 0, LOWER_SEG_CONST, (uint32_t)e->k.lut_row, 1, 1, 1);
+    emit_vec_push(&out->load, &t);
+  }
   if (e->l->residual && ch->k == 0) {
     struct loom_insn w = emit_mem(LOOM_OP_LOAD, LOOM_BUF_WGT, e->c->L.res_wgt_row, LOWER_SEG_CONST,
                                   e->k.res_row, 1, 1, 1);

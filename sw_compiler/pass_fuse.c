@@ -15,13 +15,15 @@
  *   a batched (3-D) QLinearMatMul / MatMulInteger           => Gather + 2-D ones + Concat
  *   DQ(a), DQ(b) -> Add [-> Relu | Clip] -> Q               => loom.QAdd
  *   DQ(x) -> MaxPool | AveragePool | GlobalAveragePool -> Q => loom.QPool
+ *   DQ(x) -> Sigmoid, x * Sigmoid(x), GELU, ... -> Q        => loom.QConv with a table
+ *                                  (pass_fuse_act.c; into the QConv before it if it can)
  *
  * The rewrites run in this order, each over the whole graph:
  *   1. DequantizeLinear moves below Reshape-like ops and Concat, which then
  *      work on the integers (their int8 form is the same bytes);
  *   2. Q(DQ(x)) with equal parameters cancels to x;
- *   3. the patterns above;
- *   4. cancellation again;
+ *   3. the patterns above, then the activation tables;
+ *   4. cancellation again; tables into the QConv before them;
  *   5. a QAdd whose operand is a QConv read by nothing else becomes that
  *      QConv's residual operand (one job instead of two, same numbers).
  * Whatever is left (a DQ before a Softmax, the Q of a model input) is host
@@ -196,7 +198,7 @@ static int fuse_residual(struct fctx *f, int i) {
   for (int k = 0; k < 2 && side < 0; k++) {
     c = fu_producer(g, n->in[k]);
     const struct ir_node *cn = c >= 0 ? &g->nodes[c] : NULL;
-    if (cn && cn->op == IR_OP_QCONV && cn->n_in == 4 && fu_sole_user(g, cn->out[0]) == i &&
+    if (cn && cn->op == IR_OP_QCONV && cn->n_in == 4 && !ir_attr_find(cn, "lut") && fu_sole_user(g, cn->out[0]) == i &&
         ir_attr_int(cn, "out_zp", 0) == ir_attr_int(n, k ? "b_zp" : "a_zp", 0) &&
         ir_attr_int(cn, "round_even", 0) == ir_attr_int(n, "round_even", 0))
       side = k;
@@ -376,12 +378,15 @@ static void annotate(struct ir_graph *g) {
 int ir_pass_fuse(struct ir_graph *g, unsigned flags, struct ir_error *err) {
   struct fctx f = {.g = g, .err = err};
   int rc = ir_pass_fuse_matmul_bias(g, err) || for_each_node(&f, push_dq) || for_each_node(&f, cancel) ||
-           for_each_node(&f, fu_unbatch) || for_each_node(&f, fuse_node) || for_each_node(&f, cancel);
+           for_each_node(&f, fu_unbatch) || for_each_node(&f, fuse_node) ||
+           (!(flags & FUSE_NO_ACT) && for_each_node(&f, fu_fuse_act)) ||
+           for_each_node(&f, cancel);
   free(f.conv_from);
   free(f.conv_to);
   if (rc) return -1;
   annotate(g);
   ir_pass_dce(g); /* the DQs the patterns bypassed must not count as readers */
+  if (for_each_node(&f, fu_merge_act)) return -1;
   if (!(flags & FUSE_NO_RESIDUAL) && for_each_node(&f, fuse_residual)) return -1;
   ir_pass_dce(g);
   return ir_pass_shape_infer(g, err) || ir_verify(g, err) ? -1 : 0;

@@ -93,4 +93,9 @@ int fu_fuse_gemm(struct fctx *f, int i);
 /* A batched (3-D) QLinearMatMul / MatMulInteger as Gather + 2-D ones + Concat. */
 int fu_unbatch(struct fctx *f, int i);
 
+/* pass_fuse_act.c: DQ(x) -> element-wise region -> Q as an identity QConv
+ * with a table; such a QConv merged into the QConv before it. */
+int fu_fuse_act(struct fctx *f, int i);
+int fu_merge_act(struct fctx *f, int i);
+
 #endif

@@ -92,7 +92,7 @@ static void mark_accel_layouts(struct pctx *p) {
     p->targets[i] = PART_ACCEL;
     if (g->tensors[n->out[0]].dtype != IR_DT_I32) set_blocked(p, n->out[0]); /* i32: plain, see compile_loom.c */
     set_blocked(p, n->in[0]);
-    if (n->op == IR_OP_QADD) set_blocked(p, n->in[1]);
+    if (n->op == IR_OP_QADD || (n->op == IR_OP_QGEMM && !g->tensors[n->in[1]].data)) set_blocked(p, n->in[1]);
     if (n->op == IR_OP_QCONV && n->n_in > 4) set_blocked(p, n->in[4]); /* the residual */
   }
 }

@@ -38,8 +38,11 @@ static int global_pool(const struct ir_graph *g, const struct ir_node *n) {
 /* The ONNX op type a node of the compiled graph stands for. */
 static const char *op_of(const struct ir_graph *g, const struct ir_node *n) {
   switch (n->op) {
-  case IR_OP_QCONV: return "Conv";
-  case IR_OP_QGEMM: return "Gemm";
+  case IR_OP_QCONV: {
+    const struct ir_attr *act = ir_attr_find(n, "act"); /* a standalone activation table */
+    return ir_attr_int(n, "act_only", 0) && act && act->kind == IR_ATTR_STRING ? act->s : "Conv";
+  }
+  case IR_OP_QGEMM: return g->tensors[n->in[1]].data ? "Gemm" : "MatMul"; /* runtime weights: attention */
   case IR_OP_QADD: return "Add";
   case IR_OP_QPOOL:
     return global_pool(g, n) ? "GlobalAveragePool" : ir_attr_int(n, "avg", 0) ? "AveragePool" : "MaxPool";

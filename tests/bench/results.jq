@@ -77,6 +77,7 @@ def job_figures($peak; $bpc; $row; $c):
     | sort_by(.net != "resnet18")}
 + (if $in.hostgen then {hostgen: $in.hostgen} else {} end)
 + (if $in.pytorch then {pytorch: $in.pytorch} else {} end)
++ (if $in.dram then {dram: $in.dram} else {} end)
 # The zoo: host share = host steps' wall time / (that + accelerator time at the
 # clock, from the fsim timing model's cycles).
 + (if $in.zoo then {zoo: [$in.zoo[] | . + {
@@ -84,7 +85,10 @@ def job_figures($peak; $bpc; $row; $c):
     | .host_share = (if .accel_s != null and .host_s != null and (.accel_s + .host_s) > 0
                      then .host_s / (.accel_s + .host_s) else null end)]} else {} end)
 | (.networks | map(select(.net == "resnet18")) | first) as $r
+| (.dram // [] | map(select(.net == "mobilenetv2")) | first) as $md
 | .goals = ([
+    (if $md then {goal: "MobileNetV2 DRAM bytes with chains / without (<= 0.5)", target: 0.5,
+      value: $md.ratio, unit: "ratio", met: ($md.ratio <= 0.5)} else empty end),
     (if .workloads then {goal: "each ResNet-18 conv workload >= 90% of its roofline bound",
       target: 12, value: (.workloads | map(select(.goal_met)) | length), unit: "workloads",
       met: (.workloads | all(.goal_met))} else empty end),

@@ -278,6 +278,46 @@ bench_zoo() {
   rm "$PARTS/zoo.jsonl"
 }
 
+# ---- DRAM traffic with and without cross-layer fusion ----
+# Per network (the bench networks, and the zoo's MobileNets and
+# EfficientNet-B0 when made): compiled as usual and with --no-chain (every
+# convolution its own job), one input on fsim --timing --counters; every
+# DRAM byte the counters saw (instructions, micro-ops, weights with PAR and
+# LUT rows, inputs, ACC rows, outputs) and the cycles.
+bench_dram() {
+  local list=() net onnx calib in v bytes cyc
+  has_flag compile --no-chain || { say "dram: loom compile has no --no-chain"; return; }
+  for net in $NETS; do list+=("$net|$MODELS/$net.onnx|$MODELS/calib_imagenet|$MODELS/check_imagenet/000.npy"); done
+  for net in mobilenetv2 mobilenetv3l efficientnet_b0; do
+    [ -f "$MODELS/zoo/$net/meta.json" ] &&
+      list+=("zoo_$net|$MODELS/zoo/$net/model.onnx|$MODELS/zoo/$net/calib|$MODELS/zoo/$net/check/000.npy")
+  done
+  : > "$PARTS/dram.jsonl"
+  for v in "${list[@]}"; do
+    IFS='|' read -r net onnx calib in <<< "$v"
+    say "dram $net: compile with and without chains, fsim --counters"
+    local parts=()
+    for mode in chains no_chain; do
+      "$LOOM" compile "$onnx" --config "$CONFIG" --calib "$calib" -o "$OUT/dram_$net.$mode.loom" \
+        $([ $mode = no_chain ] && echo --no-chain) > "$RAW/dram_$net.$mode.compile.txt" 2>&1 ||
+        die "dram $net: compile failed ($RAW/dram_$net.$mode.compile.txt)"
+      "$LOOM" run "$OUT/dram_$net.$mode.loom" -b fsim --timing --counters -i "$in" > "$RAW/dram_$net.$mode.txt" 2>&1 ||
+        die "dram $net: run failed ($RAW/dram_$net.$mode.txt)"
+      parse counters "$RAW/dram_$net.$mode.txt"
+      parts+=("$RAW/dram_$net.$mode.txt.json")
+    done
+    jq -n -c --arg net "$net" --slurpfile a "${parts[0]}" --slurpfile b "${parts[1]}" \
+      'def bytes: [.BYTES_RD_INSN, .BYTES_RD_UOP, .BYTES_RD_WGT, .BYTES_RD_INP, .BYTES_RD_ACC, .BYTES_WR_OUT] | map(. // 0) | add;
+       def act: [.BYTES_RD_INP, .BYTES_RD_ACC, .BYTES_WR_OUT] | map(. // 0) | add;
+       {net: $net, chains: {dram_bytes: ($a[0].total | bytes), act_bytes: ($a[0].total | act), weight_bytes: $a[0].total.BYTES_RD_WGT, cycles: $a[0].total.CYCLES},
+        no_chain: {dram_bytes: ($b[0].total | bytes), act_bytes: ($b[0].total | act), weight_bytes: $b[0].total.BYTES_RD_WGT, cycles: $b[0].total.CYCLES}}
+       | . + {ratio: (.chains.dram_bytes / .no_chain.dram_bytes), act_ratio: (.chains.act_bytes / .no_chain.act_bytes)}' \
+      >> "$PARTS/dram.jsonl"
+  done
+  jq -s . "$PARTS/dram.jsonl" > "$PARTS/dram.json"
+  rm "$PARTS/dram.jsonl"
+}
+
 if [ "$MODE" = all ]; then
   bench_workloads
   bench_gemm
@@ -290,6 +330,7 @@ fi
 if [ "$MODE" = all ] || [ "$MODE" = zoo ]; then
   bench_zoo
 fi
+[ "$MODE" = compiler ] || bench_dram
 
 jq --arg load "$(cut -d' ' -f1-3 /proc/loadavg)" --argjson secs $(($(date +%s) - T0)) \
   '. + {load_end: $load, bench_seconds: $secs}' "$PARTS/meta.json" > "$PARTS/meta.json.new"

@@ -54,6 +54,13 @@ def yes: if . then "yes" else "NO" end;
      + (if .placement then "\(.placement.acc_mac_pct)%" else "-" end | pad(12))
      + (.cycles // "-" | pad(12)) + (.host_share | pct | pad(11)) + "  " + (.error // ""))
  else empty end),
+(if .dram then
+  "",
+  "DRAM bytes with and without cross-layer fusion (fsim --counters, one input; act = inputs + ACC rows + outputs)",
+  ("  " + ("network" | lpad(22)) + ("chains" | pad(12)) + ("--no-chain" | pad(12)) + ("ratio" | pad(8)) + ("act chains" | pad(12)) + ("act no-chain" | pad(13)) + ("act ratio" | pad(10)) + ("weights" | pad(10))),
+  (.dram[] | "  " + (.net | lpad(22)) + (.chains.dram_bytes | pad(12)) + (.no_chain.dram_bytes | pad(12)) + (.ratio | f(3) | pad(8))
+     + (.chains.act_bytes | pad(12)) + (.no_chain.act_bytes | pad(13)) + (.act_ratio | f(3) | pad(10)) + (.chains.weight_bytes | pad(10)))
+ else empty end),
 "",
 "Goals",
 (.goals[] | "  \(if .met then "met " else "MISS" end)  \(.goal | lpad(58)) \(.value | f(3)) \(.unit) (goal \(if .unit == "workloads" then "\(.target)" else "<= \(.target)" end))")

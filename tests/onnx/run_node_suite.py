@@ -45,7 +45,10 @@ ACCEL_STEPS = 2
 # --target accel runs the tests of these ops (single-node float32 tests):
 # the ops the accelerator takes in int8 when their weights are constants.
 ACCEL_OPS = {"Conv", "ConvTranspose", "Gemm", "MatMul", "Add", "Mul", "Sub", "Div", "Relu", "Clip", "MaxPool",
-             "AveragePool", "GlobalAveragePool", "Concat", "BatchNormalization", "Sum", "LeakyRelu"}
+             "AveragePool", "GlobalAveragePool", "Concat", "BatchNormalization", "Sum", "LeakyRelu",
+             # element-wise functions of one tensor: epilogue tables (docs/compiler.md, "Activation tables")
+             "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Exp", "Elu", "Softplus", "Softsign", "Erf", "Selu",
+             "Celu", "ThresholdedRelu"}
 
 RANDOM_OPS = {"Bernoulli", "Multinomial", "RandomNormal", "RandomNormalLike", "RandomUniform",
               "RandomUniformLike"}

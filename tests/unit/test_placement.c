@@ -272,7 +272,7 @@ static void test_convtranspose_upsampling(void **state) {
   for (int o = 0; o < 2; o++)
     for (int ij = 0; ij < 4; ij++)
       for (int c = 0; c < 3; c++) want[(o * 4 + ij) * 3 + c] = w[(c * 2 + o) * 4 + ij];
-  assert_int_equal(ir_pass_const_ops_to_conv(g, &err), 0);
+  assert_int_equal(ir_pass_const_ops_to_conv(g, 0, &err), 0);
   int conv = -1, d2s = -1, ct = 0;
   for (int i = 0; i < g->n_nodes; i++) {
     const char *op = ir_node_op(&g->nodes[i]);

@@ -1,0 +1,195 @@
+/*
+ * test_lower_matmul.c - matmuls of two activations (attention's Q x K^T
+ * and P x V) lowered with runtime weights (LOWER_CONV_RUNTIME_WGT) and run
+ * on fsim, bit-exact against the plain C reference (ref_qconv.c with the
+ * second operand as its weights).
+ *
+ * The second operand is never packed by the compiler: the test writes it
+ * into segment IN2 the way a producer job writes its NCHWc result (the
+ * [N, K] matrix B^T as ceil(N/B) images of B rows and K channels, padded
+ * rows garbage), so a pass here means the weight loads read the
+ * activation in place (its padded channel lanes, k >= K, are zero as the
+ * runtime's blocked layout has them: they meet the input's garbage lanes).
+ * Per head, one job: C_h = A_h B_h^T with A_h
+ * [M, K] as the 1x1 convolution's input (fully connected over M 1x1
+ * images, walked as M rows of one image, so a tile holds many of them;
+ * or one [1, K, M, 1] image), the shapes of the
+ * zoo's attention heads (ViT: 65 tokens, head width 32; BERT and the
+ * nn.TransformerEncoder: 32 tokens) and odd ones.  Also: the lowering
+ * refuses runtime weights with an input zero point, a window, groups or
+ * constant weights, naming the layer.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "ref_qconv.h"
+
+struct mm_case {
+  const char *name;
+  int32_t m, k, n; /* C [m, n] = A [m, k] x B [k, n] */
+  int fc;          /* as fully connected over m 1x1 images, else one [1, k, m, 1] image */
+};
+
+/* B^T [n][k] -> segment IN2: NCHWc of [ceil(n / blk), k, blk, 1]. */
+static int8_t *pack_runtime_weights(const struct lower_act *a, const int8_t *bt, int32_t n, int32_t k,
+                                    int8_t garbage) {
+  int32_t blk = a->h;
+  size_t plain_n = (size_t)a->n * (size_t)k * (size_t)blk;
+  int8_t *plain = malloc(plain_n), *packed = malloc(a->bytes);
+  assert_non_null(plain), assert_non_null(packed);
+  memset(plain, garbage, plain_n);
+  for (int32_t o = 0; o < n; o++)
+    for (int32_t c = 0; c < k; c++)
+      plain[((size_t)(o / blk) * (size_t)k + (size_t)c) * (size_t)blk + (size_t)(o % blk)] = bt[(size_t)o * (size_t)k + (size_t)c];
+  ref_to_nchwc(plain, a->n, k, blk, 1, a->block, 0, packed); /* padded channels 0, as the runtime packs */
+  free(plain);
+  return packed;
+}
+
+static void check_case(const struct loom_hw_config *cfg, const struct mm_case *t, uint64_t seed) {
+  struct ref_q_rng r = {seed * 0x9E3779B97F4A7C15u + 7};
+  int32_t *bias = malloc(sizeof(int32_t) * (size_t)t->n), *mult = malloc(sizeof(int32_t) * (size_t)t->n);
+  int8_t *a = malloc((size_t)t->m * (size_t)t->k), *bt = malloc((size_t)t->n * (size_t)t->k);
+  size_t ny = (size_t)t->m * (size_t)t->n;
+  int8_t *y = malloc(ny), *ref = malloc(ny);
+  ref_q_fill(&r, a, (size_t)t->m * (size_t)t->k, -128, 127);
+  ref_q_fill(&r, bt, (size_t)t->n * (size_t)t->k, -128, 127);
+  double sigma = 74.0 * 74.0 * sqrt((double)t->k);
+  int32_t m0;
+  uint32_t shift;
+  assert_int_equal(lower_quantize_multiplier(40.0 / sigma, &m0, &shift), 0);
+  for (int32_t o = 0; o < t->n; o++) bias[o] = ref_q_range(&r, -(int32_t)sigma, (int32_t)sigma), mult[o] = m0;
+  struct lower_qconv l = {
+      .n = t->fc ? t->m : 1, .in_c = t->k, .in_h = t->fc ? 1 : t->m, .in_w = 1, .out_c = t->n,
+      .k_h = 1, .k_w = 1, .stride_h = 1, .stride_w = 1, .dil_h = 1, .dil_w = 1, .groups = 1,
+      .weights = NULL, .bias = bias, .multiplier = mult, .shift = shift, .in_zero_point = 0,
+      .out_zero_point = ref_q_range(&r, -10, 10), .clamp_lo = -128, .clamp_hi = 127,
+      .round_even = ref_q_rand(&r) & 1, .flags = LOWER_CONV_RUNTIME_WGT,
+  };
+  char name[128], msg[LOWER_MSG_MAX];
+  snprintf(name, sizeof name, "%s/%s", t->name, cfg->name);
+  struct lower_program p;
+  int rc;
+  if (t->fc) {
+    struct lower_qfc f = {.n = t->m, .in_features = t->k, .out_features = t->n, .weights = NULL, .bias = bias,
+                          .multiplier = mult, .shift = shift, .in_zero_point = 0,
+                          .out_zero_point = l.out_zero_point, .clamp_lo = -128, .clamp_hi = 127,
+                          .round_even = l.round_even, .flags = LOWER_CONV_RUNTIME_WGT};
+    rc = lower_fc(cfg, &f, name, &p, msg);
+  } else {
+    rc = lower_conv(cfg, &l, name, &p, msg);
+  }
+  if (rc) fprintf(stderr, "%s\n", msg);
+  assert_int_equal(rc, 0);
+  const struct lower_act *ia = &p.act[LOWER_SEG_IN], *wa = &p.act[LOWER_SEG_IN2], *oa = &p.act[LOWER_SEG_OUT];
+  assert_int_equal(wa->layout, LOWER_ACT_NCHWC);
+  assert_int_equal(wa->n, (t->n + cfg->block_out - 1) / cfg->block_out);
+  int8_t garbage = (int8_t)ref_q_range(&r, -128, 127);
+  int8_t *in = malloc(ia->bytes), *out = malloc(oa->bytes);
+  int8_t *w = pack_runtime_weights(wa, bt, t->n, t->k, garbage);
+  /* A as NCHW: fc [m][k][1][1]; conv [1][k][m][1] */
+  int8_t *an = malloc((size_t)t->m * (size_t)t->k);
+  for (int32_t i = 0; i < t->m; i++)
+    for (int32_t c = 0; c < t->k; c++)
+      an[t->fc ? (size_t)i * (size_t)t->k + (size_t)c : (size_t)c * (size_t)t->m + (size_t)i] = a[(size_t)i * (size_t)t->k + (size_t)c];
+  ref_to_nchwc(an, ia->n, ia->c, ia->h, ia->w, ia->block, garbage, in);
+  struct fsim_result fr;
+  uint32_t err = ref_q_run_fsim(&p, in, w, out, &fr);
+  if (err) fprintf(stderr, "%s: fsim error %u: %s\n", name, err, fr.message);
+  assert_int_equal(err, LOOM_ERR_NONE);
+  assert_int_equal(ref_q_counter_mismatch(&p, &fr), -1);
+  int8_t *yn = malloc(ny);
+  ref_from_nchwc(out, oa->n, oa->c, oa->h, oa->w, oa->block, yn);
+  for (int32_t i = 0; i < t->m; i++) /* back to [m][n] */
+    for (int32_t o = 0; o < t->n; o++)
+      y[(size_t)i * (size_t)t->n + (size_t)o] = yn[t->fc ? (size_t)i * (size_t)t->n + (size_t)o : (size_t)o * (size_t)t->m + (size_t)i];
+  struct lower_qfc rf = {.n = t->m, .in_features = t->k, .out_features = t->n, .weights = bt, .bias = bias,
+                         .multiplier = mult, .shift = shift, .in_zero_point = 0, .out_zero_point = l.out_zero_point,
+                         .clamp_lo = -128, .clamp_hi = 127, .round_even = l.round_even};
+  ref_qfc(&rf, a, ref);
+  size_t wrong = 0;
+  for (size_t i = 0; i < ny; i++)
+    if (y[i] != ref[i] && wrong++ < 5) fprintf(stderr, "%s: output %zu: got %d, expected %d\n", name, i, y[i], ref[i]);
+  assert_int_equal(wrong, 0);
+  assert_true(p.report.macs == (uint64_t)t->m * (uint64_t)t->n * (uint64_t)t->k);
+  if (t->fc && t->m >= 16) assert_true(p.report.tiling.th > 1); /* tokens as rows: tiles of many */
+  lower_program_free(&p);
+  free(bias), free(mult), free(a), free(bt), free(y), free(ref), free(in), free(out), free(w), free(an), free(yn);
+}
+
+static const struct mm_case cases[] = {
+    /* name            m    k    n   fc */
+    {"vit_qk",        65,  32,  65,  0}, /* ViT head: Q [65,32] x K^T */
+    {"vit_pv",        65,  65,  32,  0}, /* P [65,65] x V [65,32] */
+    {"bert_qk",       32,  32,  32,  0},
+    {"bert_pv",       32,  32,  32,  1},
+    {"odd",           7,   19,  21,  0},
+    {"odd_fc",        5,   33,  17,  1},
+    {"wide_k",        16,  200, 40,  0}, /* reduction split into chunks on tiny */
+    {"many_out",      9,   16,  300, 0}, /* more output blocks than PAR rows */
+};
+
+static void test_cases(void **state) {
+  (void)state;
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    check_case(loom_hw_config_by_name("tiny"), &cases[i], i);
+    check_case(loom_hw_config_by_name("default"), &cases[i], i + 100);
+  }
+}
+
+/* Random shapes on both configurations. */
+static void test_random(void **state) {
+  (void)state;
+  struct ref_q_rng r = {4242};
+  for (int i = 0; i < 24; i++) {
+    struct mm_case t = {"random", ref_q_range(&r, 1, 80), ref_q_range(&r, 1, 80), ref_q_range(&r, 1, 80),
+                        (int)(ref_q_rand(&r) % 3 == 0)};
+    check_case(loom_hw_config_by_name(i % 2 ? "default" : "tiny"), &t, 500 + (uint64_t)i);
+  }
+}
+
+static void expect_refusal(struct lower_qconv l, const char *text) {
+  struct lower_program p;
+  char msg[LOWER_MSG_MAX];
+  assert_int_equal(lower_conv(loom_hw_config_by_name("default"), &l, "m.onnx: node 3 'qk'", &p, msg), -1);
+  if (!strstr(msg, text) || !strstr(msg, "'qk'")) fprintf(stderr, "message: %s\n", msg);
+  assert_non_null(strstr(msg, text));
+  assert_non_null(strstr(msg, "'qk'"));
+  lower_program_free(&p);
+}
+
+static void test_refusals(void **state) {
+  (void)state;
+  int32_t mult[16] = {1 << 30}, bias[16] = {0};
+  int8_t w[16 * 16] = {0};
+  struct lower_qconv l = {.n = 1, .in_c = 16, .in_h = 4, .in_w = 1, .out_c = 16, .k_h = 1, .k_w = 1,
+                          .stride_h = 1, .stride_w = 1, .dil_h = 1, .dil_w = 1, .groups = 1, .bias = bias,
+                          .multiplier = mult, .shift = 31, .clamp_lo = -128, .clamp_hi = 127,
+                          .flags = LOWER_CONV_RUNTIME_WGT};
+  struct lower_qconv bad = l;
+  bad.in_zero_point = 3;
+  expect_refusal(bad, "input zero point 0 (it is 3)");
+  bad = l, bad.k_h = 3, bad.pad_t = bad.pad_b = 1;
+  expect_refusal(bad, "plain 1x1 GEMM");
+  bad = l, bad.groups = 2;
+  expect_refusal(bad, "plain 1x1 GEMM");
+  bad = l, bad.weights = w;
+  expect_refusal(bad, "constant weights given for runtime ones");
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_cases),
+      cmocka_unit_test(test_random),
+      cmocka_unit_test(test_refusals),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

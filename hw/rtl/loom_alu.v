@@ -36,8 +36,16 @@ module loom_alu #(
   input  wire                clk_i,
   input  wire                rst_ni,
   input  wire                abort_i,
-  // instruction (stable while it runs) and QCFG registers
+  // instruction (stable while it runs) and QCFG registers; epi_i (op_i is
+  // EPI), vector_i (a vector operand: neither EPI nor use_imm_i) and
+  // src_row_i (EPI without use_imm_i: the moving form reads s) come decoded
+  // from flip-flops, because they gate the interlock's compares; src_row_i
+  // is a flip-flop of its own, since epi_i also drives every lane's operand
+  // multiplexers and so has a fanout of thousands
   input  wire [2:0]          op_i,
+  input  wire                epi_i,
+  input  wire                vector_i,
+  input  wire                src_row_i,
   input  wire                use_imm_i,
   input  wire [15:0]         imm_i,
   input  wire [31:0]         q_mult_i,
@@ -94,9 +102,9 @@ module loom_alu #(
   // ---- hazard check against every micro-op in flight
   // EPI reads one row (the source in the moving form); other ops read the
   // destination, and with a vector operand the source first.
-  wire                is_epi = (op_i == `LOOM_ALU_EPI);
-  wire                vector = !use_imm_i && !is_epi;
-  wire [AccAddrW-1:0] row    = (is_epi && !use_imm_i) ? s_i : d_i;
+  wire                is_epi = epi_i;
+  wire                vector = vector_i;
+  wire [AccAddrW-1:0] row    = src_row_i ? s_i : d_i;
   reg hazard;
   integer k;
   always @* begin

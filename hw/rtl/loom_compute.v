@@ -174,10 +174,52 @@ module loom_compute #(
   wire        g_last    = cmd[`LOOM_GEMM_LAST_LSB];
   wire        g_dw      = cmd[`LOOM_GEMM_DW_LSB];
   // ALU fields
-  wire [2:0]  alu_op    = cmd[`LOOM_ALU_ALU_OP_LSB +: `LOOM_ALU_ALU_OP_W];
   wire        use_imm   = cmd[`LOOM_ALU_USE_IMM_LSB];
   wire [15:0] imm       = cmd[`LOOM_ALU_IMM_LSB +: `LOOM_ALU_IMM_W];
-  wire        is_gemm   = (opcode == `LOOM_OP_GEMM);
+  // ---- the instruction's decode, registered beside cmd_q
+  // cmd_q fans out to the ALU interlock, fe_ready, the ACC/PAR ports, OUT's
+  // writer and the event counters; decoding it there put a decode LUT and
+  // cmd_q's wide fanout in front of each (13.6 ns on the xc7z020 -1).  These
+  // flip-flops decode the command queue's head instead and load in the cycle
+  // cmd_q loads (cmd_pop_o), as loom_fetch decodes on arrival: they hold
+  // exactly what cmd_q's decode would, for as long as cmd_q holds the
+  // instruction, so no cycle changes.
+  // dec_op_q is the operation the ALU lanes run: EPI for a GEMM (its
+  // epilogue), else the ALU's op.  (The ALU looks at it only while the
+  // instruction runs; before, it saw EPI only in StGemm and StOpErr, but in
+  // the other states nothing is in its pipeline and no micro-op issues.)
+  // dec_epi_q, dec_vec_q and dec_srow_q are loom_alu's decode of that op
+  // and use_imm (EPI; a vector operand; the interlock reads s).
+  wire [2:0] n_opcode = cmd_data_i[`LOOM_COMMON_OPCODE_LSB +: `LOOM_COMMON_OPCODE_W];
+  wire [2:0] n_alu_op = cmd_data_i[`LOOM_ALU_ALU_OP_LSB +: `LOOM_ALU_ALU_OP_W];
+  wire       n_gemm   = (n_opcode == `LOOM_OP_GEMM);
+  wire       n_epi    = n_gemm || (n_alu_op == `LOOM_ALU_EPI);
+  reg        dec_gemm_q, dec_fe_q, dec_simple_q, dec_dw_q, dec_epi_q, dec_vec_q, dec_srow_q;
+  reg [2:0]  dec_op_q;
+  always @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      dec_gemm_q   <= 1'b0;
+      dec_fe_q     <= 1'b0;
+      dec_simple_q <= 1'b0;
+      dec_dw_q     <= 1'b0;
+      dec_epi_q    <= 1'b0;
+      dec_vec_q    <= 1'b0;
+      dec_srow_q   <= 1'b0;
+      dec_op_q     <= 3'd0;
+    end else if (cmd_pop_o) begin
+      dec_gemm_q   <= n_gemm;
+      dec_fe_q     <= n_gemm || (n_opcode == `LOOM_OP_ALU);
+      dec_simple_q <= (n_opcode == `LOOM_OP_QCFG) || (n_opcode == `LOOM_OP_GCFG) ||
+                      (n_opcode == `LOOM_OP_NOP);
+      dec_dw_q     <= n_gemm && cmd_data_i[`LOOM_GEMM_DW_LSB];
+      dec_epi_q    <= n_epi;
+      dec_vec_q    <= !n_epi && !cmd_data_i[`LOOM_ALU_USE_IMM_LSB];
+      dec_srow_q   <= n_epi && !cmd_data_i[`LOOM_ALU_USE_IMM_LSB];
+      dec_op_q     <= n_gemm ? `LOOM_ALU_EPI : n_alu_op;
+    end
+  end
+  wire        is_gemm   = dec_gemm_q;
+  wire        dw_mode   = dec_dw_q;
   // token flags are the sequencer's; the top reserved bit and src_out
   // (legal only for the load module) are zero
   wire [5:0]  unused_cmd = {cmd[127:126], cmd[6:3]};
@@ -276,7 +318,7 @@ module loom_compute #(
   );
 
   // ---- GEMM / ALU micro-op front end
-  wire        fe_start = exec_start && (opcode == `LOOM_OP_GEMM || opcode == `LOOM_OP_ALU);
+  wire        fe_start = exec_start && dec_fe_q;
   wire        fe_valid, fe_ready, fe_err, fe_done;
   wire [AccAddrW-1:0] fe_a;
   wire [BAddrW-1:0]   fe_b;
@@ -319,12 +361,12 @@ module loom_compute #(
     .lim_b_i     (is_gemm ? InpRows[16:0] : AccRows[16:0]),
     .chk_c_i     (is_gemm && !g_reset),
     .lim_c_i     (WgtRows[16:0]),
-    .reach_i     ((is_gemm && g_dw) ? dw_reach : 17'd0),
+    .reach_i     (dw_mode ? dw_reach : 17'd0),
     .first_i     (is_gemm && g_first),
     .last_i      (is_gemm && g_last),
     .period_i    (period),
     .par_base_i  (q_par_base),
-    .chk_p_i     (q_par_src ? 2'd0 : is_gemm ? {1'b0, g_last} : {alu_op == `LOOM_ALU_EPI, 1'b0}),
+    .chk_p_i     (q_par_src ? 2'd0 : is_gemm ? {1'b0, g_last} : {dec_epi_q, 1'b0}),
     .uop_re_o    (uop_re_o),
     .uop_raddr_o (uop_raddr_o),
     .uop_rdata_i (uop_rdata_i),
@@ -349,7 +391,6 @@ module loom_compute #(
 
   // ---- depthwise window
   wire in_gemm = (state_q == StGemm) || (state_q == StOpErr && is_gemm);
-  wire dw_mode = is_gemm && g_dw;
   wire dw_ready, dw_re0, dw_re1, dw_wre, dw_issue, dw_ifirst, dw_ifinal, dw_busy;
   wire [InpAddrW-2:0] dw_addr0, dw_addr1;
   wire [WgtAddrW-1:0] dw_waddr;
@@ -474,7 +515,10 @@ module loom_compute #(
     .clk_i          (clk_i),
     .rst_ni         (rst_ni),
     .abort_i        (abort_i),
-    .op_i           (in_gemm ? `LOOM_ALU_EPI : alu_op),
+    .op_i           (dec_op_q),
+    .epi_i          (dec_epi_q),
+    .vector_i       (dec_vec_q),
+    .src_row_i      (dec_srow_q),
     .use_imm_i      (use_imm),
     .imm_i          (imm),
     .q_mult_i       (q_mult),
@@ -538,8 +582,7 @@ module loom_compute #(
 
   // ---- completion, errors, drain
   wire finish_go  = (state_q == StFinish) && others_drained_i && !abort_i;
-  wire simple     = exec_start && (opcode == `LOOM_OP_QCFG || opcode == `LOOM_OP_GCFG ||
-                                   opcode == `LOOM_OP_NOP);
+  wire simple     = exec_start && dec_simple_q;
 
   assign exec_done   = dma_done || (state_q == StDone) || simple || finish_go;
   assign finish_o    = finish_go;

@@ -83,13 +83,29 @@ module loom_move #(
   reg         wv_q, wpad_q;       // a row to write this cycle
   reg  [16:0] waddr_q;
 
-  wire at_end   = (yy_q == h);
-  wire in_y     = (yy_q >= {13'd0, y_pad_top_i}) && (yy_q < {13'd0, y_pad_top_i} + y_size_i);
-  wire in_x     = (xx_q >= {13'd0, x_pad_left_i}) && (xx_q < {13'd0, x_pad_left_i} + x_size_i);
+  // The window's bounds, summed from the instruction's fields at start_i:
+  // the walk compares against them only in StRun, which comes after
+  // StCheck, so taking them from flip-flops changes no cycle, and the
+  // instruction's adders no longer sit in front of done_o (the load
+  // module's sequencer) and the walk's compares.  (x + 1 == w is
+  // x == w - 1 in 16-bit arithmetic.)
+  reg  [15:0] h_q, w_m1_q, y_end_q, x_end_q;
+  always @(posedge clk_i) begin
+    if (start_i) begin
+      h_q     <= h;
+      w_m1_q  <= w - 16'd1;
+      y_end_q <= {13'd0, y_pad_top_i} + y_size_i;
+      x_end_q <= {13'd0, x_pad_left_i} + x_size_i;
+    end
+  end
+
+  wire at_end   = (yy_q == h_q);
+  wire in_y     = (yy_q >= {13'd0, y_pad_top_i}) && (yy_q < y_end_q);
+  wire in_x     = (xx_q >= {13'd0, x_pad_left_i}) && (xx_q < x_end_q);
   wire is_data  = in_y && in_x;
   wire running  = (state_q == StRun) && !at_end;
   wire advance  = running && (!is_data || gnt_i) && !abort_i;
-  wire row_end  = (xx_q + 16'd1 == w);
+  wire row_end  = (xx_q == w_m1_q);
 
   always @* begin
     state_d = state_q;

@@ -133,7 +133,13 @@ module loom_dw_win #(
 
   wire [20:0] s1 = step(addr_q, r_q, kh_i, khr_i, col_i, row_i);
   wire [20:0] s2 = step(s1[16:0], s1[20:17], kh_i, khr_i, col_i, row_i);
-  wire        pair = rd_v_q && (left_q >= 2) && (addr_q[0] != s1[0]);
+  // The next tap lies in the other bank when the step is odd: the step's
+  // parity is the parity of khr - col (r = 0) or of row, all GCFG values.
+  // Written so rather than as s1's bit 0, which Yosys built from s1's adder
+  // and which fed ready_o (loom_uop_fe's F2 enables) through a carry chain;
+  // the same function, so no cycle changes.
+  wire        odd_step = (r_q == 4'd0) ? (khr_i[0] ^ col_i[0]) : row_i[0];
+  wire        pair = rd_v_q && (left_q >= 2) && odd_step;
   // The reader's micro-op may read (and, its reads done, become the
   // pending one) only while no earlier micro-op would still wait for phase
   // 0 when the row arrives: the pending one goes to phase 0 now or is gone.

@@ -105,16 +105,22 @@ module loom_alu #(
   wire                is_epi = epi_i;
   wire                vector = vector_i;
   wire [AccAddrW-1:0] row    = src_row_i ? s_i : d_i;
-  reg hazard;
+  // The rows in flight are compared with d and with s directly, and the
+  // operand flags pick among the results afterwards (rather than
+  // multiplexing the row in front of the compares): the same verdict, with
+  // the flags off the compares' inputs, which end in the front end's F2
+  // enables through issue_ready_o.
+  reg hit_d, hit_s;
   integer k;
   always @* begin
-    hazard = 1'b0;
+    hit_d = 1'b0;
+    hit_s = 1'b0;
     for (k = 0; k < Lat; k = k + 1) begin
-      if (pipe_q[k*MW + AccAddrW] &&
-          (pipe_q[k*MW +: AccAddrW] == row || (vector && pipe_q[k*MW +: AccAddrW] == s_i)))
-        hazard = 1'b1;
+      if (pipe_q[k*MW + AccAddrW] && pipe_q[k*MW +: AccAddrW] == d_i) hit_d = 1'b1;
+      if (pipe_q[k*MW + AccAddrW] && pipe_q[k*MW +: AccAddrW] == s_i) hit_s = 1'b1;
     end
   end
+  wire hazard = (src_row_i ? hit_s : hit_d) || (vector && hit_s);
 
   wire go      = issue_valid_i && !abort_i && (phase_q || !hazard);
   wire read_s  = go && vector && !phase_q;

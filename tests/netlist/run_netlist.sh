@@ -54,7 +54,11 @@ prog_loom() {
     *) "$LOOM" asm "tests/asm/$1.s" -o "$2" ;;
   esac
 }
-for p in $(echo "$RTL_PROGS $NETLIST_PROGS" | tr ' ' '\n' | sort -u); do
+progs=""
+for mode in $modes; do
+  case $mode in rtl) progs="$progs $RTL_PROGS" ;; netlist) progs="$progs $NETLIST_PROGS" ;; esac
+done
+for p in $(echo $progs | tr ' ' '\n' | sort -u); do
   d=$out/progs/$p
   rm -rf "$d" && mkdir -p "$d"
   prog_loom "$p" "$d/$p.loom" > "$d/build.log" 2>&1 && "$NL_IMAGE" "$d/$p.loom" "$d" >> "$d/build.log" 2>&1 ||

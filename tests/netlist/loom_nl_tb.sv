@@ -40,7 +40,7 @@ module loom_nl_tb;
   always #5 clk = ~clk;
 
   // ---- the job (nl_image.c's jN.job)
-  reg [63:0] job [0:20];
+  reg [63:0] job [0:21];
   reg [63:0] base, size;
   reg [1023:0] job_path, mem_path, out_path;
   longint max_cycles;
@@ -259,9 +259,13 @@ module loom_nl_tb;
       $display("FAIL: usage: +job=FILE +mem=FILE +out=FILE [+max_cycles=N]");
       $finish;
     end
-    if (!$value$plusargs("max_cycles=%d", max_cycles)) max_cycles = 2000000;
-    if (!$value$plusargs("progress=%d", progress)) progress = 0;
     $readmemh(job_path, job);
+    // Without +max_cycles: four times fsim's estimate of the job, plus the
+    // register traffic around it (a hang in a gate-level run must not take
+    // hours to notice).
+    if (!$value$plusargs("max_cycles=%d", max_cycles))
+      max_cycles = $isunknown(job[21]) || job[21] == 0 ? 100000 : 4 * job[21] + 20000;
+    if (!$value$plusargs("progress=%d", progress)) progress = 0;
     base = job[0];
     size = job[1];
     if ($isunknown(size) || size == 0 || size > 1 << 20) fail($sformatf("%0s: bad image size", job_path));

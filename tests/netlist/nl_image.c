@@ -19,7 +19,9 @@
  *                   bus address of the image, image bytes, instruction
  *                   offset, instruction count, then per segment its
  *                   offset in the image and its size (0 0 when unmapped),
- *                   then fsim's error code;
+ *                   then fsim's error code and its timing model's
+ *                   estimate of the job's cycles (0 after an error), which
+ *                   bounds the testbench's wait;
  *   OUTDIR/jN.exp   the whole image after fsim ran the job, in the format
  *                   the testbench dumps its memory (tests/netlist/
  *                   loom_nl_tb.sv), so `cmp` compares every byte: the
@@ -113,9 +115,8 @@ static int one_job(const struct loom_file *lf, const struct loom_hw_config *cfg,
     if (seg_size[s]) fj.seg[s] = (struct fsim_segment){run + seg_off[s], seg_size[s]};
   struct fsim_result res;
   int rc = -1;
-  if (sim) {
+  if (sim && fsim_set_timing(sim, 1) == 0) {
     fsim_run(sim, &fj, &res);
-    fsim_destroy(sim);
     char path[1024];
     snprintf(path, sizeof path, "%s/j%u.job", dir, j);
     FILE *f = fopen(path, "w");
@@ -125,13 +126,15 @@ static int one_job(const struct loom_file *lf, const struct loom_hw_config *cfg,
       for (unsigned s = 0; s < LOOM_NUM_SEGMENTS; s++)
         fprintf(f, "%016llx\n%016llx\n", (unsigned long long)seg_off[s],
                 (unsigned long long)seg_size[s]);
-      fprintf(f, "%016llx\n", (unsigned long long)res.error);
+      fprintf(f, "%016llx\n%016llx\n", (unsigned long long)res.error,
+              (unsigned long long)res.counters[LOOM_CNT_CYCLES]);
       rc = fclose(f) == 0 ? 0 : -1;
     }
     if (rc) fprintf(stderr, "nl_image: %s: cannot write\n", path);
     if (!rc) rc = write_bytes(dir, j, "mem", img, size);
     if (!rc) rc = write_bytes(dir, j, "exp", run, size);
   }
+  if (sim) fsim_destroy(sim);
   free(img), free(run), free(buf_off);
   return rc;
 }

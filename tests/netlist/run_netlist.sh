@@ -9,21 +9,26 @@
 #   netlist  the Yosys synth_xilinx netlist of the same configuration
 #            (hw/synth/loom_synth.tcl through tests/netlist/netlist.tcl),
 #            simulated with Yosys's own Xilinx cell models
-#            (/usr/share/yosys/xilinx/cells_sim.v): the same bytes, and no
-#            X on an output.
+#            (/usr/share/yosys/xilinx/cells_sim.v; the block RAMs from
+#            tests/netlist/loom_nl_bram.v): the same bytes, and no X on an
+#            output.
 #
 #   tests/netlist/run_netlist.sh [rtl] [netlist]    (default: both)
 #
 # The programs: the assembly examples for tiny (tests/asm/gemm_tiny.s,
-# gemm64.s, store_fault.s, which must stop with SEGMENT as fsim does) and a
-# network layer, the quantized 3x3 convolution of the small nets
-# (build/models/small/qlinear_conv.onnx, 16 -> 16 channels on 8x8) through
-# `loom compile --config tiny`.  NETLIST_PROGS / RTL_PROGS name a subset.
+# store_fault.s, which must stop with SEGMENT as fsim does, and gemm64.s),
+# and two network layers through `loom compile --config tiny`: conv_tiny,
+# an int8 QLinearConv 8 -> 8 channels 3x3 on 4x4 (tests/netlist/
+# make_conv_tiny.py, 9,216 MACs) and the small nets' qlinear_conv, 16 -> 16
+# channels on 8x8 (147,456 MACs).  The netlist runs gemm_tiny, store_fault
+# and conv_tiny; gemm64 and qlinear_conv take the RTL seconds but the
+# netlist a quarter of an hour or more each (DSP48E1 models), so they run
+# on the RTL only.  RTL_PROGS / NETLIST_PROGS name other sets.
 # tests/netlist/nl_image.c lays out each job's DRAM image and runs fsim on
 # it for the expected bytes.  Prints one line per run and PASS or FAIL;
 # exits 1 on any mismatch or X.
 #
-# Environment: BUILD (default build), LOOM (default $BUILD/bin/loom),
+# Environment: BUILD (default build), LOOM (default $BUILD/bin/loom), PY3,
 # NL_IMAGE (default $BUILD/tests/netlist/nl_image), YOSYS_CELLS (default
 # /usr/share/yosys/xilinx).  The netlist is rebuilt when an RTL source or
 # the configuration header is newer than it (Yosys takes minutes).
@@ -36,9 +41,9 @@ GEN=$BUILD/gen
 CFG=tiny
 out=$BUILD/netlist/$CFG
 modes=${*:-rtl netlist}
-ALL_PROGS="gemm_tiny store_fault qlinear_conv gemm64"
-RTL_PROGS=${RTL_PROGS:-$ALL_PROGS}
-NETLIST_PROGS=${NETLIST_PROGS:-$ALL_PROGS}
+PY3=${PY3:-/usr/bin/python3}
+RTL_PROGS=${RTL_PROGS:-gemm_tiny store_fault conv_tiny qlinear_conv gemm64}
+NETLIST_PROGS=${NETLIST_PROGS:-gemm_tiny store_fault conv_tiny}
 failed=0
 mkdir -p "$out/progs"
 cmp -s "$GEN/loom_cfg_$CFG.vh" "$GEN/cfg_$CFG/loom_cfg.vh" 2>/dev/null ||
@@ -51,6 +56,9 @@ prog_loom() {
   case $1 in
     qlinear_conv)
       "$LOOM" compile "$BUILD/models/small/qlinear_conv.onnx" --config $CFG -o "$2" -q ;;
+    conv_tiny)
+      "$PY3" tests/netlist/make_conv_tiny.py "${2%.loom}.onnx" &&
+        "$LOOM" compile "${2%.loom}.onnx" --config $CFG -o "$2" -q ;;
     *) "$LOOM" asm "tests/asm/$1.s" -o "$2" ;;
   esac
 }

@@ -12,7 +12,8 @@
 // and the segment table, clear ISR, IER = DONE, GIE = 1, CTRL = START;
 // wait for interrupt_o; collect CTRL, ERR_STATUS and ERR_INSN; acknowledge
 // ISR.  It then dumps the image, one byte per line, for `cmp` against
-// fsim's (nl_image's jN.exp), and compares ERR_STATUS with fsim's error.
+// fsim's (nl_image's jN.exp), and compares ERR_STATUS and, after an error,
+// ERR_INSN with fsim's.
 //
 // The X check: from the end of reset, on every falling edge (the rising
 // edge's updates have settled), no output of loom_top may be X or Z: the
@@ -40,7 +41,7 @@ module loom_nl_tb;
   always #5 clk = ~clk;
 
   // ---- the job (nl_image.c's jN.job)
-  reg [63:0] job [0:21];
+  reg [63:0] job [0:22];
   reg [63:0] base, size;
   reg [1023:0] job_path, mem_path, out_path;
   longint max_cycles;
@@ -316,8 +317,9 @@ module loom_nl_tb;
     if (f == 0) fail($sformatf("%0s: cannot write", out_path));
     for (i = 0; i < size; i++) $fdisplay(f, "%02x", u_mem.mem[i]);
     $fclose(f);
-    if (err !== job[20][31:0])
-      fail($sformatf("ERR_STATUS %0d (instruction %0d), fsim's error %0d", err, err_insn, job[20]));
+    if (err !== job[20][31:0] || (err != 0 && err_insn !== job[22][31:0]))
+      fail($sformatf("ERR_STATUS %0d at instruction %0d, fsim's error %0d at %0d", err, err_insn,
+                     job[20], job[22]));
     $display("PASS cycles=%0d err=%0d", cycle, err);
     $finish;
   end

@@ -19,9 +19,9 @@
  *                   bus address of the image, image bytes, instruction
  *                   offset, instruction count, then per segment its
  *                   offset in the image and its size (0 0 when unmapped),
- *                   then fsim's error code and its timing model's
- *                   estimate of the job's cycles (0 after an error), which
- *                   bounds the testbench's wait;
+ *                   then fsim's error code, its timing model's estimate
+ *                   of the job's cycles (0 after an error), which bounds
+ *                   the testbench's wait, and the failing instruction;
  *   OUTDIR/jN.exp   the whole image after fsim ran the job, in the format
  *                   the testbench dumps its memory (tests/netlist/
  *                   loom_nl_tb.sv), so `cmp` compares every byte: the
@@ -126,8 +126,8 @@ static int one_job(const struct loom_file *lf, const struct loom_hw_config *cfg,
       for (unsigned s = 0; s < LOOM_NUM_SEGMENTS; s++)
         fprintf(f, "%016llx\n%016llx\n", (unsigned long long)seg_off[s],
                 (unsigned long long)seg_size[s]);
-      fprintf(f, "%016llx\n%016llx\n", (unsigned long long)res.error,
-              (unsigned long long)res.counters[LOOM_CNT_CYCLES]);
+      fprintf(f, "%016llx\n%016llx\n%016llx\n", (unsigned long long)res.error,
+              (unsigned long long)res.counters[LOOM_CNT_CYCLES], (unsigned long long)res.err_insn);
       rc = fclose(f) == 0 ? 0 : -1;
     }
     if (rc) fprintf(stderr, "nl_image: %s: cannot write\n", path);

@@ -302,8 +302,14 @@ static void epilogue_reads(struct gen *g, uint32_t ii, int32_t *w, int32_t idx) 
   if (g->qcfg.act && g->last_write[LOOM_BUF_LUT][0] > *w) *w = g->last_write[LOOM_BUF_LUT][0];
 }
 
+static struct loom_insn pick_gcfg(struct gen *g);
+
+/* A GEMM; a new depthwise one now and then takes a new window from a GCFG
+ * emitted right before it (after its micro-op load and QCFG, with the
+ * tokens it needs), so that it may start two cycles after the GCFG, the
+ * first cycle loom_qgcfg's derived window values are final. */
 void gen_gemm(struct gen *g) {
-  struct loom_insn in = {.opcode = LOOM_OP_GEMM};
+  struct loom_insn in = {.opcode = LOOM_OP_GEMM}, gcfg = {.opcode = LOOM_OP_NOP};
   struct loom_uop u[8];
   int reset = chance(g, 25), wild;
   if (memo_valid(g, 0) && chance(g, 30)) {
@@ -316,6 +322,7 @@ void gen_gemm(struct gen *g) {
   } else {
     in.gemm.reset = (uint32_t)reset;
     in.gemm.dw = !reset && !g->k.v1_only && chance(g, 30);
+    if (in.gemm.dw && chance(g, 40)) gcfg = pick_gcfg(g);
     wild = new_gemm(g, &in, u);
   }
   if (in.gemm.reset) in.gemm.first = in.gemm.last = in.gemm.dw = 0;
@@ -326,6 +333,7 @@ void gen_gemm(struct gen *g) {
   if (in.gemm.last) epilogue_reads(g, in.gemm.iter_in, &w_in, -1);
   rs_need(g, TQ_L2C, w_in > r_load ? w_in : r_load);
   rs_need(g, TQ_S2C, r_out);
+  if (gcfg.opcode == LOOM_OP_GCFG) rs_emit(g, gcfg); /* takes the pops rs_need left pending */
   int32_t idx = rs_emit(g, in);
   gemm_mark(g, &in.gemm, u, idx);
   if (in.gemm.last) epilogue_reads(g, in.gemm.iter_in, NULL, idx);
@@ -447,8 +455,10 @@ void gen_qcfg(struct gen *g) {
 /* ---- ISA v2 ---- */
 
 /* The GEMM registers: a period for first/last and a depthwise window that
- * mostly fits the INP window (new_gemm drops dw when it does not). */
-void gen_gcfg(struct gen *g) {
+ * mostly fits the INP window (new_gemm drops dw when it does not).
+ * pick_gcfg sets them in g->gcfg and returns the GCFG, for the caller to
+ * emit. */
+static struct loom_insn pick_gcfg(struct gen *g) {
   struct loom_insn in = {.opcode = LOOM_OP_GCFG};
   struct loom_insn_gcfg *c = &in.gcfg;
   c->period = chance(g, 80) ? range(g, 1, 9) : rnd(g, 64);
@@ -457,8 +467,10 @@ void gen_gcfg(struct gen *g) {
   c->dw_row = chance(g, 70) ? range(g, 1, 12) : rnd(g, 40);
   c->dw_col = chance(g, 80) ? range(g, 1, 2) : rnd(g, 8);
   g->gcfg = *c;
-  rs_emit(g, in);
+  return in;
 }
+
+void gen_gcfg(struct gen *g) { rs_emit(g, pick_gcfg(g)); }
 
 /* LOAD PAR of rows [lo, lo + n) (load queue: after the epilogues that
  * read those rows). */

@@ -61,7 +61,10 @@ CONFIG=$cfg BUILD=$BUILD GEN=$GEN LOOM=$LOOM LOOMGEN=$LOOMGEN LOOMSTA=$LOOMSTA \
   bitstreams/common/yosys-estimate.sh $(cat hw/rtl/loom_rtl.f) > "$BUILD/timing-$cfg.log" 2>&1
 rc=$?
 grep '^yosys-estimate: .*Fmax\|does not fit\|failed' "$BUILD/timing-$cfg.log" >&2
-report=$(ls -t "$BUILD"/boards/config-"$cfg"-*/timing-"$cfg".txt 2>/dev/null | head -n 1)
-[ -n "$report" ] || { echo "timing: no report (see $BUILD/timing-$cfg.log)" >&2; exit 1; }
+# The report of this run, as yosys-estimate.sh names it (not the newest file
+# of a matching name: an earlier run's, left when this one stops before
+# loomsta, or another family's when the configuration's part changed).
+report=$(sed -n 's/^yosys-estimate: .*; report \(.*\))$/\1/p' "$BUILD/timing-$cfg.log")
+[ -n "$report" ] && [ -f "$report" ] || { echo "timing: no report (see $BUILD/timing-$cfg.log)" >&2; exit 1; }
 cat "$report"
 [ $rc -eq 0 ] || exit 1

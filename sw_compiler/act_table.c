@@ -146,24 +146,11 @@ int act_region_of(const struct ir_graph *g, int y, int (*leaf)(const struct ir_g
   return 0;
 }
 
-static int sole_reader(const struct ir_graph *g, int t) {
-  int user = -1;
-  for (int i = 0; i < g->n_outputs; i++)
-    if (g->outputs[i] == t) return -1;
-  for (int i = 0; i < g->n_nodes; i++)
-    for (int k = 0; k < g->nodes[i].n_in && !g->nodes[i].dead; k++)
-      if (g->nodes[i].in[k] == t) {
-        if (user >= 0 && user != i) return -1;
-        user = i;
-      }
-  return user;
-}
-
 int act_region_grow(const struct ir_graph *g, int seed, struct act_region *r) {
   const struct ir_node *s = &g->nodes[seed];
   if (!act_op_seed(s) || !act_op_ok(g, s) || act_region_of(g, s->out[0], NULL, r) || !r->seed) return -1;
   for (;;) {
-    int u = sole_reader(g, r->y);
+    int u = ir_sole_reader(g, r->y);
     struct act_region r2;
     if (u < 0 || !act_op_ok(g, &g->nodes[u]) || act_region_of(g, g->nodes[u].out[0], NULL, &r2) || r2.x != r->x)
       return 0;

@@ -28,20 +28,6 @@
  */
 #include "sw_compiler/compile.h"
 
-/* The node reading tensor t, when it is the only one and t is no output. */
-static int only_reader(const struct ir_graph *g, int t) {
-  int user = -1;
-  for (int i = 0; i < g->n_outputs; i++)
-    if (g->outputs[i] == t) return -1;
-  for (int i = 0; i < g->n_nodes; i++)
-    for (int k = 0; k < g->nodes[i].n_in; k++)
-      if (g->nodes[i].in[k] == t) {
-        if (user >= 0 && user != i) return -1;
-        user = i;
-      }
-  return user;
-}
-
 static int64_t ints_at(const struct ir_node *n, const char *name, int i, int64_t dflt) {
   const struct ir_attr *a = ir_attr_find(n, name);
   return a && a->kind == IR_ATTR_INTS && i < a->n ? a->ints[i] : dflt;
@@ -101,7 +87,7 @@ static int depthwise(const struct ir_graph *g, const struct ir_node *n) {
 
 /* The accelerator node that alone reads node's result, or -1. */
 static int next_accel(const struct ir_graph *g, const enum part_target *targets, int node) {
-  int next = only_reader(g, g->nodes[node].out[0]);
+  int next = ir_sole_reader(g, g->nodes[node].out[0]);
   return next >= 0 && targets[next] == PART_ACCEL ? next : -1;
 }
 

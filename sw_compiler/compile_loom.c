@@ -157,29 +157,9 @@ int cl_view_desc(struct lctx *c, int like, int shape_of, int plain, int buf, uin
 
 /* ---- the interface ---- */
 
-static int sole_reader(const struct ir_graph *g, int t) {
-  int user = -1;
-  for (int i = 0; i < g->n_outputs; i++)
-    if (g->outputs[i] == t) return -1;
-  for (int i = 0; i < g->n_nodes; i++)
-    for (int k = 0; k < g->nodes[i].n_in; k++)
-      if (g->nodes[i].in[k] == t) {
-        if (user >= 0) return -1;
-        user = i;
-      }
-  return user;
-}
-
-static int producer_of(const struct ir_graph *g, int t) {
-  for (int i = 0; i < g->n_nodes; i++)
-    for (int k = 0; k < g->nodes[i].n_out; k++)
-      if (g->nodes[i].out[k] == t) return i;
-  return -1;
-}
-
 static void plan_input(struct lctx *c, int x) {
   const struct ir_graph *g = c->g;
-  int u = sole_reader(g, x), t = x;
+  int u = ir_sole_reader(g, x), t = x;
   int is_out = 0;
   for (int k = 0; u >= 0 && k < g->n_outputs; k++) is_out |= g->outputs[k] == g->nodes[u].out[0];
   if (u >= 0 && g->nodes[u].op == IR_OP_QUANTIZELINEAR && c->targets[u] == PART_HOST && !is_out) {
@@ -191,8 +171,8 @@ static void plan_input(struct lctx *c, int x) {
 
 static int plan_output(struct lctx *c, int k, const char *name) {
   const struct ir_graph *g = c->g;
-  int y = g->outputs[k], p = producer_of(g, y), t = y;
-  if (p >= 0 && g->nodes[p].op == IR_OP_DEQUANTIZELINEAR && c->targets[p] == PART_HOST && sole_reader(g, y) < 0 &&
+  int y = g->outputs[k], p = ir_producer(g, y), t = y;
+  if (p >= 0 && g->nodes[p].op == IR_OP_DEQUANTIZELINEAR && c->targets[p] == PART_HOST && ir_sole_reader(g, y) < 0 &&
       g->tensors[g->nodes[p].in[0]].quant.n == 1 && !c->iface[g->nodes[p].in[0]].role) {
     int only_output = 1;
     for (int j = 0; j < g->n_outputs; j++) only_output &= j == k || g->outputs[j] != y;

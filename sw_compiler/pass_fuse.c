@@ -196,9 +196,9 @@ static int fuse_residual(struct fctx *f, int i) {
   if (n->op != IR_OP_QADD) return 0;
   int side = -1, c = -1;
   for (int k = 0; k < 2 && side < 0; k++) {
-    c = fu_producer(g, n->in[k]);
+    c = ir_producer(g, n->in[k]);
     const struct ir_node *cn = c >= 0 ? &g->nodes[c] : NULL;
-    if (cn && cn->op == IR_OP_QCONV && cn->n_in == 4 && !ir_attr_find(cn, "lut") && fu_sole_user(g, cn->out[0]) == i &&
+    if (cn && cn->op == IR_OP_QCONV && cn->n_in == 4 && !ir_attr_find(cn, "lut") && ir_sole_reader(g, cn->out[0]) == i &&
         ir_attr_int(cn, "out_zp", 0) == ir_attr_int(n, k ? "b_zp" : "a_zp", 0) &&
         ir_attr_int(cn, "round_even", 0) == ir_attr_int(n, "round_even", 0))
       side = k;
@@ -278,7 +278,7 @@ static int for_each_node(struct fctx *f, int (*fn)(struct fctx *, int)) {
 /* ---- MatMul + Add -> Gemm ---- */
 
 static int is_weight(const struct ir_graph *g, int t) {
-  int d = fu_producer(g, t);
+  int d = ir_producer(g, t);
   return fu_is_const(g, t) || (d >= 0 && g->nodes[d].op == IR_OP_DEQUANTIZELINEAR && fu_is_const(g, g->nodes[d].in[0]));
 }
 
@@ -313,7 +313,7 @@ static int batched_to_gemm(struct fctx *f, int i) {
     return 0;
   int64_t d = x->dims[x->rank - 1], e = y->dims[y->rank - 1], m = ir_tensor_numel(x) / (d ? d : 1);
   int64_t xd[2] = {m, d}, yd[2] = {m, e}, ydims[IR_MAX_RANK];
-  int yrank = y->rank, yt = n->out[0], w = n->in[1], pos = i, u = fu_sole_user(g, yt), c = -1;
+  int yrank = y->rank, yt = n->out[0], w = n->in[1], pos = i, u = ir_sole_reader(g, yt), c = -1;
   memcpy(ydims, y->dims, sizeof ydims);
   if (u >= 0) c = add_bias(g, &g->nodes[u], yt, e);
   if (c >= 0) { /* the bias Add joins the Gemm; the reshape back writes its result */
@@ -339,7 +339,7 @@ static int matmul_to_gemm(struct fctx *f, int i) {
   if (n->op != IR_OP_MATMUL || g->tensors[n->in[0]].rank != 2 || g->tensors[n->in[1]].rank != 2 ||
       !is_weight(g, n->in[1]))
     return 0;
-  int y = n->out[0], u = fu_sole_user(g, y), pos = i, c = -1;
+  int y = n->out[0], u = ir_sole_reader(g, y), pos = i, c = -1;
   if (u >= 0) c = add_bias(g, &g->nodes[u], y, g->tensors[y].dims[1]);
   if (c >= 0) {
     g->nodes[u].dead = 1;

@@ -57,9 +57,7 @@ struct conv_attrs {
   int64_t group;
 };
 
-/* pass_fuse_util.c */
-int fu_producer(const struct ir_graph *g, int t);
-int fu_sole_user(const struct ir_graph *g, int t);
+/* pass_fuse_util.c (graph queries: ir_producer and ir_sole_reader in ir.h) */
 int fu_is_const(const struct ir_graph *g, int t);
 int fu_is_int8ish(enum ir_dtype dt);
 int64_t fu_numel_of(const struct ir_graph *g, int t);

@@ -142,8 +142,8 @@ int fu_fuse_act(struct fctx *f, int i) {
 
 /* The node producing t when it is a Reshape whose result only `user` reads. */
 static int view_into(const struct ir_graph *g, int t, int user) {
-  int v = fu_producer(g, t);
-  return v >= 0 && g->nodes[v].op == IR_OP_RESHAPE && fu_sole_user(g, t) == user ? v : -1;
+  int v = ir_producer(g, t);
+  return v >= 0 && g->nodes[v].op == IR_OP_RESHAPE && ir_sole_reader(g, t) == user ? v : -1;
 }
 
 /* An identity table QConv i whose operand is a QConv's result read by
@@ -155,12 +155,12 @@ int fu_merge_act(struct fctx *f, int i) {
   if (n->op != IR_OP_QCONV || !ir_attr_int(n, "act_only", 0)) return 0;
   int vin = view_into(g, n->in[0], i), vout = -1, y = n->out[0], x = n->in[0];
   if (vin >= 0) { /* QGemm -> Reshape -> table -> Reshape */
-    int u = fu_sole_user(g, n->out[0]);
+    int u = ir_sole_reader(g, n->out[0]);
     if (u < 0 || g->nodes[u].op != IR_OP_RESHAPE) return 0;
     vout = u, y = g->nodes[u].out[0], x = g->nodes[vin].in[0];
   }
-  int c = fu_producer(g, x);
-  if (c < 0 || fu_sole_user(g, x) != (vin >= 0 ? vin : i)) return 0;
+  int c = ir_producer(g, x);
+  if (c < 0 || ir_sole_reader(g, x) != (vin >= 0 ? vin : i)) return 0;
   const struct ir_node *cn = &g->nodes[c];
   if (cn->op != (vin >= 0 ? IR_OP_QGEMM : IR_OP_QCONV) || cn->n_in != 4 || ir_attr_find(cn, "lut") ||
       g->tensors[x].dtype != IR_DT_I8 || ir_attr_int(cn, "out_zp", 0) != ir_attr_int(n, "in_zp", 0) ||

@@ -76,20 +76,6 @@ static int is_activation(const struct ir_graph *g, int t) {
   return t >= 0 && !g->tensors[t].data && g->tensors[t].dtype == IR_DT_F32;
 }
 
-/* The only node reading t, or -1 (several readers, or a graph output). */
-static int sole_user(const struct ir_graph *g, int t) {
-  int user = -1;
-  for (int i = 0; i < g->n_outputs; i++)
-    if (g->outputs[i] == t) return -1;
-  for (int i = 0; i < g->n_nodes; i++)
-    for (int k = 0; k < g->nodes[i].n_in; k++)
-      if (g->nodes[i].in[k] == t) {
-        if (user >= 0 && user != i) return -1;
-        user = i;
-      }
-  return user;
-}
-
 /* A Clip with constant (or absent) bounds, or a Relu. */
 static int is_activation_fn(const struct ir_graph *g, const struct ir_node *n) {
   if (n->op == IR_OP_RELU) return 1;
@@ -181,7 +167,7 @@ static int group_output(const struct ir_graph *g, int i) {
   const struct ir_node *n = &g->nodes[i];
   int y = n->out[0];
   if (n->op != IR_OP_CONV && n->op != IR_OP_GEMM && n->op != IR_OP_ADD) return y;
-  int u = sole_user(g, y);
+  int u = ir_sole_reader(g, y);
   return u >= 0 && is_activation_fn(g, &g->nodes[u]) ? g->nodes[u].out[0] : y;
 }
 
@@ -297,7 +283,7 @@ static int conv_producer(const struct qctx *q, int t) {
 
 /* The upper bound of a Clip after node i (INFINITY when none). */
 static float clip_max(const struct ir_graph *g, int i) {
-  int u = sole_user(g, g->nodes[i].out[0]);
+  int u = ir_sole_reader(g, g->nodes[i].out[0]);
   if (u < 0 || g->nodes[u].op != IR_OP_CLIP || g->nodes[u].n_in < 3 || g->nodes[u].in[2] < 0) return INFINITY;
   return *(const float *)g->tensors[g->nodes[u].in[2]].data;
 }

@@ -264,11 +264,17 @@ int ir_pass_fuse(struct ir_graph *g, unsigned flags, struct ir_error *err);
 
 /* Before calibration: a float MatMul of two activations batched over a
  * leading dimension (attention heads) becomes one 2-D MatMul per batch on
- * Gather slices, with a Concat and a Reshape back. */
+ * row slices of the operands viewed as [H * rows, cols], with a Concat and
+ * a Reshape back. */
 int ir_pass_split_act_matmul(struct ir_graph *g, struct ir_error *err);
 /* Whether node i is a float 2-D MatMul of two activations (the quantizer
  * gives its operands symmetric parameters). */
 int ir_is_act_matmul(const struct ir_graph *g, int i);
+/* When t is one head's rows of a stacked attention operand (the Slice
+ * along axis 0 ir_pass_split_act_matmul makes): the stacked tensor, with
+ * the first row in *start (may be NULL); else -1.  Its int8 form is the
+ * same bytes as a slice of the stacked tensor's. */
+int ir_head_rows_of(const struct ir_graph *g, int t, int64_t *start);
 /* After ir_pass_fuse: DQ(a) x DQ(b) -> Q (int8, zero points 0) becomes a
  * loom.QGemm whose weights are b in the WGT row layout of channel block
  * `block`, an activation loaded at run time. */

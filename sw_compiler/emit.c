@@ -107,6 +107,25 @@ void lower_program_free(struct lower_program *p) {
   memset(p, 0, sizeof *p);
 }
 
+int lower_program_rebase(struct lower_program *p, enum lower_seg seg, uint64_t bytes) {
+  for (uint32_t i = 0; i < p->insn_count; i++) { /* check all before moving any */
+    const struct loom_insn *in = &p->insns[i];
+    if ((in->opcode != LOOM_OP_LOAD && in->opcode != LOOM_OP_STORE) || in->mem.segment != (uint32_t)seg ||
+        in->mem.src_out)
+      continue;
+    uint64_t r = loom_hw_row_bytes(p->cfg, (int)in->mem.buffer, (int)in->mem.src_int8);
+    if (bytes % r || in->mem.dram_offset + bytes / r >= (1ull << LOOM_MEM_DRAM_OFFSET_WIDTH)) return -1;
+  }
+  for (uint32_t i = 0; i < p->insn_count; i++) {
+    struct loom_insn *in = &p->insns[i];
+    if ((in->opcode == LOOM_OP_LOAD || in->opcode == LOOM_OP_STORE) && in->mem.segment == (uint32_t)seg &&
+        !in->mem.src_out)
+      in->mem.dram_offset += (uint32_t)(bytes / loom_hw_row_bytes(p->cfg, (int)in->mem.buffer, (int)in->mem.src_int8));
+  }
+  p->seg_bytes[seg] += bytes;
+  return 0;
+}
+
 uint32_t emit_insn(struct lower_program *p, const struct loom_insn *in) {
   p->insns = grow(p->insns, &p->insn_cap, p->insn_count + 1, sizeof *p->insns);
   p->insns[p->insn_count] = *in;

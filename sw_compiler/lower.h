@@ -156,6 +156,13 @@ struct lower_program {
 /* The encoded instruction stream (insn_count x 16 bytes, malloc'd). */
 uint8_t *lower_program_code(const struct lower_program *p);
 void lower_program_free(struct lower_program *p);
+/* Moves segment `seg`'s tensor `bytes` into the segment: every LOAD and
+ * STORE of it addresses `bytes / R` DRAM rows further (R: its buffer's row
+ * size), and seg_bytes grows by `bytes`.  So a job reads or writes a slice
+ * of a larger tensor in place (a head's rows of an attention operand).
+ * Returns -1, changing nothing, when `bytes` is not a whole number of some
+ * transfer's rows or an offset would not fit its field. */
+int lower_program_rebase(struct lower_program *p, enum lower_seg seg, uint64_t bytes);
 
 /* One fused int8 convolution: conv + bias + per-channel requantization +
  * clamp (ReLU / ReLU6 through clamp_lo / clamp_hi):

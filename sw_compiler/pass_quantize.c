@@ -26,7 +26,10 @@
  *     input channel, so the channel's scale folds exactly into its
  *     weights.  Its Q is per-axis and its DQ has scale 1 (it yields codes).
  *     The operands of a matmul of two activations (pass_attention.c) are
- *     symmetric, zero point 0: one of them is the job's runtime weights;
+ *     symmetric, zero point 0: one of them is the job's runtime weights.
+ *     A head's operand (its rows of the heads' stacked operand) takes the
+ *     stacked tensor's parameters, so its int8 form is a slice of one
+ *     quantized tensor, read in place;
  *   - bias correction: the systematic shift weight rounding causes,
  *     (w - w_q) * E[x], is added back to each float bias first (E[x] per
  *     channel from calibration).
@@ -207,6 +210,10 @@ static void mark_points(struct qctx *q) {
     const struct ir_node *n = &g->nodes[i];
     if (is_core(g, n)) {
       for (int k = 0; k < data_operands(n); k++) q->point[n->in[k]] = 1, q->sym[n->in[k]] |= n->op == IR_OP_MATMUL;
+      for (int k = 0; k < 2 && n->op == IR_OP_MATMUL; k++) { /* a head's rows: quantized with all heads' */
+        int s = ir_head_rows_of(g, n->in[k], NULL);
+        if (s >= 0 && is_activation(g, s)) q->point[s] = q->sym[s] = 1, q->src[n->in[k]] = s;
+      }
       int y = group_output(g, i);
       q->point[y] = 1;
       if (n->op == IR_OP_MAXPOOL) q->src[y] = n->in[0];

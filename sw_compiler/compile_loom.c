@@ -383,12 +383,19 @@ static int concats_in_place(struct lctx *c) {
     if (c->targets[i] != PART_ALIAS || n->op != IR_OP_CONCAT) continue;
     int y = cl_desc_of(c, n->out[0]);
     if (y < 0) return -1;
-    int64_t at = 0;
+    int64_t at = 0, axis = ir_attr_int(n, "axis", 0) & 1;
     for (int k = 0; k < n->n_in; k++) {
-      if (c->desc[n->in[k]] >= 0) return ir_fail(c->err, c->g, i, "operand %%%s is laid out before its Concat",
-                                                  c->g->tensors[n->in[k]].name);
-      if (rows_desc(c, y, n->in[k], at, c->g->tensors[n->out[0]].dims[0]) < 0) return -1;
-      at += c->g->tensors[n->in[k]].dims[0];
+      int t = n->in[k];
+      if (c->desc[t] >= 0) return ir_fail(c->err, c->g, i, "operand %%%s is laid out before its Concat", c->g->tensors[t].name);
+      if (!axis && rows_desc(c, y, t, at, c->g->tensors[n->out[0]].dims[0]) < 0) return -1;
+      if (axis) { /* columns: the first row's blocks; map_segment spaces the rows (column_pitch) */
+        const struct loom_file_tensor *ry = &c->ts[y].rec;
+        uint64_t off = ry->offset + (uint64_t)at * loom_dtype_size((loom_dtype)ry->dtype);
+        int d = cl_view_desc(c, y, t, 0, (int)ry->buffer, off, ".cols");
+        if (d < 0) return -1;
+        c->desc[t] = d;
+      }
+      at += c->g->tensors[t].dims[axis];
     }
   }
   return 0;
@@ -473,6 +480,21 @@ static int acc_out_segment(struct lctx *c, int node, const struct lower_program 
   return 0;
 }
 
+/* When IR tensor t is a column window of an in-place Concat (its rows are
+ * that Concat's rows apart): the bytes of one row of the Concat, else 0. */
+static uint64_t column_pitch(const struct lctx *c, int t) {
+  for (int i = 0; i < c->g->n_nodes; i++) {
+    const struct ir_node *n = &c->g->nodes[i];
+    if (c->targets[i] != PART_ALIAS || n->op != IR_OP_CONCAT || !(ir_attr_int(n, "axis", 0) & 1)) continue;
+    for (int k = 0; k < n->n_in; k++)
+      if (n->in[k] == t) {
+        const struct loom_file_tensor *ry = &c->ts[c->desc[n->out[0]]].rec;
+        return ry->bytes / (uint64_t)c->g->tensors[n->out[0]].dims[0];
+      }
+  }
+  return 0;
+}
+
 /* Maps segment `seg` of job j to the buffer of IR tensor t. */
 static int map_segment(struct lctx *c, int node, struct lower_program *p, enum lower_seg seg, int t,
                        struct loom_file_job *j) {
@@ -485,6 +507,9 @@ static int map_segment(struct lctx *c, int node, struct lower_program *p, enum l
     return ir_fail(c->err, c->g, node, "the lowering chose the %s layout, which needs a host step Loom does not have yet",
                 lower_act_layout_names[a->layout]);
   LOOM_ASSERT(rec->layout && (int)rec->layout_block == a->block);
+  uint64_t pitch = column_pitch(c, t), rows = (uint64_t)c->g->tensors[t].dims[0];
+  if (pitch && lower_program_repitch(p, seg, rec->bytes / rows, pitch))
+    return ir_fail(c->err, c->g, node, "the job cannot write %%%s as columns of a wider tensor", c->g->tensors[t].name);
   if (rec->offset && lower_program_rebase(p, seg, rec->offset)) /* a slice read or written in place */
     return ir_fail(c->err, c->g, node, "operand %%%s starts %llu bytes into its buffer, not on a DRAM row",
                    c->g->tensors[t].name, (unsigned long long)rec->offset);

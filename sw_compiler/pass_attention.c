@@ -10,11 +10,14 @@
  *      (the heads: [H, S, S] or [1, H, S, S]), becomes H 2-D MatMuls of
  *      row slices (a Slice along axis 0) of the operands viewed as
  *      [H * M, K] and [H * K, N], whose results a Concat along the rows
- *      and a Reshape (a view) put back.  The quantizer gives each stacked
- *      operand symmetric int8 parameters (zero point 0: the lowering
- *      cannot correct the bias by the runtime operand's sums) and each
- *      head's slice the same ones, so a head's int8 operand is rows of one
- *      quantized tensor; the heads' results share the Concat's;
+ *      and a Reshape (a view) put back; when the result is only put side
+ *      by side (Transpose [.., H, M, N] -> [.., M, H, N], Reshape to
+ *      [.., M, H * N]) the Concat is along the columns and replaces those
+ *      two.  The quantizer gives each stacked operand symmetric int8
+ *      parameters (zero point 0: the lowering cannot correct the bias by
+ *      the runtime operand's sums) and each head's slice the same ones, so
+ *      a head's int8 operand is rows of one quantized tensor; the heads'
+ *      results share the Concat's;
  *   2. after fusion (ir_pass_fuse_act_matmul): DQ(a) x DQ(b) -> Q becomes a
  *      loom.QGemm whose weight operand is b itself, an activation, in the
  *      WGT row layout: b [K, N] int8 padded to whole blocks of N (a Concat
@@ -118,6 +121,27 @@ int ir_head_rows_of(const struct ir_graph *g, int t, int64_t *start) {
   return n->in[0];
 }
 
+/* Whether y [..., H, M, N] is only read as Transpose(y) swapping H and M
+ * (the heads back beside each other), then Reshape to [..., M, H * N]
+ * (leading dims 1): the heads' results side by side, a Concat along the
+ * columns.  Returns that Reshape node, else -1. */
+static int heads_side_by_side(const struct ir_graph *g, int y) {
+  const struct ir_tensor *t = &g->tensors[y];
+  int r = t->rank, tr = fu_sole_user(g, y);
+  if (r < 3 || tr < 0 || g->nodes[tr].op != IR_OP_TRANSPOSE) return -1;
+  const int64_t *perm;
+  if (ir_attr_ints(&g->nodes[tr], "perm", &perm) != r) return -1;
+  for (int d = 0; d < r; d++)
+    if (perm[d] != (d == r - 3 ? r - 2 : d == r - 2 ? r - 3 : d) || (d < r - 3 && t->dims[d] != 1)) return -1;
+  int rs = fu_sole_user(g, g->nodes[tr].out[0]);
+  if (rs < 0 || g->nodes[rs].op != IR_OP_RESHAPE) return -1;
+  const struct ir_tensor *z = &g->tensors[g->nodes[rs].out[0]];
+  if (!ir_shape_known(z) || z->dims[z->rank - 1] != t->dims[r - 3] * t->dims[r - 1] ||
+      ir_tensor_numel(z) != ir_tensor_numel(t))
+    return -1;
+  return rs;
+}
+
 static void split(struct ir_graph *g, int i) {
   const struct ir_node *n = &g->nodes[i];
   int a = n->in[0], b = n->in[1], y = n->out[0], pos = i, yr = g->tensors[y].rank;
@@ -135,9 +159,17 @@ static void split(struct ir_graph *g, int i) {
     parts[h] = ir_tensor_add(g, NULL, IR_DT_F32, 2, yd);
     ir_node_insert(g, pos++, IR_OP_MATMUL, name, 2, in, 1, &parts[h]);
   }
-  int64_t cd[2] = {H * M, N}, sd[1] = {yr};
+  int rs = heads_side_by_side(g, y), cols = rs >= 0;
+  if (cols) { /* the Transpose and the Reshape after it become the Concat's */
+    const struct ir_tensor *z = &g->tensors[g->nodes[rs].out[0]];
+    yr = z->rank, y = g->nodes[rs].out[0];
+    memcpy(ydims, z->dims, sizeof ydims);
+    g->nodes[rs].dead = 1;
+    g->nodes[fu_producer(g, g->nodes[rs].in[0])].dead = 1;
+  }
+  int64_t cd[2] = {cols ? M : H * M, cols ? H * N : N}, sd[1] = {yr};
   int cat = ir_tensor_add(g, NULL, IR_DT_F32, 2, cd), rin[2] = {cat, ir_const_add(g, NULL, IR_DT_I64, 1, sd, ydims)};
-  ir_attr_set_int(g, ir_node_insert(g, pos++, IR_OP_CONCAT, NULL, (int)H, parts, 1, &cat), "axis", 0);
+  ir_attr_set_int(g, ir_node_insert(g, pos++, IR_OP_CONCAT, NULL, (int)H, parts, 1, &cat), "axis", cols);
   ir_node_insert(g, pos, IR_OP_RESHAPE, NULL, 2, rin, 1, &y);
   free(parts);
   free(name);

@@ -106,17 +106,19 @@ static int sole_reader(const struct ir_graph *g, int t, int node) {
   return 1;
 }
 
-/* A Concat along axis 0 of int8 [N, C] results of accelerator jobs that
- * nothing else reads (an attention's heads): each job stores its rows of
- * the blocked result in place (compile_loom.c), no copy. */
+/* A Concat of int8 [N, C] results of accelerator jobs that nothing else
+ * reads (an attention's heads): along the rows, each job stores its rows
+ * of the blocked result in place; along the columns (each operand whole
+ * channel blocks), its column blocks of every row (compile_loom.c). */
 static int concat_in_place(const struct pctx *p, int i) {
   const struct ir_graph *g = p->g;
   const struct ir_node *n = &g->nodes[i];
   const struct ir_tensor *y = &g->tensors[n->out[0]];
-  if (n->dead || n->op != IR_OP_CONCAT || y->rank != 2 || y->dtype != IR_DT_I8 || ir_attr_int(n, "axis", 0) % 2)
-    return 0;
+  int64_t axis = ir_attr_int(n, "axis", 0);
+  if (n->dead || n->op != IR_OP_CONCAT || y->rank != 2 || y->dtype != IR_DT_I8 || axis < -2 || axis > 1) return 0;
   for (int k = 0; k < n->n_in; k++) {
     int t = n->in[k], prod = -1;
+    if ((axis == 1 || axis == -1) && g->tensors[t].dims[1] % p->block) return 0; /* columns: whole blocks */
     for (int j = 0; j < g->n_nodes && prod < 0; j++)
       if (!g->nodes[j].dead && g->nodes[j].out[0] == t) prod = j;
     if (prod < 0 || p->targets[prod] != PART_ACCEL || g->tensors[t].rank != 2 || !sole_reader(g, t, i)) return 0;

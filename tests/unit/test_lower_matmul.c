@@ -61,7 +61,9 @@ static int8_t *pack_runtime_weights(const struct lower_act *a, const int8_t *bt,
  * `head` of [3 * M, K], its weights the WGT rows of head `head - 1` of the
  * stacked ones, its result rows `head + 1` of [4 * M, N], every segment
  * moved by lower_program_rebase(); bytes before a slice hold garbage and
- * the result's rows before it must stay untouched. */
+ * the result's rows before it must stay untouched.  Fully connected ones
+ * write their result as the right half of the columns of [M, 2 * N] too
+ * (lower_program_repitch), the left half untouched. */
 static void check_case(const struct loom_hw_config *cfg, const struct mm_case *t, uint64_t seed, int head) {
   struct ref_q_rng r = {seed * 0x9E3779B97F4A7C15u + 7};
   int32_t *bias = malloc(sizeof(int32_t) * (size_t)t->n), *mult = malloc(sizeof(int32_t) * (size_t)t->n);
@@ -108,10 +110,16 @@ static void check_case(const struct loom_hw_config *cfg, const struct mm_case *t
     assert_int_equal(p.seg_bytes[LOWER_SEG_IN], ia->bytes);
     assert_int_equal(lower_program_rebase(&p, LOWER_SEG_IN, in_off), 0);
     assert_int_equal(lower_program_rebase(&p, LOWER_SEG_IN2, w_off), 0);
+    if (t->fc) { /* the result as the right half of [M, 2 * N'] (N' = N in whole blocks): columns */
+      uint64_t row = oa->bytes / (uint64_t)t->m;
+      assert_int_equal(lower_program_repitch(&p, LOWER_SEG_OUT, row, 2 * row), 0);
+      assert_true(p.seg_bytes[LOWER_SEG_OUT] == (uint64_t)(t->m - 1) * 2 * row + row);
+      out_off = row;
+    }
     assert_int_equal(lower_program_rebase(&p, LOWER_SEG_OUT, out_off), 0);
   }
-  int8_t *in_seg = malloc(in_off + ia->bytes), *out_seg = malloc(out_off + oa->bytes), *w_seg = malloc(w_off + wa->bytes);
-  int8_t *in = in_seg + in_off, *out = out_seg + out_off;
+  int8_t *in_seg = malloc(in_off + ia->bytes), *out_seg = malloc(p.seg_bytes[LOWER_SEG_OUT]), *w_seg = malloc(w_off + wa->bytes);
+  int8_t *in = in_seg + in_off, *out = head && t->fc ? malloc(oa->bytes) : out_seg + out_off;
   memset(in_seg, garbage, in_off + ia->bytes), memset(w_seg, garbage, w_off);
   int8_t *w = pack_runtime_weights(wa, bt, t->n, t->k, garbage);
   memcpy(w_seg + w_off, w, wa->bytes);
@@ -123,8 +131,11 @@ static void check_case(const struct loom_hw_config *cfg, const struct mm_case *t
   ref_to_nchwc(an, ia->n, ia->c, ia->h, ia->w, ia->block, garbage, in);
   struct fsim_result fr;
   uint32_t err = ref_q_run_fsim(&p, in_seg, w_seg, out_seg, &fr);
-  for (uint64_t i = 0; i < out_off; i++) /* ref_q_run_fsim's fill: nothing stored before the slice */
-    if ((uint8_t)out_seg[i] != 0x5A) fail_msg("%s: byte %llu before the result's slice written", name, (unsigned long long)i);
+  uint64_t row = oa->bytes / (uint64_t)t->m, cols = head && t->fc;
+  for (uint64_t i = 0; i < (cols ? (uint64_t)t->m * 2 * row - row : out_off); i++) /* nothing stored outside the slice */
+    if ((cols ? i / row % 2 == 0 : 1) && (uint8_t)out_seg[i] != 0x5A) /* (ref_q_run_fsim's fill) */
+      fail_msg("%s: byte %llu outside the result's slice written", name, (unsigned long long)i);
+  for (int32_t i = 0; cols && i < t->m; i++) memcpy(out + (uint64_t)i * row, out_seg + (2 * (uint64_t)i + 1) * row, row);
   if (err) fprintf(stderr, "%s: fsim error %u: %s\n", name, err, fr.message);
   assert_int_equal(err, LOOM_ERR_NONE);
   assert_int_equal(ref_q_counter_mismatch(&p, &fr), -1);
@@ -145,6 +156,7 @@ static void check_case(const struct loom_hw_config *cfg, const struct mm_case *t
   if (t->fc && t->m >= 16) assert_true(p.report.tiling.th > 1); /* tokens as rows: tiles of many */
   lower_program_free(&p);
   free(bias), free(mult), free(a), free(bt), free(y), free(ref), free(in_seg), free(out_seg), free(w), free(w_seg), free(an), free(yn);
+  if (head && t->fc) free(out);
 }
 
 static const struct mm_case cases[] = {

@@ -408,8 +408,15 @@ static int view_node(struct lctx *c, int node) {
   if (x < 0) return -1;
   if (c->desc[n->out[0]] >= 0) return 0;
   int64_t start;
-  if (ir_head_rows_of(c->g, n->out[0], &start) >= 0) /* a head's rows of a stacked operand */
+  int axis;
+  if (ir_head_slice_of(c->g, n->out[0], &start, &axis) >= 0 && !axis) /* a head's rows of a stacked operand */
     return rows_desc(c, x, n->out[0], start, c->g->tensors[n->in[0]].dims[0]) < 0 ? -1 : 0;
+  if (ir_head_slice_of(c->g, n->out[0], &start, &axis) >= 0) { /* its columns: map_segment spaces the rows */
+    const struct loom_file_tensor *rx = &c->ts[x].rec;
+    uint64_t off = rx->offset + (uint64_t)start * loom_dtype_size((loom_dtype)rx->dtype);
+    int d = cl_view_desc(c, x, n->out[0], 0, (int)rx->buffer, off, ".cols");
+    return d < 0 ? -1 : (c->desc[n->out[0]] = d, 0);
+  }
   return cl_desc_as(c, n->out[0], x) < 0 ? -1 : 0;
 }
 
@@ -480,9 +487,13 @@ static int acc_out_segment(struct lctx *c, int node, const struct lower_program 
   return 0;
 }
 
-/* When IR tensor t is a column window of an in-place Concat (its rows are
- * that Concat's rows apart): the bytes of one row of the Concat, else 0. */
+/* When IR tensor t is a window of columns of a wider blocked [N, C]
+ * tensor (a head's columns of an attention operand, or of an in-place
+ * Concat): the bytes of one row of that tensor, else 0. */
 static uint64_t column_pitch(const struct lctx *c, int t) {
+  int axis, src = ir_head_slice_of(c->g, t, NULL, &axis);
+  if (src >= 0 && axis && c->desc[src] >= 0 && c->ts[c->desc[src]].rec.layout)
+    return c->ts[c->desc[src]].rec.bytes / (uint64_t)c->g->tensors[src].dims[0];
   for (int i = 0; i < c->g->n_nodes; i++) {
     const struct ir_node *n = &c->g->nodes[i];
     if (c->targets[i] != PART_ALIAS || n->op != IR_OP_CONCAT || !(ir_attr_int(n, "axis", 0) & 1)) continue;

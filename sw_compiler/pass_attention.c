@@ -13,7 +13,10 @@
  *      and a Reshape (a view) put back; when the result is only put side
  *      by side (Transpose [.., H, M, N] -> [.., M, H, N], Reshape to
  *      [.., M, H * N]) the Concat is along the columns and replaces those
- *      two.  The quantizer gives each stacked operand symmetric int8
+ *      two; when the first operand is x [.., M, H * K] split into heads
+ *      (Reshape, Transpose [.., M, H, K] -> [.., H, M, K]) its heads are
+ *      column slices of x as [M, H * K] (both when K or N is whole channel
+ *      blocks, so a head's columns are whole DRAM rows).  The quantizer gives each stacked operand symmetric int8
  *      parameters (zero point 0: the lowering cannot correct the bias by
  *      the runtime operand's sums) and each head's slice the same ones, so
  *      a head's int8 operand is rows of one quantized tensor; the heads'
@@ -86,14 +89,15 @@ static int as_rows(struct ir_graph *g, int t, int64_t h, int *pos) {
   return y;
 }
 
-/* Rows [h * R, (h + 1) * R) of t (axis 0): a Slice, inserted at *pos. */
-static int head_rows(struct ir_graph *g, int t, int64_t h, int64_t R, int *pos) {
+/* Rows [h * R, (h + 1) * R) of t along `axis` (0: rows, 1: columns of a
+ * rank-2 t): a Slice, inserted at *pos. */
+static int head_slice(struct ir_graph *g, int t, int64_t h, int64_t R, int64_t axis, int *pos) {
   const struct ir_tensor *x = &g->tensors[t];
-  int64_t d[IR_MAX_RANK], one = 1, se[2] = {h * R, h * R + R}, axis = 0;
+  int64_t d[IR_MAX_RANK], one = 1, se[2] = {h * R, h * R + R};
   int rank = x->rank;
   enum ir_dtype dt = x->dtype;
   memcpy(d, x->dims, sizeof d);
-  d[0] = R;
+  d[axis] = R;
   int in[4] = {t, ir_const_add(g, NULL, IR_DT_I64, 1, &one, &se[0]), ir_const_add(g, NULL, IR_DT_I64, 1, &one, &se[1]),
                ir_const_add(g, NULL, IR_DT_I64, 1, &one, &axis)};
   int y = ir_tensor_add(g, NULL, dt, rank, d), node = ir_node_insert(g, (*pos)++, IR_OP_ONNX, NULL, 4, in, 1, &y);
@@ -109,15 +113,19 @@ static int64_t const_i64(const struct ir_graph *g, int t) {
   return x->dtype == IR_DT_I64 ? *(const int64_t *)x->data : x->dtype == IR_DT_I32 ? *(const int32_t *)x->data : INT64_MIN;
 }
 
-int ir_head_rows_of(const struct ir_graph *g, int t, int64_t *start) {
+int ir_head_slice_of(const struct ir_graph *g, int t, int64_t *start, int *axis) {
   int i = t >= 0 ? fu_producer(g, t) : -1;
   if (i < 0) return -1;
   const struct ir_node *n = &g->nodes[i];
-  if (n->op != IR_OP_ONNX || strcmp(n->type, "Slice") || n->n_in != 4 || const_i64(g, n->in[3]) != 0) return -1;
+  int64_t a = n->n_in == 4 ? const_i64(g, n->in[3]) : -1;
+  if (n->op != IR_OP_ONNX || strcmp(n->type, "Slice") || n->n_in != 4 || (a != 0 && a != 1)) return -1;
   const struct ir_tensor *x = &g->tensors[n->in[0]];
   int64_t s = const_i64(g, n->in[1]), e = const_i64(g, n->in[2]);
-  if (!ir_shape_known(x) || s < 0 || e <= s || e > x->dims[0] || g->tensors[t].dims[0] != e - s) return -1;
+  if (!ir_shape_known(x) || (a == 1 && x->rank != 2) || s < 0 || e <= s || e > x->dims[a] ||
+      g->tensors[t].dims[a] != e - s)
+    return -1;
   if (start) *start = s;
+  if (axis) *axis = (int)a;
   return n->in[0];
 }
 
@@ -142,7 +150,31 @@ static int heads_side_by_side(const struct ir_graph *g, int y) {
   return rs;
 }
 
-static void split(struct ir_graph *g, int i) {
+/* Whether a [..., H, M, K] is Transpose(Reshape(x [..., M, H * K]))
+ * swapping H and M (leading dims 1): the heads' columns of x, which a
+ * head reads in place (a column slice of x as [M, H * K]).  Returns x. */
+static int heads_of_columns(const struct ir_graph *g, int a) {
+  const struct ir_tensor *t = &g->tensors[a];
+  int r = t->rank, tr = fu_producer(g, a);
+  const int64_t *perm;
+  if (r < 3 || tr < 0 || g->nodes[tr].op != IR_OP_TRANSPOSE || ir_attr_ints(&g->nodes[tr], "perm", &perm) != r) return -1;
+  for (int d = 0; d < r; d++)
+    if (perm[d] != (d == r - 3 ? r - 2 : d == r - 2 ? r - 3 : d) || (d < r - 3 && t->dims[d] != 1)) return -1;
+  int rs = fu_producer(g, g->nodes[tr].in[0]);
+  if (rs < 0 || g->nodes[rs].op != IR_OP_RESHAPE) return -1;
+  int x = g->nodes[rs].in[0];
+  const struct ir_tensor *xt = &g->tensors[x];
+  if (!ir_shape_known(xt) || xt->dtype != IR_DT_F32 || xt->data || xt->dims[xt->rank - 1] != t->dims[r - 3] * t->dims[r - 1] ||
+      ir_tensor_numel(xt) != ir_tensor_numel(t))
+    return -1;
+  int v = fu_producer(g, x); /* a [1, M, H * K] view of a 2-D result: that result (no repacks) */
+  if (v >= 0 && g->nodes[v].op == IR_OP_RESHAPE && g->tensors[g->nodes[v].in[0]].rank == 2 &&
+      g->tensors[g->nodes[v].in[0]].dims[1] == xt->dims[xt->rank - 1])
+    x = g->nodes[v].in[0];
+  return x;
+}
+
+static void split(struct ir_graph *g, int i, int64_t block) {
   const struct ir_node *n = &g->nodes[i];
   int a = n->in[0], b = n->in[1], y = n->out[0], pos = i, yr = g->tensors[y].rank;
   int64_t H = batch_of(&g->tensors[a], &g->tensors[b]), ydims[IR_MAX_RANK];
@@ -150,22 +182,30 @@ static void split(struct ir_graph *g, int i) {
   char *name = n->name ? ir_xstrdup(n->name) : NULL;
   int64_t M = g->tensors[a].dims[g->tensors[a].rank - 2], K = g->tensors[b].dims[g->tensors[b].rank - 2];
   int64_t N = g->tensors[b].dims[g->tensors[b].rank - 1];
-  a = as_rows(g, a, H, &pos), b = as_rows(g, b, H, &pos); /* node i is now at pos */
+  int xa = g->tensors[a].dims[g->tensors[a].rank - 1] % block ? -1 : heads_of_columns(g, a); /* whole blocks */
+  a = xa >= 0 ? as_rows(g, xa, 1, &pos) : as_rows(g, a, H, &pos); /* [M, H * K] or [H * M, K] */
+  b = as_rows(g, b, H, &pos); /* node i is now at pos */
   g->nodes[pos].dead = 1, pos++;
   int *parts = ir_xmalloc((size_t)H * sizeof *parts);
   for (int64_t h = 0; h < H; h++) {
     int64_t yd[2] = {M, N};
-    int in[2] = {head_rows(g, a, h, M, &pos), head_rows(g, b, h, K, &pos)};
+    int in[2] = {xa >= 0 ? head_slice(g, a, h, K, 1, &pos) : head_slice(g, a, h, M, 0, &pos), head_slice(g, b, h, K, 0, &pos)};
     parts[h] = ir_tensor_add(g, NULL, IR_DT_F32, 2, yd);
     ir_node_insert(g, pos++, IR_OP_MATMUL, name, 2, in, 1, &parts[h]);
   }
-  int rs = heads_side_by_side(g, y), cols = rs >= 0;
+  int rs = N % block ? -1 : heads_side_by_side(g, y), cols = rs >= 0;
   if (cols) { /* the Transpose and the Reshape after it become the Concat's */
     const struct ir_tensor *z = &g->tensors[g->nodes[rs].out[0]];
     yr = z->rank, y = g->nodes[rs].out[0];
     memcpy(ydims, z->dims, sizeof ydims);
     g->nodes[rs].dead = 1;
     g->nodes[fu_producer(g, g->nodes[rs].in[0])].dead = 1;
+    int v = fu_sole_user(g, y); /* read as a 2-D [M, H * N] view (a projection's input): that view */
+    if (v >= 0 && g->nodes[v].op == IR_OP_RESHAPE && g->tensors[g->nodes[v].out[0]].rank == 2 &&
+        g->tensors[g->nodes[v].out[0]].dims[1] == H * N) {
+      g->nodes[v].dead = 1, y = g->nodes[v].out[0], yr = 2;
+      memcpy(ydims, g->tensors[y].dims, 2 * sizeof ydims[0]);
+    }
   }
   int64_t cd[2] = {cols ? M : H * M, cols ? H * N : N}, sd[1] = {yr};
   int cat = ir_tensor_add(g, NULL, IR_DT_F32, 2, cd), rin[2] = {cat, ir_const_add(g, NULL, IR_DT_I64, 1, sd, ydims)};
@@ -175,9 +215,9 @@ static void split(struct ir_graph *g, int i) {
   free(name);
 }
 
-int ir_pass_split_act_matmul(struct ir_graph *g, struct ir_error *err) {
+int ir_pass_split_act_matmul(struct ir_graph *g, int block, struct ir_error *err) {
   for (int i = 0; i < g->n_nodes; i++)
-    if (act_matmul(g, i, 1)) split(g, i);
+    if (act_matmul(g, i, 1)) split(g, i, block);
   ir_pass_dce(g);
   return ir_pass_shape_infer(g, err);
 }
@@ -225,8 +265,8 @@ static int wgt_rows(struct ir_graph *g, int b, int64_t H, int64_t block, int *po
 static int runtime_wgt(struct fctx *f, struct wcache *wc, int b8, const struct qparam *pb, int64_t block, int *pos) {
   struct ir_graph *g = f->g;
   int64_t start, K = g->tensors[b8].dims[0], nb = (g->tensors[b8].dims[1] + block - 1) / block;
-  int src = ir_head_rows_of(g, b8, &start), w = -1;
-  if (src < 0 || g->tensors[src].rank != 2 || start % K || g->tensors[src].dims[0] % K) {
+  int axis, src = ir_head_slice_of(g, b8, &start, &axis), w = -1;
+  if (src < 0 || axis || g->tensors[src].rank != 2 || start % K || g->tensors[src].dims[0] % K) {
     w = wgt_rows(g, b8, 1, block, pos);
     ir_quant_set(g, w, -1, 1, &pb->scale, &pb->zp);
     return w;
@@ -240,7 +280,7 @@ static int runtime_wgt(struct fctx *f, struct wcache *wc, int b8, const struct q
     wc->rows = ir_xrealloc(wc->rows, (size_t)(wc->n + 1) * sizeof *wc->rows);
     wc->src[wc->n] = src, wc->rows[wc->n++] = w;
   }
-  int y = head_rows(g, w, start / K, nb, pos);
+  int y = head_slice(g, w, start / K, nb, 0, pos);
   ir_quant_set(g, y, -1, 1, &pb->scale, &pb->zp);
   return y;
 }

@@ -234,7 +234,7 @@ static int is_view(enum ir_op_kind op) {
 static int push_dq(struct fctx *f, int i) {
   struct ir_graph *g = f->g;
   struct ir_node *n = &g->nodes[i];
-  if (!is_view(n->op) && (n->dead || ir_head_rows_of(g, n->out[0], NULL) < 0)) return 0;
+  if (!is_view(n->op) && (n->dead || ir_head_slice_of(g, n->out[0], NULL, NULL) < 0)) return 0;
   int ops = n->op == IR_OP_CONCAT ? n->n_in : 1, *in = ir_xmalloc((size_t)n->n_in * sizeof *in);
   struct qparam p0, p;
   int ok = 1;

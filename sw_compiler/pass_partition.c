@@ -87,13 +87,18 @@ static int same_blocked_bytes(const struct ir_tensor *a, const struct ir_tensor 
   return !memcmp(x, y, sizeof x);
 }
 
-/* An attention head's rows of a stacked int8 operand (ir_head_rows_of):
- * when blocked, a contiguous range of the stacked tensor's bytes (its rows
- * are N of [N, C] or [N, C, H, W]), so a view at an offset. */
-static int head_rows(const struct ir_graph *g, int i) {
+/* An attention head's slice of an int8 operand (ir_head_slice_of): when
+ * blocked, its rows are a contiguous range of the operand's bytes (rows:
+ * N of [N, C] or [N, C, H, W]) and its columns, in whole channel blocks,
+ * a window of every row of [N, C]: a view at an offset. */
+static int head_slice(const struct pctx *p, int i) {
+  const struct ir_graph *g = p->g;
   const struct ir_node *n = &g->nodes[i];
-  if (n->dead || n->n_out != 1 || ir_head_rows_of(g, n->out[0], NULL) < 0) return 0;
+  int64_t start;
+  int axis;
+  if (n->dead || n->n_out != 1 || ir_head_slice_of(g, n->out[0], &start, &axis) < 0) return 0;
   const struct ir_tensor *x = &g->tensors[n->in[0]];
+  if (axis && (start % p->block || g->tensors[n->out[0]].dims[1] % p->block)) return 0;
   return (x->rank == 2 || x->rank == 4) && x->dtype == IR_DT_I8;
 }
 
@@ -145,7 +150,7 @@ static void mark_accel_layouts(struct pctx *p) {
     for (int k = 0; k < g->n_nodes; k++) {
       int i = pass ? k : g->n_nodes - 1 - k;
       const struct ir_node *n = &g->nodes[i];
-      if (!head_rows(g, i) || (!blocked(&g->tensors[n->in[0]]) && !blocked(&g->tensors[n->out[0]]))) continue;
+      if (!head_slice(p, i) || (!blocked(&g->tensors[n->in[0]]) && !blocked(&g->tensors[n->out[0]]))) continue;
       set_blocked(p, n->in[0]), set_blocked(p, n->out[0]);
       p->targets[i] = PART_ALIAS;
     }

@@ -211,8 +211,8 @@ static void mark_points(struct qctx *q) {
     if (is_core(g, n)) {
       for (int k = 0; k < data_operands(n); k++) q->point[n->in[k]] = 1, q->sym[n->in[k]] |= n->op == IR_OP_MATMUL;
       for (int k = 0; k < 2 && n->op == IR_OP_MATMUL; k++) { /* a head's rows: quantized with all heads' */
-        int s = ir_head_rows_of(g, n->in[k], NULL);
-        if (s >= 0 && is_activation(g, s)) q->point[s] = q->sym[s] = 1, q->src[n->in[k]] = s;
+        int s = ir_head_slice_of(g, n->in[k], NULL, NULL);
+        if (s >= 0 && is_activation(g, s)) q->point[s] = q->sym[s] = q->sym[root(q, s)] = 1, q->src[n->in[k]] = s;
       }
       int y = group_output(g, i);
       q->point[y] = 1;
@@ -255,7 +255,7 @@ static int choose_all_params(struct qctx *q) {
     const struct calib_range *cr = &q->ranges[r];
     int clip = (q->flags & QUANT_CLIP_MSE) && !is_edge(q, t) && !is_edge(q, r);
     float lo = clip ? cr->clip_lo : cr->lo, hi = clip ? cr->clip_hi : cr->hi, m = fmaxf(fabsf(lo), fabsf(hi));
-    if (q->sym[t]) lo = -m * 128.0f / 127.0f, hi = m; /* scale m / 127, zero point 0 (the lowering needs it) */
+    if (q->sym[t] || q->sym[r]) lo = -m * 128.0f / 127.0f, hi = m; /* scale m / 127, zero point 0 (the lowering needs it) */
     quant_choose_params(lo, hi, &q->scale[t], &q->zp[t]);
   }
   return 0;

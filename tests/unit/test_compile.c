@@ -320,7 +320,7 @@ static void test_attention(void **state) {
       runtime += n->op == IR_OP_QGEMM && !r.graph->tensors[n->in[1]].data && r.targets[i] == PART_ACCEL;
       matmul += n->op == IR_OP_MATMUL;
       gather += n->op == IR_OP_GATHER;
-      heads += ir_head_rows_of(r.graph, n->out[0], NULL) >= 0 && r.targets[i] == PART_ALIAS;
+      heads += ir_head_slice_of(r.graph, n->out[0], NULL, NULL) >= 0 && r.targets[i] == PART_ALIAS;
       in_place += n->op == IR_OP_CONCAT && r.targets[i] == PART_ALIAS;
     }
     assert_int_equal(runtime, 4); /* 2 heads x 2 products */
@@ -345,9 +345,10 @@ static void test_attention(void **state) {
 /* The heads' results put side by side (Transpose [H, S, d] -> [S, H, d],
  * Reshape [S, H * d]) and read by the output projection: the P x V jobs
  * store their column blocks of the projection's int8 input in place (the
- * Transpose, its DequantizeLinear and QuantizeLinear are gone), bit-exact
- * on fsim on both configurations (head width 16: whole blocks of 16 and
- * of 8). */
+ * Transpose, its DequantizeLinear and QuantizeLinear are gone); the
+ * Q x K^T jobs read their column blocks of the Q projection's int8 result
+ * in place (no DequantizeLinear, Transpose, QuantizeLinear).  Bit-exact on
+ * fsim on both configurations (head width 16: whole blocks of 16 and 8). */
 static void test_attention_columns(void **state) {
   const char *text =
       "loom.ir 1\n"
@@ -375,15 +376,18 @@ static void test_attention_columns(void **state) {
     struct compile_result r;
     struct ir_error err = {{0}};
     if (compile_text(text, cf.path, cfgs[c], &r, &err)) fail_msg("%s", err.msg);
-    int columns = 0, transpose = 0, accel = 0;
+    int columns = 0, transpose = 0, accel = 0, q_cols = 0;
     for (int i = 0; i < r.graph->n_nodes; i++) {
       const struct ir_node *n = &r.graph->nodes[i];
+      int axis = 0;
       if (n->dead) continue;
+      q_cols += ir_head_slice_of(r.graph, n->out[0], NULL, &axis) >= 0 && axis == 1 && r.targets[i] == PART_ALIAS;
       columns += n->op == IR_OP_CONCAT && r.targets[i] == PART_ALIAS && ir_attr_int(n, "axis", 0) == 1;
       transpose += n->op == IR_OP_TRANSPOSE && r.graph->tensors[n->in[0]].rank == 3 && r.graph->tensors[n->out[0]].dims[0] == 6;
       accel += r.targets[i] == PART_ACCEL;
     }
     assert_int_equal(columns, 1);   /* the P x V heads store their columns in place */
+    assert_int_equal(q_cols, 2);    /* the Q x K^T heads read their columns of Q's projection in place */
     assert_int_equal(transpose, 0); /* no [H, S, d] -> [S, H, d] on the host */
     assert_int_equal(accel, 8);     /* 3 projections, 2 x 2 heads, the output projection */
     assert_bit_exact(&r, LOOM_DT_F32, x);

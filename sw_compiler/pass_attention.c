@@ -129,6 +129,17 @@ int ir_head_slice_of(const struct ir_graph *g, int t, int64_t *start, int *axis)
   return n->in[0];
 }
 
+/* Whether node tr is a Transpose of t [..., H, M, K] (or of its result of
+ * that shape) that swaps H and M, every leading dim 1: heads <-> tokens. */
+static int swaps_heads(const struct ir_graph *g, int tr, const struct ir_tensor *t) {
+  const int64_t *perm;
+  int r = t->rank;
+  if (r < 3 || tr < 0 || g->nodes[tr].op != IR_OP_TRANSPOSE || ir_attr_ints(&g->nodes[tr], "perm", &perm) != r) return 0;
+  for (int d = 0; d < r; d++)
+    if (perm[d] != (d == r - 3 ? r - 2 : d == r - 2 ? r - 3 : d) || (d < r - 3 && t->dims[d] != 1)) return 0;
+  return 1;
+}
+
 /* Whether y [..., H, M, N] is only read as Transpose(y) swapping H and M
  * (the heads back beside each other), then Reshape to [..., M, H * N]
  * (leading dims 1): the heads' results side by side, a Concat along the
@@ -136,11 +147,7 @@ int ir_head_slice_of(const struct ir_graph *g, int t, int64_t *start, int *axis)
 static int heads_side_by_side(const struct ir_graph *g, int y) {
   const struct ir_tensor *t = &g->tensors[y];
   int r = t->rank, tr = fu_sole_user(g, y);
-  if (r < 3 || tr < 0 || g->nodes[tr].op != IR_OP_TRANSPOSE) return -1;
-  const int64_t *perm;
-  if (ir_attr_ints(&g->nodes[tr], "perm", &perm) != r) return -1;
-  for (int d = 0; d < r; d++)
-    if (perm[d] != (d == r - 3 ? r - 2 : d == r - 2 ? r - 3 : d) || (d < r - 3 && t->dims[d] != 1)) return -1;
+  if (!swaps_heads(g, tr, t)) return -1;
   int rs = fu_sole_user(g, g->nodes[tr].out[0]);
   if (rs < 0 || g->nodes[rs].op != IR_OP_RESHAPE) return -1;
   const struct ir_tensor *z = &g->tensors[g->nodes[rs].out[0]];
@@ -156,10 +163,7 @@ static int heads_side_by_side(const struct ir_graph *g, int y) {
 static int heads_of_columns(const struct ir_graph *g, int a) {
   const struct ir_tensor *t = &g->tensors[a];
   int r = t->rank, tr = fu_producer(g, a);
-  const int64_t *perm;
-  if (r < 3 || tr < 0 || g->nodes[tr].op != IR_OP_TRANSPOSE || ir_attr_ints(&g->nodes[tr], "perm", &perm) != r) return -1;
-  for (int d = 0; d < r; d++)
-    if (perm[d] != (d == r - 3 ? r - 2 : d == r - 2 ? r - 3 : d) || (d < r - 3 && t->dims[d] != 1)) return -1;
+  if (!swaps_heads(g, tr, t)) return -1;
   int rs = fu_producer(g, g->nodes[tr].in[0]);
   if (rs < 0 || g->nodes[rs].op != IR_OP_RESHAPE) return -1;
   int x = g->nodes[rs].in[0];

@@ -41,7 +41,7 @@ static int quantize(struct ir_graph *g, const struct compile_options *o, struct 
     return ir_errorf(err, "%s: the model is float32: quantizing it needs calibration inputs (--calib DIR "
                      "of .npy files)", g->source), -1;
   if (ir_pass_const_ops_to_conv(g, o->flags & COMPILE_NO_ACT ? CONST_OPS_NO_ACT : 0, err) ||
-      ir_pass_fuse_matmul_bias(g, err) || ir_pass_split_act_matmul(g, err))
+      ir_pass_fuse_matmul_bias(g, err) || ir_pass_split_act_matmul(g, r->cfg->block_in, err))
     return -1;
   int n = g->n_tensors;
   struct calib_range *ranges = ir_xcalloc((size_t)n + 1, sizeof *ranges);

@@ -264,11 +264,20 @@ int ir_pass_fuse(struct ir_graph *g, unsigned flags, struct ir_error *err);
 
 /* Before calibration: a float MatMul of two activations batched over a
  * leading dimension (attention heads) becomes one 2-D MatMul per batch on
- * Gather slices, with a Concat and a Reshape back. */
-int ir_pass_split_act_matmul(struct ir_graph *g, struct ir_error *err);
+ * row slices of the operands viewed as [H * rows, cols] (or, for the
+ * first one, column slices of the heads side by side when they are whole
+ * channel blocks of `block`), with a Concat and a Reshape back. */
+int ir_pass_split_act_matmul(struct ir_graph *g, int block, struct ir_error *err);
 /* Whether node i is a float 2-D MatMul of two activations (the quantizer
  * gives its operands symmetric parameters). */
 int ir_is_act_matmul(const struct ir_graph *g, int i);
+/* When t is one head's slice of an attention operand (the Slice
+ * ir_pass_split_act_matmul makes: rows of the heads stacked, axis 0, or
+ * columns of the heads side by side, axis 1 of a rank-2 tensor): that
+ * tensor, with the first row or column in *start and the axis in *axis
+ * (either may be NULL); else -1.  Its int8 form is a window of that
+ * tensor's, read in place. */
+int ir_head_slice_of(const struct ir_graph *g, int t, int64_t *start, int *axis);
 /* After ir_pass_fuse: DQ(a) x DQ(b) -> Q (int8, zero points 0) becomes a
  * loom.QGemm whose weights are b in the WGT row layout of channel block
  * `block`, an activation loaded at run time. */

@@ -156,6 +156,22 @@ struct lower_program {
 /* The encoded instruction stream (insn_count x 16 bytes, malloc'd). */
 uint8_t *lower_program_code(const struct lower_program *p);
 void lower_program_free(struct lower_program *p);
+/* Moves segment `seg`'s tensor `bytes` into the segment: every LOAD and
+ * STORE of it addresses `bytes / R` DRAM rows further (R: its buffer's row
+ * size), and seg_bytes grows by `bytes`.  So a job reads or writes a slice
+ * of a larger tensor in place (a head's rows of an attention operand).
+ * Returns -1, changing nothing, when `bytes` is not a whole number of some
+ * transfer's rows or an offset would not fit its field. */
+int lower_program_rebase(struct lower_program *p, enum lower_seg seg, uint64_t bytes);
+/* Lays segment `seg`'s tensor out with rows `pitch` bytes apart instead
+ * of `width` (its own row size): every transfer of the segment moves from
+ * byte (r * width + x) to (r * pitch + x), so a job writes (or reads) a
+ * column window of a wider [rows, columns] tensor (a head's result at its
+ * columns of the heads' concatenation); seg_bytes becomes
+ * (rows - 1) * pitch + width.  Before lower_program_rebase.  Returns -1,
+ * changing nothing, when a transfer row crosses a tensor row, rows of a
+ * transfer are not whole tensor rows apart, or a field would not fit. */
+int lower_program_repitch(struct lower_program *p, enum lower_seg seg, uint64_t width, uint64_t pitch);
 
 /* One fused int8 convolution: conv + bias + per-channel requantization +
  * clamp (ReLU / ReLU6 through clamp_lo / clamp_hi):

@@ -229,11 +229,12 @@ static int is_view(enum ir_op_kind op) {
 }
 
 /* view(DQ(x), ...) -> DQ(view(x, ...)): the integers move, not the floats.
- * Concat needs every operand dequantized with the same parameters. */
+ * Concat needs every operand dequantized with the same parameters.  A
+ * head's rows of a stacked attention operand move the same way. */
 static int push_dq(struct fctx *f, int i) {
   struct ir_graph *g = f->g;
   struct ir_node *n = &g->nodes[i];
-  if (!is_view(n->op)) return 0;
+  if (!is_view(n->op) && (n->dead || ir_head_slice_of(g, n->out[0], NULL, NULL) < 0)) return 0;
   int ops = n->op == IR_OP_CONCAT ? n->n_in : 1, *in = ir_xmalloc((size_t)n->n_in * sizeof *in);
   struct qparam p0, p;
   int ok = 1;
@@ -248,6 +249,7 @@ static int push_dq(struct fctx *f, int i) {
     fu_set_quant(g, yi, &p0);
     int node = ir_node_insert(g, pos, op, g->nodes[i].name, n_in, in, 1, &yi);
     copy_all_attrs(g, i + 1, node);
+    if (op == IR_OP_ONNX) g->nodes[node].type = ir_xstrdup(g->nodes[i + 1].type), g->nodes[node].opset = g->nodes[i + 1].opset;
     pos = node + 1;
     fu_insert_qdq(g, IR_OP_DEQUANTIZELINEAR, yi, y, &p0, &pos);
   }

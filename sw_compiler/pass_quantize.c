@@ -26,7 +26,10 @@
  *     input channel, so the channel's scale folds exactly into its
  *     weights.  Its Q is per-axis and its DQ has scale 1 (it yields codes).
  *     The operands of a matmul of two activations (pass_attention.c) are
- *     symmetric, zero point 0: one of them is the job's runtime weights;
+ *     symmetric, zero point 0: one of them is the job's runtime weights.
+ *     A head's operand (its rows of the heads' stacked operand) takes the
+ *     stacked tensor's parameters, so its int8 form is a slice of one
+ *     quantized tensor, read in place;
  *   - bias correction: the systematic shift weight rounding causes,
  *     (w - w_q) * E[x], is added back to each float bias first (E[x] per
  *     channel from calibration).
@@ -193,6 +196,10 @@ static void mark_points(struct qctx *q) {
     const struct ir_node *n = &g->nodes[i];
     if (is_core(g, n)) {
       for (int k = 0; k < data_operands(n); k++) q->point[n->in[k]] = 1, q->sym[n->in[k]] |= n->op == IR_OP_MATMUL;
+      for (int k = 0; k < 2 && n->op == IR_OP_MATMUL; k++) { /* a head's rows: quantized with all heads' */
+        int s = ir_head_slice_of(g, n->in[k], NULL, NULL);
+        if (s >= 0 && is_activation(g, s)) q->point[s] = q->sym[s] = q->sym[root(q, s)] = 1, q->src[n->in[k]] = s;
+      }
       int y = group_output(g, i);
       q->point[y] = 1;
       if (n->op == IR_OP_MAXPOOL) q->src[y] = n->in[0];
@@ -234,7 +241,7 @@ static int choose_all_params(struct qctx *q) {
     const struct calib_range *cr = &q->ranges[r];
     int clip = (q->flags & QUANT_CLIP_MSE) && !is_edge(q, t) && !is_edge(q, r);
     float lo = clip ? cr->clip_lo : cr->lo, hi = clip ? cr->clip_hi : cr->hi, m = fmaxf(fabsf(lo), fabsf(hi));
-    if (q->sym[t]) lo = -m * 128.0f / 127.0f, hi = m; /* scale m / 127, zero point 0 (the lowering needs it) */
+    if (q->sym[t] || q->sym[r]) lo = -m * 128.0f / 127.0f, hi = m; /* scale m / 127, zero point 0 (the lowering needs it) */
     quant_choose_params(lo, hi, &q->scale[t], &q->zp[t]);
   }
   return 0;

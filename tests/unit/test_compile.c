@@ -285,7 +285,10 @@ static void test_softmax_host(void **state) {
  * QGemm jobs whose weights are the second operand, loaded at run time in
  * the WGT row layout (6 and 8 outputs: padded to one block); fsim equals
  * the int8 graph on the reference interpreter on both configurations, and
- * the summary has every MAC on the accelerator. */
+ * the summary has every MAC on the accelerator.  The heads are slices read
+ * and written in place: each job's operands are its rows of the stacked
+ * (once quantized, once laid out) operands, its result its rows of the
+ * heads' Concat, so no Gather and no Concat copy is left. */
 static void test_attention(void **state) {
   const char *text =
       "loom.ir 1\n"
@@ -310,14 +313,21 @@ static void test_attention(void **state) {
     struct compile_result r;
     struct ir_error err = {{0}};
     if (compile_text(text, cf.path, cfgs[c], &r, &err)) fail_msg("%s", err.msg);
-    int runtime = 0, matmul = 0;
+    int runtime = 0, matmul = 0, gather = 0, heads = 0, in_place = 0;
     for (int i = 0; i < r.graph->n_nodes; i++) {
       const struct ir_node *n = &r.graph->nodes[i];
+      if (n->dead) continue;
       runtime += n->op == IR_OP_QGEMM && !r.graph->tensors[n->in[1]].data && r.targets[i] == PART_ACCEL;
       matmul += n->op == IR_OP_MATMUL;
+      gather += n->op == IR_OP_GATHER;
+      heads += ir_head_slice_of(r.graph, n->out[0], NULL, NULL) >= 0 && r.targets[i] == PART_ALIAS;
+      in_place += n->op == IR_OP_CONCAT && r.targets[i] == PART_ALIAS;
     }
     assert_int_equal(runtime, 4); /* 2 heads x 2 products */
     assert_int_equal(matmul, 0);
+    assert_int_equal(gather, 0); /* no host copies of the heads: */
+    assert_int_equal(heads, 8);  /* each job reads its operands' rows in place */
+    assert_int_equal(in_place, 2); /* and stores its rows of the heads' result */
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
@@ -326,6 +336,60 @@ static void test_attention(void **state) {
     if (!strstr(buf, "100.0% of MACs on the accelerator") || !strstr(buf, "MatMul                          4      0"))
       fail_msg("summary:\n%s", buf);
     free(buf);
+    assert_bit_exact(&r, LOOM_DT_F32, x);
+    compile_result_free(&r);
+  }
+  remove_calib(&cf);
+}
+
+/* The heads' results put side by side (Transpose [H, S, d] -> [S, H, d],
+ * Reshape [S, H * d]) and read by the output projection: the P x V jobs
+ * store their column blocks of the projection's int8 input in place (the
+ * Transpose, its DequantizeLinear and QuantizeLinear are gone); the
+ * Q x K^T jobs read their column blocks of the Q projection's int8 result
+ * in place (no DequantizeLinear, Transpose, QuantizeLinear).  Bit-exact on
+ * fsim on both configurations (head width 16: whole blocks of 16 and 8). */
+static void test_attention_columns(void **state) {
+  const char *text =
+      "loom.ir 1\n"
+      "input %x : f32[1,6,32]\n"
+      "const %wq : f32[32,32] = rand(31)\n"
+      "const %wk : f32[32,32] = rand(32)\n"
+      "const %wv : f32[32,32] = rand(33)\n"
+      "const %wo : f32[32,8] = rand(34)\n"
+      "const %hs : i64[3] = [6, 2, 16]\n"
+      "const %sd : i64[2] = [6, 32]\n"
+      "%q = MatMul(%x, %wq)\n%k = MatMul(%x, %wk)\n%v = MatMul(%x, %wv)\n"
+      "%q3 = Reshape(%q, %hs)\n%k3 = Reshape(%k, %hs)\n%v3 = Reshape(%v, %hs)\n"
+      "%qh = Transpose(%q3) {perm=[1,0,2]}\n%kt = Transpose(%k3) {perm=[1,2,0]}\n"
+      "%vh = Transpose(%v3) {perm=[1,0,2]}\n"
+      "%s = MatMul(%qh, %kt)\n%p = Softmax(%s) {axis=-1}\n%o = MatMul(%p, %vh)\n"
+      "%ot = Transpose(%o) {perm=[1,0,2]}\n%or = Reshape(%ot, %sd)\n%y = MatMul(%or, %wo)\n"
+      "output %y\n";
+  int64_t dims[3] = {1, 6, 32};
+  struct calib_file cf;
+  assert_int_equal(0, write_calib(&cf, 3, dims, 4, 6));
+  float x[192];
+  for (int i = 0; i < 192; i++) x[i] = sinf(0.29f * (float)i) * 1.5f;
+  static const char *const cfgs[] = {"default", "tiny"};
+  for (int c = 0; c < 2; c++) {
+    struct compile_result r;
+    struct ir_error err = {{0}};
+    if (compile_text(text, cf.path, cfgs[c], &r, &err)) fail_msg("%s", err.msg);
+    int columns = 0, transpose = 0, accel = 0, q_cols = 0;
+    for (int i = 0; i < r.graph->n_nodes; i++) {
+      const struct ir_node *n = &r.graph->nodes[i];
+      int axis = 0;
+      if (n->dead) continue;
+      q_cols += ir_head_slice_of(r.graph, n->out[0], NULL, &axis) >= 0 && axis == 1 && r.targets[i] == PART_ALIAS;
+      columns += n->op == IR_OP_CONCAT && r.targets[i] == PART_ALIAS && ir_attr_int(n, "axis", 0) == 1;
+      transpose += n->op == IR_OP_TRANSPOSE && r.graph->tensors[n->in[0]].rank == 3 && r.graph->tensors[n->out[0]].dims[0] == 6;
+      accel += r.targets[i] == PART_ACCEL;
+    }
+    assert_int_equal(columns, 1);   /* the P x V heads store their columns in place */
+    assert_int_equal(q_cols, 2);    /* the Q x K^T heads read their columns of Q's projection in place */
+    assert_int_equal(transpose, 0); /* no [H, S, d] -> [S, H, d] on the host */
+    assert_int_equal(accel, 8);     /* 3 projections, 2 x 2 heads, the output projection */
     assert_bit_exact(&r, LOOM_DT_F32, x);
     compile_result_free(&r);
   }
@@ -521,6 +585,7 @@ int main(void) {
       cmocka_unit_test(test_softmax_host),
       cmocka_unit_test(test_repack_and_concat),
       cmocka_unit_test(test_attention),
+      cmocka_unit_test(test_attention_columns),
       cmocka_unit_test(test_qlinear_uint8),
       cmocka_unit_test(test_integer_ops),
       cmocka_unit_test(test_errors),

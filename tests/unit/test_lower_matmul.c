@@ -15,7 +15,9 @@
  * images, walked as M rows of one image, so a tile holds many of them;
  * or one [1, K, M, 1] image), the shapes of the
  * zoo's attention heads (ViT: 65 tokens, head width 32; BERT and the
- * nn.TransformerEncoder: 32 tokens) and odd ones.  Also: the lowering
+ * nn.TransformerEncoder: 32 tokens) and odd ones, alone and as one head's
+ * slices of stacked operands and result (lower_program_rebase: how the
+ * compiler reads and writes a head in place).  Also: the lowering
  * refuses runtime weights with an input zero point, a window, groups or
  * constant weights, naming the layer.
  */
@@ -54,7 +56,15 @@ static int8_t *pack_runtime_weights(const struct lower_act *a, const int8_t *bt,
   return packed;
 }
 
-static void check_case(const struct loom_hw_config *cfg, const struct mm_case *t, uint64_t seed) {
+/* With `head` > 0 the job works on a slice of stacked tensors, as the
+ * compiler lays out an attention's heads (compile_loom.c): its A is rows
+ * `head` of [3 * M, K], its weights the WGT rows of head `head - 1` of the
+ * stacked ones, its result rows `head + 1` of [4 * M, N], every segment
+ * moved by lower_program_rebase(); bytes before a slice hold garbage and
+ * the result's rows before it must stay untouched.  Fully connected ones
+ * write their result as the right half of the columns of [M, 2 * N] too
+ * (lower_program_repitch), the left half untouched. */
+static void check_case(const struct loom_hw_config *cfg, const struct mm_case *t, uint64_t seed, int head) {
   struct ref_q_rng r = {seed * 0x9E3779B97F4A7C15u + 7};
   int32_t *bias = malloc(sizeof(int32_t) * (size_t)t->n), *mult = malloc(sizeof(int32_t) * (size_t)t->n);
   int8_t *a = malloc((size_t)t->m * (size_t)t->k), *bt = malloc((size_t)t->n * (size_t)t->k);
@@ -93,8 +103,26 @@ static void check_case(const struct loom_hw_config *cfg, const struct mm_case *t
   assert_int_equal(wa->layout, LOWER_ACT_NCHWC);
   assert_int_equal(wa->n, (t->n + cfg->block_out - 1) / cfg->block_out);
   int8_t garbage = (int8_t)ref_q_range(&r, -128, 127);
-  int8_t *in = malloc(ia->bytes), *out = malloc(oa->bytes);
+  uint64_t in_off = 0, w_off = 0, out_off = 0;
+  if (head) {
+    in_off = (uint64_t)head * ia->bytes, w_off = (uint64_t)(head - 1) * wa->bytes, out_off = (uint64_t)(head + 1) * oa->bytes;
+    assert_int_equal(lower_program_rebase(&p, LOWER_SEG_IN, in_off + 1), -1); /* not on a row: refused */
+    assert_int_equal(p.seg_bytes[LOWER_SEG_IN], ia->bytes);
+    assert_int_equal(lower_program_rebase(&p, LOWER_SEG_IN, in_off), 0);
+    assert_int_equal(lower_program_rebase(&p, LOWER_SEG_IN2, w_off), 0);
+    if (t->fc) { /* the result as the right half of [M, 2 * N'] (N' = N in whole blocks): columns */
+      uint64_t row = oa->bytes / (uint64_t)t->m;
+      assert_int_equal(lower_program_repitch(&p, LOWER_SEG_OUT, row, 2 * row), 0);
+      assert_true(p.seg_bytes[LOWER_SEG_OUT] == (uint64_t)(t->m - 1) * 2 * row + row);
+      out_off = row;
+    }
+    assert_int_equal(lower_program_rebase(&p, LOWER_SEG_OUT, out_off), 0);
+  }
+  int8_t *in_seg = malloc(in_off + ia->bytes), *out_seg = malloc(p.seg_bytes[LOWER_SEG_OUT]), *w_seg = malloc(w_off + wa->bytes);
+  int8_t *in = in_seg + in_off, *out = head && t->fc ? malloc(oa->bytes) : out_seg + out_off;
+  memset(in_seg, garbage, in_off + ia->bytes), memset(w_seg, garbage, w_off);
   int8_t *w = pack_runtime_weights(wa, bt, t->n, t->k, garbage);
+  memcpy(w_seg + w_off, w, wa->bytes);
   /* A as NCHW: fc [m][k][1][1]; conv [1][k][m][1] */
   int8_t *an = malloc((size_t)t->m * (size_t)t->k);
   for (int32_t i = 0; i < t->m; i++)
@@ -102,7 +130,12 @@ static void check_case(const struct loom_hw_config *cfg, const struct mm_case *t
       an[t->fc ? (size_t)i * (size_t)t->k + (size_t)c : (size_t)c * (size_t)t->m + (size_t)i] = a[(size_t)i * (size_t)t->k + (size_t)c];
   ref_to_nchwc(an, ia->n, ia->c, ia->h, ia->w, ia->block, garbage, in);
   struct fsim_result fr;
-  uint32_t err = ref_q_run_fsim(&p, in, w, out, &fr);
+  uint32_t err = ref_q_run_fsim(&p, in_seg, w_seg, out_seg, &fr);
+  uint64_t row = oa->bytes / (uint64_t)t->m, cols = head && t->fc;
+  for (uint64_t i = 0; i < (cols ? (uint64_t)t->m * 2 * row - row : out_off); i++) /* nothing stored outside the slice */
+    if ((cols ? i / row % 2 == 0 : 1) && (uint8_t)out_seg[i] != 0x5A) /* (ref_q_run_fsim's fill) */
+      fail_msg("%s: byte %llu outside the result's slice written", name, (unsigned long long)i);
+  for (int32_t i = 0; cols && i < t->m; i++) memcpy(out + (uint64_t)i * row, out_seg + (2 * (uint64_t)i + 1) * row, row);
   if (err) fprintf(stderr, "%s: fsim error %u: %s\n", name, err, fr.message);
   assert_int_equal(err, LOOM_ERR_NONE);
   assert_int_equal(ref_q_counter_mismatch(&p, &fr), -1);
@@ -122,7 +155,8 @@ static void check_case(const struct loom_hw_config *cfg, const struct mm_case *t
   assert_true(p.report.macs == (uint64_t)t->m * (uint64_t)t->n * (uint64_t)t->k);
   if (t->fc && t->m >= 16) assert_true(p.report.tiling.th > 1); /* tokens as rows: tiles of many */
   lower_program_free(&p);
-  free(bias), free(mult), free(a), free(bt), free(y), free(ref), free(in), free(out), free(w), free(an), free(yn);
+  free(bias), free(mult), free(a), free(bt), free(y), free(ref), free(in_seg), free(out_seg), free(w), free(w_seg), free(an), free(yn);
+  if (head && t->fc) free(out);
 }
 
 static const struct mm_case cases[] = {
@@ -140,8 +174,9 @@ static const struct mm_case cases[] = {
 static void test_cases(void **state) {
   (void)state;
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-    check_case(loom_hw_config_by_name("tiny"), &cases[i], i);
-    check_case(loom_hw_config_by_name("default"), &cases[i], i + 100);
+    check_case(loom_hw_config_by_name("tiny"), &cases[i], i, 0);
+    check_case(loom_hw_config_by_name("default"), &cases[i], i + 100, 0);
+    check_case(loom_hw_config_by_name(i % 2 ? "tiny" : "default"), &cases[i], i + 200, 1 + (int)(i % 3));
   }
 }
 
@@ -152,7 +187,7 @@ static void test_random(void **state) {
   for (int i = 0; i < 24; i++) {
     struct mm_case t = {"random", ref_q_range(&r, 1, 80), ref_q_range(&r, 1, 80), ref_q_range(&r, 1, 80),
                         (int)(ref_q_rand(&r) % 3 == 0)};
-    check_case(loom_hw_config_by_name(i % 2 ? "default" : "tiny"), &t, 500 + (uint64_t)i);
+    check_case(loom_hw_config_by_name(i % 2 ? "default" : "tiny"), &t, 500 + (uint64_t)i, i % 3);
   }
 }
 

@@ -58,12 +58,14 @@ elif $section == "transformers" then
      (if .accuracy.top1 != null then "\(.accuracy.top1 * .accuracy.inputs | round) of \(.accuracy.inputs)" else "-" end)]
      + (if .error then ["`\(.error | gsub("\\|"; "/"))`"] else [] end) | row),
   "",
-  "Host time by step name (the run with the minimum host time: name, number of steps, time), and the",
-  "host steps of `loom compile`'s host code line: native (LLVM) / portable (host kernels), of this build",
-  "and of the host-only build:",
+  "Where the time goes: the accelerator's cycles by job kind (the first word of the profile's op: kind,",
+  "jobs, cycles), the host time by step name (the run with the minimum host time: name, steps, time),",
+  "and the host steps of `loom compile`'s host code line, native (LLVM) / portable (host kernels), of",
+  "this build and of the host-only build:",
   "",
-  head(["model", "host steps, largest first", "native / portable", "host-only: native / portable"]),
+  head(["model", "accelerator cycles by job kind", "host steps, largest first", "native / portable", "host-only: native / portable"]),
   ($t[] | select(.host_ops) | [(.net + (if .variant == "default" then "" else " `--\(.variant | gsub("_"; "-"))`" end)),
+     ((.acc_ops // []) | map("\(.op) \(.jobs): \(.cycles | mega)") | join(", ")),
      (.host_ops[:8] | map("\(.op) \(.steps): \(.seconds | ms2)") | join(", "))
      + (if (.host_ops | length) > 8 then ", others \(.host_ops[8:] | map(.seconds) | add | ms2)" else "" end),
      (if .host_code then "\(.host_code.native) / \(.host_code.portable)" else "-" end),

@@ -97,6 +97,7 @@ def job_figures($peak; $bpc; $row; $c):
        runs: ($runs | length), macs: $best.macs, cycles: $best.cycles, clock_mhz: $mhz,
        cycles_vary: ($runs | map(.cycles) | unique | length > 1),
        host_s: $best.host_s, host_s_max: ($runs | map(.host_s) | max), host_ops: $best.host_ops,
+       acc_ops: $best.acc_ops,
        host_only: {runs: ($cruns | length), host_code: $t.host_only.host_code, error: $t.host_only.error,
                    s: ($cruns | map(.host_s) | min), s_max: ($cruns | map(.host_s) | max)}}
     | .utilization = (if .cycles and .macs then .macs / (.cycles * $peak) else null end)

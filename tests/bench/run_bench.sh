@@ -306,8 +306,9 @@ bench_zoo() {
 # profile's host steps), not the process's start and model load.
 XFMR_NETS="vit bert transformer"
 # xf_runs LOOMFILE INPUT TAG -> runs it BENCH_RUNS times with --profile-json;
-# prints the JSON array of the runs' {host_s, cycles, macs, host_ops}
-# (host_ops: the host steps' wall time summed per step name).
+# prints the JSON array of the runs' {host_s, cycles, macs, host_ops, acc_ops}
+# (host_ops: the host steps' wall time summed per step name; acc_ops: the
+# jobs' cycles and MACs summed per kind, the first word of the op: fc, act..).
 xf_runs() {
   local i
   for i in $(seq "$RUNS"); do
@@ -315,7 +316,10 @@ xf_runs() {
       { loom_error "$RAW/$3.run$i.txt" "loom run" > "$RAW/$3.error"; exit 1; }
     jq -c '{host_s: .host_seconds, cycles: (.total.cycles // null), macs: (.total.macs // null), clock_mhz,
             host_ops: ([.steps[] | select(.job < 0)] | group_by(.name)
-              | map({op: .[0].name, steps: length, seconds: (map(.seconds) | add)}) | sort_by(-.seconds))}' \
+              | map({op: .[0].name, steps: length, seconds: (map(.seconds) | add)}) | sort_by(-.seconds)),
+            acc_ops: ([.steps[] | select(.job >= 0) | . + {kind: (.op | split(" ")[0])}] | group_by(.kind)
+              | map({op: .[0].kind, jobs: length, cycles: (map(.cycles // 0) | add), macs: (map(.macs // 0) | add)})
+              | sort_by(-.cycles))}' \
       "$RAW/$3.profile$i.json"
   done | jq -s -c .
 }

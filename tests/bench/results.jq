@@ -84,6 +84,28 @@ def job_figures($peak; $bpc; $row; $c):
     accel_s: (if .cycles and .clock_mhz then .cycles / (.clock_mhz * 1e6) else null end)}
     | .host_share = (if .accel_s != null and .host_s != null and (.accel_s + .host_s) > 0
                      then .host_s / (.accel_s + .host_s) else null end)]} else {} end)
+# Transformers (issue 17): per network and build, host times are the minimum
+# over the runs (the machine is shared; a run is only ever slowed down);
+# accelerator time = cycles at the clock; end to end = host + accelerator;
+# speedup = the host-only run (--target cpu) over end to end.
++ (if $in.transformers then {transformers: [$in.transformers[] as $t
+    | ($t.runs // []) as $runs | ($t.host_only.runs // []) as $cruns
+    | (if $runs == [] then null else $runs | min_by(.host_s) end) as $best
+    | ($best.clock_mhz // $in.config.clock_mhz) as $mhz
+    | {net: $t.net, variant: $t.variant, error: $t.error, placement: $t.placement,
+       placement_rows: $t.placement_rows, host_code: $t.host_code, accuracy: $t.accuracy,
+       runs: ($runs | length), macs: $best.macs, cycles: $best.cycles, clock_mhz: $mhz,
+       cycles_vary: ($runs | map(.cycles) | unique | length > 1),
+       host_s: $best.host_s, host_s_max: ($runs | map(.host_s) | max), host_ops: $best.host_ops,
+       acc_ops: $best.acc_ops,
+       host_only: {runs: ($cruns | length), host_code: $t.host_only.host_code, error: $t.host_only.error,
+                   s: ($cruns | map(.host_s) | min), s_max: ($cruns | map(.host_s) | max)}}
+    | .utilization = (if .cycles and .macs then .macs / (.cycles * $peak) else null end)
+    | .accel_s = (if .cycles then .cycles / (.clock_mhz * 1e6) else null end)
+    | .end_to_end_s = (if .accel_s != null and .host_s != null then .accel_s + .host_s else null end)
+    | .host_share = ratio(.host_s; .end_to_end_s)
+    | .accel_share = ratio(.accel_s; .end_to_end_s)
+    | .speedup = ratio(.host_only.s; .end_to_end_s)]} else {} end)
 | (.networks | map(select(.net == "resnet18")) | first) as $r
 | (.networks | map(select(.net == "mobilenetv2")) | first) as $m
 | (.dram // [] | map(select(.net == "mobilenetv2")) | first) as $md
@@ -108,4 +130,10 @@ def job_figures($peak; $bpc; $row; $c):
     (if $m then goal("MobileNetV2 utilization on tsim (of peak)"; 0.55; $m.utilization; "ratio"; ">=")
      else empty end),
     (if $md then goal("MobileNetV2 DRAM bytes with chains / without"; 0.5; $md.ratio; "ratio"; "<=")
-     else empty end)])
+     else empty end),
+    # issue 17, for each transformer's default build
+    ((.transformers // [])[] | select(.variant == "default") |
+      goal("\(.net): share of MACs on the accelerator"; 0.95;
+        (if .placement then .placement.acc_mac_pct / 100 else null end); "ratio"; ">="),
+      goal("\(.net): accelerator's share of the end-to-end time"; 0.9; .accel_share; "ratio"; ">="),
+      goal("\(.net): modelled end-to-end speedup over the host-only run"; 5; .speedup; "x"; ">="))])

@@ -114,7 +114,7 @@ static int64_t const_i64(const struct ir_graph *g, int t) {
 }
 
 int ir_head_slice_of(const struct ir_graph *g, int t, int64_t *start, int *axis) {
-  int i = t >= 0 ? fu_producer(g, t) : -1;
+  int i = t >= 0 ? ir_producer(g, t) : -1;
   if (i < 0) return -1;
   const struct ir_node *n = &g->nodes[i];
   int64_t a = n->n_in == 4 ? const_i64(g, n->in[3]) : -1;
@@ -146,9 +146,9 @@ static int swaps_heads(const struct ir_graph *g, int tr, const struct ir_tensor 
  * columns.  Returns that Reshape node, else -1. */
 static int heads_side_by_side(const struct ir_graph *g, int y) {
   const struct ir_tensor *t = &g->tensors[y];
-  int r = t->rank, tr = fu_sole_user(g, y);
+  int r = t->rank, tr = ir_sole_reader(g, y);
   if (!swaps_heads(g, tr, t)) return -1;
-  int rs = fu_sole_user(g, g->nodes[tr].out[0]);
+  int rs = ir_sole_reader(g, g->nodes[tr].out[0]);
   if (rs < 0 || g->nodes[rs].op != IR_OP_RESHAPE) return -1;
   const struct ir_tensor *z = &g->tensors[g->nodes[rs].out[0]];
   if (!ir_shape_known(z) || z->dims[z->rank - 1] != t->dims[r - 3] * t->dims[r - 1] ||
@@ -162,16 +162,16 @@ static int heads_side_by_side(const struct ir_graph *g, int y) {
  * head reads in place (a column slice of x as [M, H * K]).  Returns x. */
 static int heads_of_columns(const struct ir_graph *g, int a) {
   const struct ir_tensor *t = &g->tensors[a];
-  int r = t->rank, tr = fu_producer(g, a);
+  int r = t->rank, tr = ir_producer(g, a);
   if (!swaps_heads(g, tr, t)) return -1;
-  int rs = fu_producer(g, g->nodes[tr].in[0]);
+  int rs = ir_producer(g, g->nodes[tr].in[0]);
   if (rs < 0 || g->nodes[rs].op != IR_OP_RESHAPE) return -1;
   int x = g->nodes[rs].in[0];
   const struct ir_tensor *xt = &g->tensors[x];
   if (!ir_shape_known(xt) || xt->dtype != IR_DT_F32 || xt->data || xt->dims[xt->rank - 1] != t->dims[r - 3] * t->dims[r - 1] ||
       ir_tensor_numel(xt) != ir_tensor_numel(t))
     return -1;
-  int v = fu_producer(g, x); /* a [1, M, H * K] view of a 2-D result: that result (no repacks) */
+  int v = ir_producer(g, x); /* a [1, M, H * K] view of a 2-D result: that result (no repacks) */
   if (v >= 0 && g->nodes[v].op == IR_OP_RESHAPE && g->tensors[g->nodes[v].in[0]].rank == 2 &&
       g->tensors[g->nodes[v].in[0]].dims[1] == xt->dims[xt->rank - 1])
     x = g->nodes[v].in[0];
@@ -203,8 +203,8 @@ static void split(struct ir_graph *g, int i, int64_t block) {
     yr = z->rank, y = g->nodes[rs].out[0];
     memcpy(ydims, z->dims, sizeof ydims);
     g->nodes[rs].dead = 1;
-    g->nodes[fu_producer(g, g->nodes[rs].in[0])].dead = 1;
-    int v = fu_sole_user(g, y); /* read as a 2-D [M, H * N] view (a projection's input): that view */
+    g->nodes[ir_producer(g, g->nodes[rs].in[0])].dead = 1;
+    int v = ir_sole_reader(g, y); /* read as a 2-D [M, H * N] view (a projection's input): that view */
     if (v >= 0 && g->nodes[v].op == IR_OP_RESHAPE && g->tensors[g->nodes[v].out[0]].rank == 2 &&
         g->tensors[g->nodes[v].out[0]].dims[1] == H * N) {
       g->nodes[v].dead = 1, y = g->nodes[v].out[0], yr = 2;

@@ -227,6 +227,46 @@ static void test_gelunet(void **state) {
   compile_result_free(&r);
 }
 
+/* GELU after a Linear on [1, S, D] tokens (MatMul + Add as torch exports
+ * it): the QGemm on [S, D] has a Reshape to [1, S, D] and the table's own
+ * Reshape to [1, S*D, 1, 1] between it and the table, views the merge looks
+ * through, so the table is in the first Gemm's epilogue: two jobs, no
+ * table job of its own, bit-exact on both configurations. */
+static const char *const tokgelu =
+    "loom.ir 1\n"
+    "input %x : f32[1,6,32]\n"
+    "const %w1 : f32[32,48] = rand(41)\n"
+    "const %b1 : f32[48] = rand(42)\n"
+    "const %w2 : f32[48,32] = rand(43)\n"
+    "const %r2 : f32[] = [1.4142135]\n"
+    "const %one : f32[] = [1.0]\n"
+    "const %half : f32[] = [0.5]\n"
+    "%l = MatMul(%x, %w1)\n"
+    "%c = Add(%b1, %l)\n"
+    "%d = Div@13(%c, %r2)\n"
+    "%e = Erf@13(%d)\n"
+    "%a = Add(%e, %one)\n"
+    "%m = Mul(%c, %a)\n"
+    "%g = Mul(%m, %half)\n"
+    "%y = MatMul(%g, %w2)\n"
+    "output %y\n";
+
+static void test_tokgelu(void **state) {
+  int64_t dims[3] = {1, 6, 32};
+  static const char *const cfgs[] = {"default", "tiny"};
+  for (int c = 0; c < 2; c++) {
+    struct compile_result r;
+    compile_calibrated(tokgelu, 3, dims, 9, cfgs[c], &r);
+    assert_int_equal(count_rows(&r, "fc+act"), 1);
+    assert_int_equal(count_rows(&r, "act "), 0); /* no table job of its own */
+    int jobs = 0;
+    for (int i = 0; i < r.n_layers; i++) jobs += r.layers[i].is_job;
+    assert_int_equal(jobs, 2);
+    bit_exact_on_waves(&r, 192, 5, 2.0f);
+    compile_result_free(&r);
+  }
+}
+
 static void test_actnet_default(void **state) { actnet_on("default"); }
 static void test_actnet_tiny(void **state) { actnet_on("tiny"); }
 
@@ -580,6 +620,7 @@ int main(void) {
       cmocka_unit_test(test_actnet_default),
       cmocka_unit_test(test_actnet_tiny),
       cmocka_unit_test(test_fcact),
+      cmocka_unit_test(test_tokgelu),
       cmocka_unit_test(test_gelunet),
       cmocka_unit_test(test_report),
       cmocka_unit_test(test_softmax_host),

@@ -188,7 +188,9 @@ int fu_merge_act(struct fctx *f, int i) {
   for (; g->nodes[k].out[0] != y; k = ir_sole_reader(g, g->nodes[k].out[0])) g->nodes[k].dead = 1;
   g->nodes[k].dead = 1;
   if (!same_shape(&g->tensors[y], &g->tensors[x])) { /* the table's result as a view of the op's */
-    int shp = ir_const_add(g, NULL, IR_DT_I64, 1, (int64_t[1]){g->tensors[y].rank}, g->tensors[y].dims);
+    int64_t dims[IR_MAX_RANK], rank = g->tensors[y].rank;
+    memcpy(dims, g->tensors[y].dims, sizeof dims); /* (ir_const_add moves the tensors) */
+    int shp = ir_const_add(g, NULL, IR_DT_I64, 1, &rank, dims);
     ir_node_insert(g, i, IR_OP_RESHAPE, NULL, 2, (int[2]){x, shp}, 1, &y);
     return 1;
   }

@@ -133,7 +133,7 @@ static void mark_accel_layouts(struct pctx *p) {
   const struct ir_graph *g = p->g;
   for (int i = 0; i < g->n_nodes; i++) {
     const struct ir_node *n = &g->nodes[i];
-    if (!is_fused(n->op)) continue;
+    if (n->dead || !is_fused(n->op)) continue;
     p->targets[i] = PART_ACCEL;
     if (g->tensors[n->out[0]].dtype != IR_DT_I32) set_blocked(p, n->out[0]); /* i32: plain, see compile_loom.c */
     set_blocked(p, n->in[0]);

@@ -35,7 +35,7 @@
 #define COMPILE_NO_RESIDUAL 4u /* do not fuse residual Adds into convolutions */
 #define COMPILE_NO_CHAIN 8u    /* do not fuse chains of convolutions into one job */
 #define COMPILE_NO_ACT 16u     /* activations stay float on the host (no epilogue tables) */
-#define COMPILE_TABLE_JOBS 32u /* a table of its own is a job even where the host's lookup costs less (tests) */
+#define COMPILE_TABLE_JOBS 32u /* a table of its own is a job even where the host's lookup costs less (--table-jobs) */
 
 enum compile_target {
   COMPILE_TARGET_ACCEL = 0, /* int8 accelerator jobs, the rest on the host */

@@ -91,6 +91,7 @@ static int run_pipeline(struct ir_graph *g, const struct compile_options *o, str
   trace(o, g, "fused");
   r->targets = ir_xcalloc((size_t)g->n_nodes + 1, sizeof *r->targets);
   return ir_pass_partition(g, r->cfg->block_in, r->targets, err) ||
+                 compile_place_tables(g, r->cfg, o->flags, r, err) ||
                  compile_loom(g, r->targets, out_names, r->cfg, o->flags, &o->progress, r, err)
              ? -1
              : 0;
@@ -171,5 +172,6 @@ void compile_result_free(struct compile_result *r) {
   ir_graph_free(r->graph);
   free(r->layers);
   free(r->targets);
+  free(r->host_tables);
   memset(r, 0, sizeof *r);
 }

@@ -91,9 +91,8 @@ static int next_accel(const struct ir_graph *g, const enum part_target *targets,
   return next >= 0 && targets[next] == PART_ACCEL ? next : -1;
 }
 
-/* The estimate of a job of these nodes, UINT64_MAX when it does not lower. */
-static uint64_t job_cycles(const struct ir_graph *g, const struct loom_hw_config *cfg, unsigned flags, int n,
-                           const int *nodes) {
+uint64_t compile_job_cycles(const struct ir_graph *g, const struct loom_hw_config *cfg, unsigned flags, int n,
+                            const int *nodes) {
   struct compile_fusion f = {n, {0}};
   for (int i = 0; i < n; i++) f.nodes[i] = nodes[i];
   struct lower_program p;
@@ -110,8 +109,8 @@ static uint64_t sum2(uint64_t a, uint64_t b) { return a == UINT64_MAX || b == UI
 static int chain2_pays(const struct ir_graph *g, const struct loom_hw_config *cfg, unsigned flags, int d, int p,
                        uint64_t *best) {
   int both[2] = {d, p};
-  uint64_t fused = job_cycles(g, cfg, flags, 2, both);
-  uint64_t apart = sum2(job_cycles(g, cfg, flags, 1, &d), job_cycles(g, cfg, flags, 1, &p));
+  uint64_t fused = compile_job_cycles(g, cfg, flags, 2, both);
+  uint64_t apart = sum2(compile_job_cycles(g, cfg, flags, 1, &d), compile_job_cycles(g, cfg, flags, 1, &p));
   *best = fused < apart ? fused : apart;
   return fused < apart;
 }
@@ -133,11 +132,11 @@ static void plan_chain(const struct ir_graph *g, const enum part_target *targets
   if (p < 0 || !pointwise(g, &g->nodes[p], 1)) return;
   if (g->nodes[p].n_in > 4 && g->nodes[p].in[4] != n->in[0]) return; /* the Add reads the chain's input */
   int all[3] = {node, d, p};
-  uint64_t fused = job_cycles(g, cfg, flags, 3, all);
+  uint64_t fused = compile_job_cycles(g, cfg, flags, 3, all);
   if (fused == UINT64_MAX) return;
-  if (g->nodes[p].n_in > 4) rest = sum2(job_cycles(g, cfg, flags, 1, &d), job_cycles(g, cfg, flags, 1, &p));
+  if (g->nodes[p].n_in > 4) rest = sum2(compile_job_cycles(g, cfg, flags, 1, &d), compile_job_cycles(g, cfg, flags, 1, &p));
   else chain2_pays(g, cfg, flags, d, p, &rest);
-  if (fused < sum2(job_cycles(g, cfg, flags, 1, &node), rest)) f->n = 3, f->nodes[1] = d, f->nodes[2] = p;
+  if (fused < sum2(compile_job_cycles(g, cfg, flags, 1, &node), rest)) f->n = 3, f->nodes[1] = d, f->nodes[2] = p;
 }
 
 void compile_fuse_plan(const struct ir_graph *g, const enum part_target *targets, const struct loom_hw_config *cfg,

@@ -221,6 +221,9 @@ extern const struct ir_op_info ir_op_infos[IR_OP_COUNT];
 struct ir_node;
 const char *ir_op_name(enum ir_op_kind op);
 int ir_op_from_name(const char *name);  /* -1 when unknown (and for "onnx") */
+/* A view: Flatten, Reshape, Squeeze, Unsqueeze or Identity, whose result
+ * holds its first operand's elements in the same order. */
+int ir_op_is_view(enum ir_op_kind op);
 /* The ai.onnx opset whose form a node of a typed kind has (the importer
  * keeps one form per kind: Clip bounds as operands, Squeeze axes as an
  * attribute, ...), for running it as an ONNX op on the host kernels.  A

@@ -223,10 +223,7 @@ static int fuse_residual(struct fctx *f, int i) {
 
 /* ---- DQ below views, Q(DQ) cancellation ---- */
 
-static int is_view(enum ir_op_kind op) {
-  return op == IR_OP_FLATTEN || op == IR_OP_RESHAPE || op == IR_OP_SQUEEZE || op == IR_OP_UNSQUEEZE ||
-         op == IR_OP_IDENTITY || op == IR_OP_CONCAT;
-}
+static int is_view(enum ir_op_kind op) { return ir_op_is_view(op) || op == IR_OP_CONCAT; }
 
 /* view(DQ(x), ...) -> DQ(view(x, ...)): the integers move, not the floats.
  * Concat needs every operand dequantized with the same parameters.  A

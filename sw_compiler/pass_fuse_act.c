@@ -3,16 +3,18 @@
  *
  *   DQ(x) -> region f -> Q      => loom.QConv identity with lut = table of f
  *   QConv(...) -> that QConv    => one QConv with the table (its epilogue)
- *   QGemm(...) -> view -> that QConv -> view   => one QGemm with the table
+ *   QGemm(...) -> views -> that QConv -> views => one QGemm with the table
  *
  * A region between an int8 x and an int8 y is a function of x's 256 codes:
  * the table lut[(uint8_t)c] = Q_y(f(DQ_x(c))) (act_table_build).  The
  * accelerator applies a table only in an epilogue (docs/isa.md: E =
  * Q.act ? LUT[q] : q), so the standalone form is a depthwise 1x1
  * convolution of weight 1, bias 0 and multiplier 2^30 >> 30, whose q is x
- * itself (attribute act_only).  When the QConv producing x is its only
- * reader, the table moves into that QConv: its requantized q *is* x, so the
- * merged op computes the same bytes in one job, the table loaded once.
+ * itself (attribute act_only).  When the QConv or QGemm producing x (or
+ * the tensor x is a view of: a table is element-wise, so it commutes with
+ * views) has x as its only reader, the table moves into that op: its
+ * requantized q *is* x, so the merged op computes the same bytes in one
+ * job, the table loaded once.
  * A tensor of rank 1 to 3 runs as [1, n, 1, 1] between two Reshapes.
  * Not merged: a QConv with a residual operand (the table would have to
  * follow the Add, which the lowering's residual tail does not do), and the
@@ -140,41 +142,58 @@ int fu_fuse_act(struct fctx *f, int i) {
   return 1;
 }
 
-/* The node producing t when it is a Reshape whose result only `user` reads. */
+/* The view node producing t when `user` alone reads t, or -1. */
 static int view_into(const struct ir_graph *g, int t, int user) {
   int v = ir_producer(g, t);
-  return v >= 0 && g->nodes[v].op == IR_OP_RESHAPE && ir_sole_reader(g, t) == user ? v : -1;
+  return v >= 0 && ir_op_is_view(g->nodes[v].op) && ir_sole_reader(g, t) == user ? v : -1;
 }
 
-/* An identity table QConv i whose operand is a QConv's result read by
- * nothing else (or, through the two views of a rank-2 table, a QGemm's):
- * the table goes into that op. */
+static int same_shape(const struct ir_tensor *a, const struct ir_tensor *b) {
+  return a->rank == b->rank && !memcmp(a->dims, b->dims, (size_t)a->rank * sizeof a->dims[0]);
+}
+
+/* An identity table QConv i whose operand is, through any number of views
+ * (each its view's only reader), a QConv's or QGemm's result read by
+ * nothing else: the table goes into that op, which then writes the first
+ * tensor of its own shape among the table's result and the views after it
+ * (each read only by the next), the views between dead.  A [1,S,D] Linear
+ * is a QGemm on [S,D], a Reshape to [1,S,D] and the table's own Reshape to
+ * [1,S*D,1,1] before it; its [1,S,D] and [S,D] views after it.  When no
+ * such tensor follows, the table becomes a Reshape of the op's result. */
 int fu_merge_act(struct fctx *f, int i) {
   struct ir_graph *g = f->g;
   const struct ir_node *n = &g->nodes[i];
   if (n->op != IR_OP_QCONV || !ir_attr_int(n, "act_only", 0)) return 0;
-  int vin = view_into(g, n->in[0], i), vout = -1, y = n->out[0], x = n->in[0];
-  if (vin >= 0) { /* QGemm -> Reshape -> table -> Reshape */
-    int u = ir_sole_reader(g, n->out[0]);
-    if (u < 0 || g->nodes[u].op != IR_OP_RESHAPE) return 0;
-    vout = u, y = g->nodes[u].out[0], x = g->nodes[vin].in[0];
-  }
+  int x = n->in[0], reader = i, v;
+  while ((v = view_into(g, x, reader)) >= 0) reader = v, x = g->nodes[v].in[0];
   int c = ir_producer(g, x);
-  if (c < 0 || ir_sole_reader(g, x) != (vin >= 0 ? vin : i)) return 0;
+  if (c < 0 || ir_sole_reader(g, x) != reader) return 0;
   const struct ir_node *cn = &g->nodes[c];
-  if (cn->op != (vin >= 0 ? IR_OP_QGEMM : IR_OP_QCONV) || cn->n_in != 4 || ir_attr_find(cn, "lut") ||
-      g->tensors[x].dtype != IR_DT_I8 || ir_attr_int(cn, "out_zp", 0) != ir_attr_int(n, "in_zp", 0) ||
-      g->tensors[x].rank != g->tensors[y].rank ||
-      memcmp(g->tensors[x].dims, g->tensors[y].dims, (size_t)g->tensors[x].rank * sizeof g->tensors[x].dims[0]))
+  if ((cn->op != IR_OP_QGEMM && cn->op != IR_OP_QCONV) || cn->n_in != 4 || ir_attr_find(cn, "lut") ||
+      g->tensors[x].dtype != IR_DT_I8 || ir_attr_int(cn, "out_zp", 0) != ir_attr_int(n, "in_zp", 0))
     return 0;
+  int y = n->out[0], u;
+  while (!same_shape(&g->tensors[y], &g->tensors[x]) && (u = ir_sole_reader(g, y)) >= 0 &&
+         ir_op_is_view(g->nodes[u].op))
+    y = g->nodes[u].out[0];
+  if (!same_shape(&g->tensors[y], &g->tensors[x])) y = n->out[0];
   const struct ir_attr *lut = ir_attr_find(n, "lut"), *act = ir_attr_find(n, "act");
   int8_t t[256];
   for (int k = 0; k < 256; k++) t[k] = (int8_t)lut->ints[k];
   char *text = ir_xstrdup(act && act->kind == IR_ATTR_STRING ? act->s : "");
   set_table(g, c, t, text);
   free(text);
+  for (int k = reader; k != i; k = ir_sole_reader(g, g->nodes[k].out[0])) g->nodes[k].dead = 1; /* views in */
+  int k = i; /* the table and the views out, to the one writing y */
+  for (; g->nodes[k].out[0] != y; k = ir_sole_reader(g, g->nodes[k].out[0])) g->nodes[k].dead = 1;
+  g->nodes[k].dead = 1;
+  if (!same_shape(&g->tensors[y], &g->tensors[x])) { /* the table's result as a view of the op's */
+    int64_t dims[IR_MAX_RANK], rank = g->tensors[y].rank;
+    memcpy(dims, g->tensors[y].dims, sizeof dims); /* (ir_const_add moves the tensors) */
+    int shp = ir_const_add(g, NULL, IR_DT_I64, 1, &rank, dims);
+    ir_node_insert(g, i, IR_OP_RESHAPE, NULL, 2, (int[2]){x, shp}, 1, &y);
+    return 1;
+  }
   g->nodes[c].out[0] = y;
-  g->nodes[i].dead = 1;
-  if (vin >= 0) g->nodes[vin].dead = g->nodes[vout].dead = 1;
   return 1;
 }

@@ -59,10 +59,6 @@ static int is_fused(enum ir_op_kind op) {
   return op == IR_OP_QCONV || op == IR_OP_QGEMM || op == IR_OP_QADD || op == IR_OP_QPOOL;
 }
 
-static int is_view(enum ir_op_kind op) {
-  return op == IR_OP_FLATTEN || op == IR_OP_RESHAPE || op == IR_OP_SQUEEZE || op == IR_OP_UNSQUEEZE ||
-         op == IR_OP_IDENTITY;
-}
 
 static void set_blocked(struct pctx *p, int t) {
   p->g->tensors[t].layout = IR_LAYOUT_NCHWC;
@@ -137,7 +133,7 @@ static void mark_accel_layouts(struct pctx *p) {
   const struct ir_graph *g = p->g;
   for (int i = 0; i < g->n_nodes; i++) {
     const struct ir_node *n = &g->nodes[i];
-    if (!is_fused(n->op)) continue;
+    if (n->dead || !is_fused(n->op)) continue;
     p->targets[i] = PART_ACCEL;
     if (g->tensors[n->out[0]].dtype != IR_DT_I32) set_blocked(p, n->out[0]); /* i32: plain, see compile_loom.c */
     set_blocked(p, n->in[0]);
@@ -235,7 +231,7 @@ int ir_pass_partition_host(struct ir_graph *g, enum part_target *targets, struct
     targets[i] = PART_NONE;
     if (n->dead || n->op == IR_OP_CONSTANT) continue;
     if (n->op >= IR_OP_QCONV && n->op != IR_OP_ONNX) return ir_fail(err, g, i, "a fused int8 op cannot run on the host");
-    if (is_view(n->op)) targets[i] = PART_ALIAS;
+    if (ir_op_is_view(n->op)) targets[i] = PART_ALIAS;
     else if (place_host(&p, i)) return -1;
     if (targets[i] == PART_HOST) targets[i] = PART_KERNEL; /* nothing is quantized: no scales for the host ops */
   }
@@ -251,7 +247,7 @@ int ir_pass_partition(struct ir_graph *g, int block, enum part_target *targets, 
     const struct ir_node *n = &g->nodes[i];
     if (n->dead || targets[i] != PART_NONE) continue;
     if (n->op == IR_OP_CONSTANT) continue; /* folded earlier; nothing to run */
-    if (is_view(n->op)) place_view(&p, i);
+    if (ir_op_is_view(n->op)) place_view(&p, i);
     else if (place_host(&p, i)) return -1;
   }
   return 0;

@@ -159,12 +159,6 @@ static int data_operands(const struct ir_node *n) {
   return n->op == IR_OP_ADD || n->op == IR_OP_MATMUL ? 2 : n->op == IR_OP_CONCAT ? n->n_in : 1;
 }
 
-/* Ops whose int8 form is the same bytes: output parameters = input's. */
-static int is_view(enum ir_op_kind op) {
-  return op == IR_OP_FLATTEN || op == IR_OP_RESHAPE || op == IR_OP_SQUEEZE || op == IR_OP_UNSQUEEZE ||
-         op == IR_OP_IDENTITY;
-}
-
 /* The result of node i's group: its own, or that of a fusable ReLU / Clip. */
 static int group_output(const struct ir_graph *g, int i) {
   const struct ir_node *n = &g->nodes[i];
@@ -181,7 +175,7 @@ static int int8_reader(const struct ir_graph *g, int t) {
     if (g->outputs[i] == t) return 1;
   for (int i = 0; i < g->n_nodes; i++)
     for (int k = 0; k < g->nodes[i].n_in && !g->nodes[i].dead; k++)
-      if (g->nodes[i].in[k] == t && (is_core(g, &g->nodes[i]) || is_view(g->nodes[i].op))) return 1;
+      if (g->nodes[i].in[k] == t && (is_core(g, &g->nodes[i]) || ir_op_is_view(g->nodes[i].op))) return 1;
   return 0;
 }
 
@@ -205,7 +199,7 @@ static void mark_points(struct qctx *q) {
       if (n->op == IR_OP_MAXPOOL) q->src[y] = n->in[0];
       if (n->op == IR_OP_CONCAT)
         for (int k = 0; k < n->n_in; k++) q->src[root(q, n->in[k])] = y;
-    } else if (!n->dead && is_view(n->op) && q->point[n->in[0]]) {
+    } else if (!n->dead && ir_op_is_view(n->op) && q->point[n->in[0]]) {
       q->point[n->out[0]] = 1;
       q->src[n->out[0]] = n->in[0];
     } else if (act_op_seed(n) && !(q->flags & QUANT_NO_ACT)) {
@@ -226,7 +220,7 @@ static int is_edge(const struct qctx *q, int t) {
   for (int i = 0; i < g->n_nodes; i++) {
     const struct ir_node *n = &g->nodes[i];
     for (int k = 0; k < n->n_in && !n->dead; k++)
-      if (n->in[k] == t && !is_core(g, n) && !is_view(n->op) && !is_activation_fn(g, n)) return 1;
+      if (n->in[k] == t && !is_core(g, n) && !ir_op_is_view(n->op) && !is_activation_fn(g, n)) return 1;
   }
   return 0;
 }

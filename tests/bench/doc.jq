@@ -46,7 +46,7 @@ elif $section == "transformers" then
   "MACs on the accelerator, the accelerator >= 90% of the end-to-end time and a modelled speedup of",
   ">= 5x over the host-only run, where GEMM-only offload (softmax, LayerNorm and GELU on the CPU, as the",
   "PYNQ-Z2 designs the issue cites) gains about 1.4x. Rows `--no-act`: the same model compiled with",
-  "`--no-act` (GELU on the host instead of an activation-table job).",
+  "`--no-act` (GELU on the host instead of its activation table in the Linear's epilogue).",
   "",
   head(["model", "MACs on acc.", "nodes acc. / host", "cycles (fsim timing)", "utilization", "host time (slowest run)", "host share", "end to end", "host-only (slowest run)", "speedup", "centered cos min / mean", "top-1"]),
   ($t[] | [(.net + (if .variant == "default" then "" else " `--\(.variant | gsub("_"; "-"))`" end)),

@@ -294,7 +294,7 @@ bench_zoo() {
 # ---- transformers (issue 17): the zoo's ViT, BERT-like encoder, nn.TransformerEncoder ----
 # Per network (made by make_zoo.py into $MODELS/zoo/NAME) and build (the
 # default compile, and --no-act: the element-wise activations such as GELU
-# on the host instead of activation-table jobs): the placement summary (its
+# on the host instead of activation tables): the placement summary (its
 # last line and its per-op rows), the host code line, one check input on
 # fsim --timing --profile-json BENCH_RUNS times (cycles: the timing model,
 # deterministic; host steps' wall time: every run kept, results.jq takes the

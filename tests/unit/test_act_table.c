@@ -6,9 +6,9 @@
  * staying monotonic), the regions the exporters' compositions form (SiLU,
  * GELU, HardSwish as x * HardSigmoid(x)) and the ones that are no function
  * of one tensor (an SE block's gate times its feature map), and the fused
- * graphs: a table after a convolution goes into its epilogue, a table
- * elsewhere is an identity depthwise job, and both give the unfused QDQ
- * graph's bytes on the reference interpreter.
+ * graphs: a table after a convolution goes into its epilogue (also
+ * through views), a table elsewhere is an identity depthwise job, and both
+ * give the unfused QDQ graph's bytes on the reference interpreter.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -283,12 +283,57 @@ static void test_fuse_standalone(void **state) {
   ir_graph_free(g);
 }
 
+/* Views between a convolution and its table, on either side: the table
+ * still goes into the convolution (a table is element-wise).  Its result
+ * viewed back to the convolution's shape is what the convolution writes;
+ * viewed to another shape (and a graph output) it is a Reshape of the
+ * convolution's result. */
+static void test_fuse_through_views(void **state) {
+  const char *back = QDQ_HEAD
+      "const %flat : i64[2] = [1, 32]\n"
+      "const %four : i64[4] = [1, 2, 4, 4]\n"
+      "%wf = DequantizeLinear(%wq, %ws, %wz) {axis=0}\n"
+      "%c = Conv(%xf, %wf) {kernel_shape=[1,1]}\n"
+      "%cq = QuantizeLinear(%c, %s2, %z2)\n"
+      "%cf = DequantizeLinear(%cq, %s2, %z2)\n"
+      "%v = Reshape(%cf, %flat)\n"
+      "%g = Tanh@13(%v)\n"
+      "%gq = QuantizeLinear(%g, %s3, %z3)\n"
+      "%gf = DequantizeLinear(%gq, %s3, %z3)\n"
+      "%y4 = Reshape(%gf, %four)\n"
+      "%y = QuantizeLinear(%y4, %s3, %z3)\n"
+      "output %y\n";
+  int8_t x[32];
+  for (int i = 0; i < 32; i++) x[i] = (int8_t)(i * 37 - 120);
+  struct ir_graph *g = fused_matches(back, 0, x, 32);
+  assert_int_equal(count_qconv(g, 0), 1);
+  assert_int_equal(count_qconv(g, 1), 0);
+  assert_int_equal(count_type(g, "Reshape"), 0); /* the convolution writes y */
+  ir_graph_free(g);
+  const char *flat = QDQ_HEAD
+      "const %flat : i64[2] = [1, 32]\n"
+      "%wf = DequantizeLinear(%wq, %ws, %wz) {axis=0}\n"
+      "%c = Conv(%xf, %wf) {kernel_shape=[1,1]}\n"
+      "%cq = QuantizeLinear(%c, %s2, %z2)\n"
+      "%cf = DequantizeLinear(%cq, %s2, %z2)\n"
+      "%v = Reshape(%cf, %flat)\n"
+      "%g = Tanh@13(%v)\n"
+      "%y = QuantizeLinear(%g, %s3, %z3)\n"
+      "output %y\n";
+  g = fused_matches(flat, 0, x, 32);
+  assert_int_equal(count_qconv(g, 0), 1);
+  assert_int_equal(count_qconv(g, 1), 0);
+  assert_true(count_type(g, "Reshape") >= 1); /* [1, 2, 4, 4] -> the [1, 32] output */
+  ir_graph_free(g);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_table_edges),
       cmocka_unit_test(test_regions),
       cmocka_unit_test(test_fuse_into_conv),
       cmocka_unit_test(test_fuse_standalone),
+      cmocka_unit_test(test_fuse_through_views),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

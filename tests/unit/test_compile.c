@@ -74,14 +74,16 @@ static int count_rows(const struct compile_result *r, const char *op) {
   return n;
 }
 
-/* `text` compiled for `config`, calibrated on 8 random inputs of `dims`
- * (the calibration files are gone when this returns). */
+/* `text` compiled for `config` with COMPILE_* `flags`, calibrated on 8
+ * random inputs of `dims` (the calibration files are gone when this
+ * returns). */
 static void compile_calibrated(const char *text, int rank, const int64_t *dims, unsigned seed, const char *config,
-                               struct compile_result *r) {
+                               unsigned flags, struct compile_result *r) {
   struct calib_file cf;
   struct ir_error err = {{0}};
   assert_int_equal(0, write_calib(&cf, rank, dims, 8, seed));
-  int rc = compile_text(text, cf.path, config, r, &err);
+  struct compile_options o = {.config = config, .calib = cf.path, .flags = flags};
+  int rc = compile_graph(parse_ok(text), &o, r, &err);
   remove_calib(&cf);
   if (rc) fail_msg("%s", err.msg);
 }
@@ -121,7 +123,7 @@ static const char *const convnet =
 static void convnet_on(const char *config) {
   int64_t dims[4] = {1, 3, 6, 6};
   struct compile_result r;
-  compile_calibrated(convnet, 4, dims, 1, config, &r);
+  compile_calibrated(convnet, 4, dims, 1, config, 0, &r);
   assert_int_equal(r.calib_samples, 8);
   assert_int_equal(count_rows(&r, "conv"), 3);
   assert_int_equal(count_rows(&r, "maxpool") + count_rows(&r, "add") + count_rows(&r, "fc"), 3);
@@ -161,18 +163,25 @@ static const char *const actnet =
 static void actnet_on(const char *config) {
   int64_t dims[4] = {1, 3, 6, 6};
   struct compile_result r;
-  compile_calibrated(actnet, 4, dims, 3, config, &r);
+  compile_calibrated(actnet, 4, dims, 3, config, COMPILE_TABLE_JOBS, &r);
   assert_int_equal(count_rows(&r, "+act"), 2); /* HardSwish, SiLU */
   assert_int_equal(count_rows(&r, "act Tanh"), 1);
   assert_int_equal(count_rows(&r, "host Mul"), 1); /* the SE product, */
   assert_int_equal(count_rows(&r, "host HardSigmoid"), 1); /* its float gate (read by the host only) */
   bit_exact_on_waves(&r, 108, 2, 2.5f);
   compile_result_free(&r);
+  /* by default the host looks the Tanh's 108 codes up (place_tables.c) */
+  compile_calibrated(actnet, 4, dims, 3, config, 0, &r);
+  assert_int_equal(count_rows(&r, "act Tanh"), 0);
+  assert_int_equal(count_rows(&r, "host Cast") + count_rows(&r, "host Gather"), 2);
+  bit_exact_on_waves(&r, 108, 2, 2.5f);
+  compile_result_free(&r);
 }
 
 /* Rank-2 tables: a Tanh of the input, a job of [1, n, 1, 1] between two
- * views, and a classifier's HardSwish between two Gemms, such a job merged
- * into the first Gemm's epilogue. */
+ * views (COMPILE_TABLE_JOBS: by default the host looks it up), and a
+ * classifier's HardSwish between two Gemms, such a job merged into the
+ * first Gemm's epilogue. */
 static const char *const fcact =
     "loom.ir 1\n"
     "input %x : f32[1,40]\n"
@@ -188,7 +197,7 @@ static const char *const fcact =
 static void test_fcact(void **state) {
   int64_t dims[2] = {1, 40};
   struct compile_result r;
-  compile_calibrated(fcact, 2, dims, 5, "default", &r);
+  compile_calibrated(fcact, 2, dims, 5, "default", COMPILE_TABLE_JOBS, &r);
   assert_int_equal(count_rows(&r, "fc+act"), 1);
   assert_int_equal(count_rows(&r, "act Tanh"), 1);
   assert_int_equal(count_rows(&r, "fc"), 2);
@@ -220,11 +229,51 @@ static const char *const gelunet =
 static void test_gelunet(void **state) {
   int64_t dims[4] = {1, 8, 5, 5};
   struct compile_result r;
-  compile_calibrated(gelunet, 4, dims, 7, "default", &r);
+  compile_calibrated(gelunet, 4, dims, 7, "default", 0, &r);
   assert_int_equal(count_rows(&r, "conv 1x1/1+act"), 1);
   assert_int_equal(r.n_layers, 2); /* two jobs, nothing else */
   bit_exact_on_waves(&r, 200, 4, 1.5f);
   compile_result_free(&r);
+}
+
+/* GELU after a Linear on [1, S, D] tokens (MatMul + Add as torch exports
+ * it): the QGemm on [S, D] has a Reshape to [1, S, D] and the table's own
+ * Reshape to [1, S*D, 1, 1] between it and the table, views the merge looks
+ * through, so the table is in the first Gemm's epilogue: two jobs, no
+ * table job of its own, bit-exact on both configurations. */
+static const char *const tokgelu =
+    "loom.ir 1\n"
+    "input %x : f32[1,6,32]\n"
+    "const %w1 : f32[32,48] = rand(41)\n"
+    "const %b1 : f32[48] = rand(42)\n"
+    "const %w2 : f32[48,32] = rand(43)\n"
+    "const %r2 : f32[] = [1.4142135]\n"
+    "const %one : f32[] = [1.0]\n"
+    "const %half : f32[] = [0.5]\n"
+    "%l = MatMul(%x, %w1)\n"
+    "%c = Add(%b1, %l)\n"
+    "%d = Div@13(%c, %r2)\n"
+    "%e = Erf@13(%d)\n"
+    "%a = Add(%e, %one)\n"
+    "%m = Mul(%c, %a)\n"
+    "%g = Mul(%m, %half)\n"
+    "%y = MatMul(%g, %w2)\n"
+    "output %y\n";
+
+static void test_tokgelu(void **state) {
+  int64_t dims[3] = {1, 6, 32};
+  static const char *const cfgs[] = {"default", "tiny"};
+  for (int c = 0; c < 2; c++) {
+    struct compile_result r;
+    compile_calibrated(tokgelu, 3, dims, 9, cfgs[c], 0, &r);
+    assert_int_equal(count_rows(&r, "fc+act"), 1);
+    assert_int_equal(count_rows(&r, "act "), 0); /* no table job of its own */
+    int jobs = 0;
+    for (int i = 0; i < r.n_layers; i++) jobs += r.layers[i].is_job;
+    assert_int_equal(jobs, 2);
+    bit_exact_on_waves(&r, 192, 5, 2.0f);
+    compile_result_free(&r);
+  }
 }
 
 static void test_actnet_default(void **state) { actnet_on("default"); }
@@ -580,6 +629,7 @@ int main(void) {
       cmocka_unit_test(test_actnet_default),
       cmocka_unit_test(test_actnet_tiny),
       cmocka_unit_test(test_fcact),
+      cmocka_unit_test(test_tokgelu),
       cmocka_unit_test(test_gelunet),
       cmocka_unit_test(test_report),
       cmocka_unit_test(test_softmax_host),

@@ -135,7 +135,9 @@ int fu_fuse_act(struct fctx *f, int i) {
   set_table(g, node, lut, text);
   pos = node + 1;
   if (!four) {
-    int shp = ir_const_add(g, NULL, IR_DT_I64, 1, (int64_t[1]){g->tensors[y].rank}, g->tensors[y].dims), ins[2] = {y4, shp};
+    int64_t dims[IR_MAX_RANK], rank = g->tensors[y].rank;
+    memcpy(dims, g->tensors[y].dims, sizeof dims); /* (ir_const_add moves the tensors) */
+    int shp = ir_const_add(g, NULL, IR_DT_I64, 1, &rank, dims), ins[2] = {y4, shp};
     ir_node_insert(g, pos++, IR_OP_RESHAPE, NULL, 2, ins, 1, &y);
   }
   fu_finish_result(f, &oc, y, pos);

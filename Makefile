@@ -59,6 +59,7 @@ LIBLOOMC_SRCS := $(wildcard sw_compiler/*.c)
 CLI_SRCS := $(wildcard driver/cli/*.c)
 UNIT_TEST_SRCS := $(wildcard tests/unit/test_*.c)
 TEST_SUPPORT_SRCS := $(wildcard tests/support/*.c)
+RANDSTREAM_SRCS := $(wildcard tests/support/randstream*.c)
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 LIBLOOM_CORE := $(BUILD)/libloom_core.a

@@ -109,7 +109,8 @@ static void c_header(const char *path) {
   fprintf(f, "#ifndef LOOM_ISA_GEN_H\n#define LOOM_ISA_GEN_H\n\n");
   fprintf(f, "#define LOOM_ISA_VERSION %d\n#define LOOM_INSN_BITS %d\n#define LOOM_UOP_BITS %d\n",
           LOOM_ISA_VERSION, LOOM_INSN_BITS, LOOM_UOP_BITS);
-  fprintf(f, "#define LOOM_NUM_SEGMENTS %d\n#define LOOM_HW_ID 0x%08Xu\n\n", LOOM_NUM_SEGMENTS, LOOM_HW_ID);
+  fprintf(f, "#define LOOM_NUM_SEGMENTS %d\n#define LOOM_HW_ID 0x%08Xu\n", LOOM_NUM_SEGMENTS, LOOM_HW_ID);
+  fprintf(f, "#define LOOM_PAR_ROWS %d\n#define LOOM_LUT_ENTRIES %d\n\n", LOOM_PAR_ROWS, LOOM_LUT_ENTRIES);
   c_enum(f, "loom_opcode", "LOOM_OP_", opcodes, COUNT(opcodes));
   c_enum(f, "loom_buffer", "LOOM_BUF_", buffers, COUNT(buffers));
   c_enum(f, "loom_queue", "LOOM_Q_", queues, COUNT(queues));
@@ -211,6 +212,7 @@ static void verilog_isa(FILE *f) {
   fprintf(f, "`define LOOM_ISA_VERSION 16'd%d\n`define LOOM_INSN_BITS %d\n`define LOOM_UOP_BITS %d\n",
           LOOM_ISA_VERSION, LOOM_INSN_BITS, LOOM_UOP_BITS);
   fprintf(f, "`define LOOM_NUM_SEGMENTS %d\n`define LOOM_HW_ID 32'h%08X\n", LOOM_NUM_SEGMENTS, LOOM_HW_ID);
+  fprintf(f, "`define LOOM_PAR_ROWS %d\n`define LOOM_LUT_ENTRIES %d\n", LOOM_PAR_ROWS, LOOM_LUT_ENTRIES);
   fprintf(f, "`define LOOM_CMD_INDEX_BITS %d\n`define LOOM_CMD_BITS %d\n", LOOM_CMD_INDEX_BITS,
           LOOM_INSN_BITS + LOOM_CMD_INDEX_BITS);
   for (i = 0; i < COUNT(opcodes); i++) fprintf(f, "`define LOOM_OP_%s 3'd%d\n", opcodes[i].name, opcodes[i].value);

@@ -40,13 +40,17 @@ static int quantize(struct ir_graph *g, const struct compile_options *o, struct 
   if (!o->calib)
     return ir_errorf(err, "%s: the model is float32: quantizing it needs calibration inputs (--calib DIR "
                      "of .npy files)", g->source), -1;
-  if (ir_pass_const_ops_to_conv(g, err) || ir_pass_fuse_matmul_bias(g, err)) return -1;
+  if (ir_pass_const_ops_to_conv(g, o->flags & COMPILE_NO_ACT ? CONST_OPS_NO_ACT : 0, err) ||
+      ir_pass_fuse_matmul_bias(g, err) || ir_pass_split_act_matmul(g, r->cfg->block_in, err))
+    return -1;
   int n = g->n_tensors;
   struct calib_range *ranges = ir_xcalloc((size_t)n + 1, sizeof *ranges);
   int rc = calib_collect(g, o->calib, ranges, &r->calib_samples, &o->progress, err);
   if (!rc && (o->flags & COMPILE_CLIP_MSE)) calib_choose_clip(ranges, n);
   rc = rc ||
-           ir_pass_quantize(g, ranges, n, o->flags & COMPILE_CLIP_MSE ? QUANT_CLIP_MSE : 0, err);
+           ir_pass_quantize(g, ranges, n,
+                            (o->flags & COMPILE_CLIP_MSE ? QUANT_CLIP_MSE : 0) | (o->flags & COMPILE_NO_ACT ? QUANT_NO_ACT : 0),
+                            err);
   calib_ranges_free(ranges, n);
   free(ranges);
   return rc ? -1 : 0;
@@ -81,10 +85,13 @@ static int run_pipeline(struct ir_graph *g, const struct compile_options *o, str
     if (quantize(g, o, r, err)) return -1;
     trace(o, g, "quantized (QDQ)");
   }
-  if (ir_pass_fuse(g, o->flags & COMPILE_NO_RESIDUAL ? FUSE_NO_RESIDUAL : 0, err)) return -1;
+  if (ir_pass_fuse(g, (o->flags & COMPILE_NO_RESIDUAL ? FUSE_NO_RESIDUAL : 0) | (o->flags & COMPILE_NO_ACT ? FUSE_NO_ACT : 0), err) ||
+      ir_pass_fuse_act_matmul(g, r->cfg->block_in, err))
+    return -1;
   trace(o, g, "fused");
   r->targets = ir_xcalloc((size_t)g->n_nodes + 1, sizeof *r->targets);
   return ir_pass_partition(g, r->cfg->block_in, r->targets, err) ||
+                 compile_place_tables(g, r->cfg, o->flags, r, err) ||
                  compile_loom(g, r->targets, out_names, r->cfg, o->flags, &o->progress, r, err)
              ? -1
              : 0;
@@ -165,5 +172,6 @@ void compile_result_free(struct compile_result *r) {
   ir_graph_free(r->graph);
   free(r->layers);
   free(r->targets);
+  free(r->host_tables);
   memset(r, 0, sizeof *r);
 }

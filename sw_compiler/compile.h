@@ -33,6 +33,9 @@
 #define COMPILE_IM2COL 1u   /* allow folding small-channel stems with a host-side im2col */
 #define COMPILE_CLIP_MSE 2u /* clip activation ranges to the MSE-optimal one (see calib.c) */
 #define COMPILE_NO_RESIDUAL 4u /* do not fuse residual Adds into convolutions */
+#define COMPILE_NO_CHAIN 8u    /* do not fuse chains of convolutions into one job */
+#define COMPILE_NO_ACT 16u     /* activations stay float on the host (no epilogue tables) */
+#define COMPILE_TABLE_JOBS 32u /* a table of its own is a job even where the host's lookup costs less (--table-jobs) */
 
 enum compile_target {
   COMPILE_TARGET_ACCEL = 0, /* int8 accelerator jobs, the rest on the host */
@@ -72,6 +75,14 @@ struct compile_layer {
   struct lower_report report;
 };
 
+/* An activation table whose job of its own would cost more than the
+ * host's lookup: the host nodes that look it up and why. */
+struct compile_host_table {
+  int cast, gather;           /* the nodes (graph of the result) */
+  char act[64];               /* the region, as the table job's op names it */
+  char why[160];
+};
+
 struct compile_result {
   uint8_t *bytes;             /* the .loom file */
   size_t size;
@@ -84,6 +95,8 @@ struct compile_result {
   enum part_target *targets;  /* per node of graph: where it runs (NULL before partitioning) */
   int native;                 /* compile_model added native host code: host is valid */
   struct hostgen_summary host;
+  struct compile_host_table *host_tables; /* activation tables kept on the host (place_tables.c) */
+  int n_host_tables;
 };
 
 /* The whole pipeline, what `loom compile` runs: import, fixed input shapes,
@@ -115,15 +128,70 @@ int compile_fix_inputs(struct ir_graph *g, const struct compile_input_shape *sha
  * compile_layer.c
  */
 
-/* Lowers fused node `node` (loom.QConv, QGemm, QAdd, QPool) to one job.
- * `flags` are COMPILE_*.  The row of the report is filled in *row. */
-int compile_layer(const struct ir_graph *g, int node, const struct loom_hw_config *cfg,
+/* The nodes of one job: nodes[0], and the ones whose work joins its job
+ * (compile_fuse.c), in data-flow order. */
+#define COMPILE_FUSE_MAX 3
+struct compile_fusion {
+  int n;
+  int nodes[COMPILE_FUSE_MAX];
+};
+
+/* Lowers fused node f->nodes[0] (loom.QConv, QGemm, QAdd, QPool) to one
+ * job, with the nodes after it in f (a QPool after a QConv, or a chain of
+ * QConvs) in the same job.  `flags` are COMPILE_*.  The row of the report
+ * is filled in *row. */
+int compile_layer(const struct ir_graph *g, const struct compile_fusion *f, const struct loom_hw_config *cfg,
                   unsigned flags, struct lower_program *prog, struct compile_layer *row,
                   struct ir_error *err);
+
+/* A QConv as the lowering's struct (its residual and weight parts beside
+ * it: keep the struct in place). */
+struct compile_conv {
+  struct lower_qconv l;
+  struct lower_qresidual res;
+  int8_t *owned;              /* split wide weights, or NULL */
+  int8_t lut[256];            /* the activation table (l.lut), from the "lut" attribute */
+};
+/* Fills c from QConv n; -1 with msg when it cannot be expressed. */
+int compile_conv_params(const struct ir_graph *g, const struct ir_node *n, unsigned flags, const char *where,
+                        struct compile_conv *c, char *msg);
+void compile_conv_free(struct compile_conv *c);
+
+/*
+ * compile_fuse.c
+ */
+
+/* The nodes of node `node`'s job (f->n = 1: it alone): a QPool max after a
+ * QConv (lower_conv_pool_fits()), or a chain [1x1 ->] depthwise -> 1x1
+ * when the cost model finds the fused job faster than the separate ones. */
+void compile_fuse_plan(const struct ir_graph *g, const enum part_target *targets, const struct loom_hw_config *cfg,
+                       unsigned flags, int node, struct compile_fusion *f);
+/* The cost model's estimate of one job of these nodes (the first and the
+ * ones joining its job), UINT64_MAX when it does not lower. */
+uint64_t compile_job_cycles(const struct ir_graph *g, const struct loom_hw_config *cfg, unsigned flags, int n,
+                            const int *nodes);
+/* The job of a chain of QConvs (lower_chain). */
+int compile_chain_layer(const struct ir_graph *g, const struct compile_fusion *f, const struct loom_hw_config *cfg,
+                        unsigned flags, const char *where, struct lower_program *p, char *msg);
 /* "1x64x56x56" */
 void compile_shape_text(const struct ir_tensor *t, char *buf, size_t len);
 /* Whether the runtime has the IM2COL host op folded stems need. */
 int compile_have_im2col(void);
+
+/*
+ * place_tables.c
+ */
+
+/* Host lookup cost the table placement assumes, nanoseconds per element. */
+#define COMPILE_HOST_LOOKUP_NS 25.0
+/* Each activation table that runs as a job of its own (an act_only QConv
+ * on the accelerator) whose estimated cycles at cfg's clock exceed
+ * COMPILE_HOST_LOOKUP_NS per element becomes the host's lookup, Cast to
+ * int32 and Gather of the table: the same bytes.  Partitions again when
+ * any did (r->targets); notes them in r->host_tables.  COMPILE_TABLE_JOBS
+ * keeps every job. */
+int compile_place_tables(struct ir_graph *g, const struct loom_hw_config *cfg, unsigned flags,
+                         struct compile_result *r, struct ir_error *err);
 
 /*
  * compile_loom.c

@@ -86,14 +86,16 @@ static uint32_t acc_flag(const struct ir_graph *g, const struct ir_node *n) {
   return g->tensors[n->out[0]].dtype == IR_DT_I32 ? LOWER_CONV_ACC_OUT : 0;
 }
 
-static int conv_layer(const struct ir_graph *g, const struct ir_node *n, const struct loom_hw_config *cfg,
-                      unsigned flags, const char *where, struct lower_program *p, char *msg) {
+static void pool_params(const struct ir_graph *g, const struct ir_node *n, struct lower_qpool *l);
+
+int compile_conv_params(const struct ir_graph *g, const struct ir_node *n, unsigned flags, const char *where,
+                        struct compile_conv *c, char *msg) {
   const struct ir_tensor *x = opnd(g, n, 0), *w = opnd(g, n, 1);
-  struct lower_qresidual res = residual_of(n);
+  memset(c, 0, sizeof *c);
+  c->res = residual_of(n);
   if (x->rank != 4 || w->rank != 4) return lower_fail(msg, where, "only 2-D convolutions run on the accelerator");
   uint32_t passes;
-  int8_t *owned;
-  const int8_t *wp = weight_parts(g, n, where, &passes, &owned, msg);
+  const int8_t *wp = weight_parts(g, n, where, &passes, &c->owned, msg);
   if (!wp) return -1;
   struct lower_qconv l = {
       .n = (int32_t)x->dims[0], .in_c = (int32_t)x->dims[1], .in_h = (int32_t)x->dims[2],
@@ -108,35 +110,63 @@ static int conv_layer(const struct ir_graph *g, const struct ir_node *n, const s
       .out_zero_point = attr(n, "out_zp", 0), .clamp_lo = attr(n, "lo", -128),
       .clamp_hi = attr(n, "hi", 127), .round_even = (uint32_t)attr(n, "round_even", 0),
       .flags = (flags & COMPILE_IM2COL && compile_have_im2col() ? LOWER_CONV_ALLOW_IM2COL : 0) | acc_flag(g, n),
-      .residual = n->n_in > 4 ? &res : NULL, .in_passes = passes,
+      .residual = n->n_in > 4 ? &c->res : NULL, .in_passes = passes,
   };
-  int rc = lower_conv(cfg, &l, where, p, msg);
-  free(owned);
+  const struct ir_attr *lut = ir_attr_find(n, "lut");
+  if (lut) {
+    if (lut->kind != IR_ATTR_INTS || lut->n != 256) return compile_conv_free(c), lower_fail(msg, where, "lut needs 256 entries");
+    for (int i = 0; i < 256; i++) c->lut[i] = (int8_t)lut->ints[i];
+    l.lut = c->lut;
+  }
+  c->l = l;
+  return 0;
+}
+
+void compile_conv_free(struct compile_conv *c) {
+  free(c->owned);
+  c->owned = NULL;
+}
+
+/* A QConv, with the QPool `pool` (NULL: none) fused after it. */
+static int conv_layer(const struct ir_graph *g, const struct ir_node *n, const struct ir_node *pool,
+                      const struct loom_hw_config *cfg, unsigned flags, const char *where,
+                      struct lower_program *p, char *msg) {
+  struct compile_conv c;
+  if (compile_conv_params(g, n, flags, where, &c, msg)) return -1;
+  struct lower_qpool pl;
+  if (pool) pool_params(g, pool, &pl), c.l.pool = &pl;
+  int rc = lower_conv(cfg, &c.l, where, p, msg);
+  compile_conv_free(&c);
   return rc;
 }
 
 static int fc_layer(const struct ir_graph *g, const struct ir_node *n, const struct loom_hw_config *cfg,
                     const char *where, struct lower_program *p, char *msg) {
   const struct ir_tensor *x = opnd(g, n, 0), *w = opnd(g, n, 1);
-  uint32_t passes;
-  int8_t *owned;
-  const int8_t *wp = weight_parts(g, n, where, &passes, &owned, msg);
-  if (!wp) return -1;
+  uint32_t passes = 1, rt = !w->data; /* runtime weights: an activation in WGT rows (pass_attention.c) */
+  int8_t *owned = NULL;
+  const int8_t *wp = rt ? NULL : weight_parts(g, n, where, &passes, &owned, msg);
+  if (!wp && !rt) return -1;
   struct lower_qfc l = {
-      .n = (int32_t)x->dims[0], .in_features = (int32_t)x->dims[1], .out_features = (int32_t)w->dims[0],
+      .n = (int32_t)x->dims[0], .in_features = (int32_t)x->dims[1],
+      .out_features = (int32_t)(rt ? ir_tensor_numel(opnd(g, n, 3)) : w->dims[0]),
       .weights = wp, .bias = opnd(g, n, 2)->data, .multiplier = opnd(g, n, 3)->data,
       .shift = (uint32_t)attr(n, "shift", 0), .in_zero_point = attr(n, "in_zp", 0),
       .out_zero_point = attr(n, "out_zp", 0), .clamp_lo = attr(n, "lo", -128),
       .clamp_hi = attr(n, "hi", 127), .round_even = (uint32_t)attr(n, "round_even", 0),
-      .in_passes = passes, .flags = acc_flag(g, n),
+      .in_passes = passes, .flags = acc_flag(g, n) | (rt ? LOWER_CONV_RUNTIME_WGT : 0),
   };
+  int8_t lut[256];
+  const struct ir_attr *la = ir_attr_find(n, "lut");
+  if (la && (la->kind != IR_ATTR_INTS || la->n != 256)) return free(owned), lower_fail(msg, where, "lut needs 256 entries");
+  for (int i = 0; la && i < 256; i++) lut[i] = (int8_t)la->ints[i];
+  if (la) l.lut = lut;
   int rc = lower_fc(cfg, &l, where, p, msg);
   free(owned);
   return rc;
 }
 
-static int pool_layer(const struct ir_graph *g, const struct ir_node *n, const struct loom_hw_config *cfg,
-                      const char *where, struct lower_program *p, char *msg) {
+static void pool_params(const struct ir_graph *g, const struct ir_node *n, struct lower_qpool *out) {
   const struct ir_tensor *x = opnd(g, n, 0);
   struct lower_qpool l = {
       .kind = attr(n, "avg", 0) ? LOWER_POOL_AVG : LOWER_POOL_MAX,
@@ -150,6 +180,13 @@ static int pool_layer(const struct ir_graph *g, const struct ir_node *n, const s
       .out_zero_point = attr(n, "out_zp", 0), .clamp_lo = attr(n, "lo", -128),
       .clamp_hi = attr(n, "hi", 127), .round_even = (uint32_t)attr(n, "round_even", 0),
   };
+  *out = l;
+}
+
+static int pool_layer(const struct ir_graph *g, const struct ir_node *n, const struct loom_hw_config *cfg,
+                      const char *where, struct lower_program *p, char *msg) {
+  struct lower_qpool l;
+  pool_params(g, n, &l);
   return lower_pool(cfg, &l, where, p, msg);
 }
 
@@ -171,36 +208,53 @@ static int add_layer(const struct ir_graph *g, const struct ir_node *n, const st
   return lower_add(cfg, &l, where, p, msg);
 }
 
-/* "conv 3x3/2", "dwconv 3x3/1", "fc", "maxpool 3x3/2", "add". */
-static void op_text(const struct ir_node *n, const struct lower_report *r, char *buf, size_t len) {
+/* "conv 3x3/2", "dwconv 3x3/1", "fc", "maxpool 3x3/2", "add", "conv 7x7/2+pool",
+ * "chain 3x3/1+add" (the chain's depthwise window). */
+static void op_text(const struct ir_graph *g, const struct compile_fusion *f, const struct lower_report *r, char *buf,
+                    size_t len) {
+  const struct ir_node *n = &g->nodes[f->nodes[0]], *last = &g->nodes[f->nodes[f->n - 1]];
   const char *kind = lower_kind_names[r->kind];
   if (n->op == IR_OP_QGEMM || n->op == IR_OP_QADD) {
-    snprintf(buf, len, "%s", kind);
+    snprintf(buf, len, "%s%s", kind, ir_attr_find(n, "lut") ? "+act" : "");
     return;
   }
-  snprintf(buf, len, "%s %dx%d/%d%s", kind, attr_at(n, "kernel_shape", 0, 1), attr_at(n, "kernel_shape", 1, 1),
-           attr_at(n, "strides", 0, 1), n->op == IR_OP_QCONV && n->n_in > 4 ? "+add" : "");
+  const struct ir_node *k = n;
+  for (int i = 0; r->kind == LOWER_KIND_CHAIN && i < f->n; i++)
+    if (attr(&g->nodes[f->nodes[i]], "group", 1) > 1) k = &g->nodes[f->nodes[i]];
+  const struct ir_attr *act = ir_attr_find(n, "act");
+  if (attr(n, "act_only", 0)) {
+    snprintf(buf, len, "act %s", act && act->kind == IR_ATTR_STRING ? act->s : "");
+    return;
+  }
+  snprintf(buf, len, "%s %dx%d/%d%s%s%s", kind, attr_at(k, "kernel_shape", 0, 1), attr_at(k, "kernel_shape", 1, 1),
+           attr_at(k, "strides", 0, 1), last->op == IR_OP_QCONV && last->n_in > 4 ? "+add" : "",
+           f->n > 1 && last->op == IR_OP_QPOOL ? "+pool" : "", act ? "+act" : "");
 }
 
-int compile_layer(const struct ir_graph *g, int node, const struct loom_hw_config *cfg, unsigned flags,
-                  struct lower_program *prog, struct compile_layer *row, struct ir_error *err) {
-  const struct ir_node *n = &g->nodes[node];
+int compile_layer(const struct ir_graph *g, const struct compile_fusion *f, const struct loom_hw_config *cfg,
+                  unsigned flags, struct lower_program *prog, struct compile_layer *row, struct ir_error *err) {
+  int node = f->nodes[0];
+  const struct ir_node *n = &g->nodes[node], *next = f->n > 1 ? &g->nodes[f->nodes[1]] : NULL;
   char where[512], nw[256], msg[LOWER_MSG_MAX];
   snprintf(where, sizeof where, "%s: %s", g->source, ir_node_where(g, node, nw, sizeof nw));
   memset(prog, 0, sizeof *prog);
   int rc;
-  switch (n->op) {
-  case IR_OP_QCONV: rc = conv_layer(g, n, cfg, flags, where, prog, msg); break;
-  case IR_OP_QGEMM: rc = fc_layer(g, n, cfg, where, prog, msg); break;
-  case IR_OP_QPOOL: rc = pool_layer(g, n, cfg, where, prog, msg); break;
-  case IR_OP_QADD: rc = add_layer(g, n, cfg, where, prog, msg); break;
-  default: LOOM_ASSERT(0); return -1;
+  if (next && next->op == IR_OP_QCONV) {
+    rc = compile_chain_layer(g, f, cfg, flags, where, prog, msg);
+  } else {
+    switch (n->op) {
+    case IR_OP_QCONV: rc = conv_layer(g, n, next, cfg, flags, where, prog, msg); break;
+    case IR_OP_QGEMM: rc = fc_layer(g, n, cfg, where, prog, msg); break;
+    case IR_OP_QPOOL: rc = pool_layer(g, n, cfg, where, prog, msg); break;
+    case IR_OP_QADD: rc = add_layer(g, n, cfg, where, prog, msg); break;
+    default: LOOM_ASSERT(0); return -1;
+    }
   }
   if (rc) return ir_errorf(err, "%s", msg), -1;
   memset(row, 0, sizeof *row);
   snprintf(row->name, sizeof row->name, "%s", n->name ? n->name : g->tensors[n->out[0]].name);
-  op_text(n, &prog->report, row->op, sizeof row->op);
-  compile_shape_text(&g->tensors[n->out[0]], row->shape, sizeof row->shape);
+  op_text(g, f, &prog->report, row->op, sizeof row->op);
+  compile_shape_text(&g->tensors[g->nodes[f->nodes[f->n - 1]].out[0]], row->shape, sizeof row->shape);
   row->is_job = 1;
   row->report = prog->report;
   return 0;

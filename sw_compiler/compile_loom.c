@@ -26,7 +26,11 @@
  * WORK buffers at load), each tensor at offset 0 of its buffer, since the
  * lowering addresses every tensor from the start of its segment.  Views
  * share their operand's buffer; Concat operands are copied into slices of
- * the result's buffer.  Buffers are not reused across tensors: simple, and
+ * the result's buffer.  Attention's head slices are views at an offset
+ * into the stacked operand's buffer, and the heads' results are views at
+ * an offset into their Concat's: a job whose segment tensor starts inside
+ * its buffer has its LOADs / STOREs of that segment moved by the offset
+ * (lower_program_rebase), so it reads and writes the slice in place.  Buffers are not reused across tensors: simple, and
  * ResNet-18 needs about 20 MB.
  *
  * The model's interface: a graph input whose only reader is a
@@ -157,29 +161,9 @@ int cl_view_desc(struct lctx *c, int like, int shape_of, int plain, int buf, uin
 
 /* ---- the interface ---- */
 
-static int sole_reader(const struct ir_graph *g, int t) {
-  int user = -1;
-  for (int i = 0; i < g->n_outputs; i++)
-    if (g->outputs[i] == t) return -1;
-  for (int i = 0; i < g->n_nodes; i++)
-    for (int k = 0; k < g->nodes[i].n_in; k++)
-      if (g->nodes[i].in[k] == t) {
-        if (user >= 0) return -1;
-        user = i;
-      }
-  return user;
-}
-
-static int producer_of(const struct ir_graph *g, int t) {
-  for (int i = 0; i < g->n_nodes; i++)
-    for (int k = 0; k < g->nodes[i].n_out; k++)
-      if (g->nodes[i].out[k] == t) return i;
-  return -1;
-}
-
 static void plan_input(struct lctx *c, int x) {
   const struct ir_graph *g = c->g;
-  int u = sole_reader(g, x), t = x;
+  int u = ir_sole_reader(g, x), t = x;
   int is_out = 0;
   for (int k = 0; u >= 0 && k < g->n_outputs; k++) is_out |= g->outputs[k] == g->nodes[u].out[0];
   if (u >= 0 && g->nodes[u].op == IR_OP_QUANTIZELINEAR && c->targets[u] == PART_HOST && !is_out) {
@@ -191,8 +175,8 @@ static void plan_input(struct lctx *c, int x) {
 
 static int plan_output(struct lctx *c, int k, const char *name) {
   const struct ir_graph *g = c->g;
-  int y = g->outputs[k], p = producer_of(g, y), t = y;
-  if (p >= 0 && g->nodes[p].op == IR_OP_DEQUANTIZELINEAR && c->targets[p] == PART_HOST && sole_reader(g, y) < 0 &&
+  int y = g->outputs[k], p = ir_producer(g, y), t = y;
+  if (p >= 0 && g->nodes[p].op == IR_OP_DEQUANTIZELINEAR && c->targets[p] == PART_HOST && ir_sole_reader(g, y) < 0 &&
       g->tensors[g->nodes[p].in[0]].quant.n == 1 && !c->iface[g->nodes[p].in[0]].role) {
     int only_output = 1;
     for (int j = 0; j < g->n_outputs; j++) only_output &= j == k || g->outputs[j] != y;
@@ -360,11 +344,59 @@ static int host_node(struct lctx *c, int node) {
   return rc;
 }
 
+/* A descriptor of IR tensor t over rows [row, ...) of blocked descriptor
+ * x's bytes (rows: N of [N, C] or [N, C, H, W], each a contiguous run). */
+static int rows_desc(struct lctx *c, int x, int t, int64_t row, int64_t rows_of_x) {
+  const struct loom_file_tensor *rx = &c->ts[x].rec;
+  uint64_t off = rx->offset + (uint64_t)row * (rx->bytes / (uint64_t)rows_of_x);
+  int d = cl_view_desc(c, x, t, 0, (int)rx->buffer, off, ".rows");
+  return d < 0 ? -1 : (c->desc[t] = d);
+}
+
+/* Concats the partition placed in place (the heads' results of an
+ * attention): before any job runs, each operand's descriptor becomes its
+ * rows of the result, so the job producing it stores there (map_segment
+ * moves its stores) and the Concat itself is nothing at run time. */
+static int concats_in_place(struct lctx *c) {
+  for (int i = 0; i < c->g->n_nodes; i++) {
+    const struct ir_node *n = &c->g->nodes[i];
+    if (c->targets[i] != PART_ALIAS || n->op != IR_OP_CONCAT) continue;
+    int y = cl_desc_of(c, n->out[0]);
+    if (y < 0) return -1;
+    int64_t at = 0, axis = ir_attr_int(n, "axis", 0) & 1;
+    for (int k = 0; k < n->n_in; k++) {
+      int t = n->in[k];
+      if (c->desc[t] >= 0) return ir_fail(c->err, c->g, i, "operand %%%s is laid out before its Concat", c->g->tensors[t].name);
+      if (!axis && rows_desc(c, y, t, at, c->g->tensors[n->out[0]].dims[0]) < 0) return -1;
+      if (axis) { /* columns: the first row's blocks; map_segment spaces the rows (column_pitch) */
+        const struct loom_file_tensor *ry = &c->ts[y].rec;
+        uint64_t off = ry->offset + (uint64_t)at * loom_dtype_size((loom_dtype)ry->dtype);
+        int d = cl_view_desc(c, y, t, 0, (int)ry->buffer, off, ".cols");
+        if (d < 0) return -1;
+        c->desc[t] = d;
+      }
+      at += c->g->tensors[t].dims[axis];
+    }
+  }
+  return 0;
+}
+
 static int view_node(struct lctx *c, int node) {
   const struct ir_node *n = &c->g->nodes[node];
+  if (n->op == IR_OP_CONCAT) return 0; /* in place: concats_in_place() */
   int x = cl_desc_of(c, n->in[0]);
   if (x < 0) return -1;
   if (c->desc[n->out[0]] >= 0) return 0;
+  int64_t start;
+  int axis;
+  if (ir_head_slice_of(c->g, n->out[0], &start, &axis) >= 0 && !axis) /* a head's rows of a stacked operand */
+    return rows_desc(c, x, n->out[0], start, c->g->tensors[n->in[0]].dims[0]) < 0 ? -1 : 0;
+  if (ir_head_slice_of(c->g, n->out[0], &start, &axis) >= 0) { /* its columns: map_segment spaces the rows */
+    const struct loom_file_tensor *rx = &c->ts[x].rec;
+    uint64_t off = rx->offset + (uint64_t)start * loom_dtype_size((loom_dtype)rx->dtype);
+    int d = cl_view_desc(c, x, n->out[0], 0, (int)rx->buffer, off, ".cols");
+    return d < 0 ? -1 : (c->desc[n->out[0]] = d, 0);
+  }
   return cl_desc_as(c, n->out[0], x) < 0 ? -1 : 0;
 }
 
@@ -435,8 +467,27 @@ static int acc_out_segment(struct lctx *c, int node, const struct lower_program 
   return 0;
 }
 
+/* When IR tensor t is a window of columns of a wider blocked [N, C]
+ * tensor (a head's columns of an attention operand, or of an in-place
+ * Concat): the bytes of one row of that tensor, else 0. */
+static uint64_t column_pitch(const struct lctx *c, int t) {
+  int axis, src = ir_head_slice_of(c->g, t, NULL, &axis);
+  if (src >= 0 && axis && c->desc[src] >= 0 && c->ts[c->desc[src]].rec.layout)
+    return c->ts[c->desc[src]].rec.bytes / (uint64_t)c->g->tensors[src].dims[0];
+  for (int i = 0; i < c->g->n_nodes; i++) {
+    const struct ir_node *n = &c->g->nodes[i];
+    if (c->targets[i] != PART_ALIAS || n->op != IR_OP_CONCAT || !(ir_attr_int(n, "axis", 0) & 1)) continue;
+    for (int k = 0; k < n->n_in; k++)
+      if (n->in[k] == t) {
+        const struct loom_file_tensor *ry = &c->ts[c->desc[n->out[0]]].rec;
+        return ry->bytes / (uint64_t)c->g->tensors[n->out[0]].dims[0];
+      }
+  }
+  return 0;
+}
+
 /* Maps segment `seg` of job j to the buffer of IR tensor t. */
-static int map_segment(struct lctx *c, int node, const struct lower_program *p, enum lower_seg seg, int t,
+static int map_segment(struct lctx *c, int node, struct lower_program *p, enum lower_seg seg, int t,
                        struct loom_file_job *j) {
   const struct lower_act *a = &p->act[seg];
   if (a->layout == LOWER_ACT_IM2COL && seg == LOWER_SEG_IN) return im2col_input(c, node, p, t, j);
@@ -446,7 +497,13 @@ static int map_segment(struct lctx *c, int node, const struct lower_program *p, 
   if (a->layout != LOWER_ACT_NCHWC)
     return ir_fail(c->err, c->g, node, "the lowering chose the %s layout, which needs a host step Loom does not have yet",
                 lower_act_layout_names[a->layout]);
-  LOOM_ASSERT(rec->offset == 0 && rec->layout && (int)rec->layout_block == a->block);
+  LOOM_ASSERT(rec->layout && (int)rec->layout_block == a->block);
+  uint64_t pitch = column_pitch(c, t), rows = (uint64_t)c->g->tensors[t].dims[0];
+  if (pitch && lower_program_repitch(p, seg, rec->bytes / rows, pitch))
+    return ir_fail(c->err, c->g, node, "the job cannot write %%%s as columns of a wider tensor", c->g->tensors[t].name);
+  if (rec->offset && lower_program_rebase(p, seg, rec->offset)) /* a slice read or written in place */
+    return ir_fail(c->err, c->g, node, "operand %%%s starts %llu bytes into its buffer, not on a DRAM row",
+                   c->g->tensors[t].name, (unsigned long long)rec->offset);
   cl_grow_buffer(c, (int)rec->buffer, p->seg_bytes[seg]);
   j->segments[seg] = rec->buffer;
   return 0;
@@ -468,18 +525,31 @@ static int job_node(struct lctx *c, int node) {
   const struct ir_node *n = &c->g->nodes[node];
   struct lower_program p;
   struct compile_layer row;
-  if (compile_layer(c->g, node, c->cfg, c->flags, &p, &row, c->err)) {
+  if (c->absorbed[node]) return 0; /* in an earlier node's job */
+  struct compile_fusion f;
+  compile_fuse_plan(c->g, c->targets, c->cfg, c->flags, node, &f);
+  if (f.n > 1 && compile_layer(c->g, &f, c->cfg, c->flags, &p, &row, c->err)) {
+    lower_program_free(&p); /* the fused job does not fit: one job each */
+    f.n = 1;
+  }
+  if (f.n == 1 && compile_layer(c->g, &f, c->cfg, c->flags, &p, &row, c->err)) {
     lower_program_free(&p);
     return -1;
   }
+  int y = c->g->nodes[f.nodes[f.n - 1]].out[0], rc = 0;
+  for (int i = 1; i < f.n; i++) c->absorbed[f.nodes[i]] = 1;
   struct loom_file_job j = {0};
   for (int s = 0; s < 8; s++) j.segments[s] = LOOM_FILE_NO_BUFFER;
   int lanes = -1, i32 = -1, acc_out = c->g->tensors[n->out[0]].dtype == IR_DT_I32;
-  int rc = map_segment(c, node, &p, LOWER_SEG_IN, n->in[0], &j) ||
-           (n->op == IR_OP_QADD && map_segment(c, node, &p, LOWER_SEG_IN2, n->in[1], &j)) ||
-           (n->op == IR_OP_QCONV && n->n_in > 4 && map_segment(c, node, &p, LOWER_SEG_IN2, n->in[4], &j)) ||
-           (acc_out ? acc_out_segment(c, node, &p, n->out[0], &j, &lanes, &i32)
-                    : map_segment(c, node, &p, LOWER_SEG_OUT, n->out[0], &j));
+  rc = map_segment(c, node, &p, LOWER_SEG_IN, n->in[0], &j);
+  for (int i = 0; i < f.n && !rc; i++) { /* a fused residual Add's operand */
+    const struct ir_node *m = &c->g->nodes[f.nodes[i]];
+    if (m->op == IR_OP_QCONV && m->n_in > 4) rc = map_segment(c, node, &p, LOWER_SEG_IN2, m->in[4], &j);
+  }
+  int in2 = n->op == IR_OP_QADD || (n->op == IR_OP_QGEMM && !c->g->tensors[n->in[1]].data); /* runtime weights */
+  rc = rc || (in2 && map_segment(c, node, &p, LOWER_SEG_IN2, n->in[1], &j)) ||
+       (acc_out ? acc_out_segment(c, node, &p, n->out[0], &j, &lanes, &i32)
+                : map_segment(c, node, &p, LOWER_SEG_OUT, y, &j));
   if (!rc) {
     uint8_t *code = lower_program_code(&p);
     char name[128];
@@ -564,7 +634,7 @@ int compile_loom(const struct ir_graph *g, const enum part_target *targets, char
   c.absorbed = ir_xcalloc((size_t)g->n_nodes + 1, 1);
   c.plain = ir_xmalloc(((size_t)g->n_tensors + 1) * sizeof *c.plain);
   for (int t = 0; t < g->n_tensors; t++) c.desc[t] = c.plain[t] = -1;
-  int rc = plan_interface(&c, out_names) || emit_nodes(&c) || finish(&c);
+  int rc = plan_interface(&c, out_names) || concats_in_place(&c) || emit_nodes(&c) || finish(&c);
   lctx_free(&c);
   return rc ? -1 : 0;
 }

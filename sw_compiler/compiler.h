@@ -107,7 +107,8 @@ int ir_pass_simplify(struct ir_graph *g, struct ir_error *err);
 /* Accelerator target: Mul / Div / Add of an NCHW activation by a
  * per-channel or scalar constant folded into the Conv before it, or as a
  * depthwise 1x1 Conv. */
-int ir_pass_const_ops_to_conv(struct ir_graph *g, struct ir_error *err);
+#define CONST_OPS_NO_ACT 1u /* activation regions' scalar steps become convolutions too (--no-act) */
+int ir_pass_const_ops_to_conv(struct ir_graph *g, unsigned flags, struct ir_error *err);
 
 /*
  * pass_bn_fold.c
@@ -235,6 +236,7 @@ int quant_multipliers(const double *real, int n, int32_t *mult, uint32_t *shift)
  * QuantizeLinear -> DequantizeLinear pair with asymmetric per-tensor int8
  * parameters.  pass_fuse.c then folds the pairs into fused ops. */
 #define QUANT_CLIP_MSE 1u /* clip activation ranges to the MSE-optimal range (calib.c) */
+#define QUANT_NO_ACT 2u   /* no int8 points around activations (they stay float: no tables) */
 int ir_pass_quantize(struct ir_graph *g, const struct calib_range *ranges, int n_ranges, unsigned flags,
                      struct ir_error *err);
 /* Whether the graph already carries quantization (Q/DQ nodes, QLinear or
@@ -253,7 +255,33 @@ int ir_graph_is_quantized(const struct ir_graph *g);
  * joins the QConv that feeds it.  Every int8 activation gets its
  * quantization in tensor->quant. */
 #define FUSE_NO_RESIDUAL 1u /* keep residual Adds as jobs of their own */
+#define FUSE_NO_ACT 2u      /* no activation tables (pass_fuse_act.c): they stay float */
 int ir_pass_fuse(struct ir_graph *g, unsigned flags, struct ir_error *err);
+
+/*
+ * pass_attention.c: matmuls of two activations on the accelerator
+ */
+
+/* Before calibration: a float MatMul of two activations batched over a
+ * leading dimension (attention heads) becomes one 2-D MatMul per batch on
+ * row slices of the operands viewed as [H * rows, cols] (or, for the
+ * first one, column slices of the heads side by side when they are whole
+ * channel blocks of `block`), with a Concat and a Reshape back. */
+int ir_pass_split_act_matmul(struct ir_graph *g, int block, struct ir_error *err);
+/* Whether node i is a float 2-D MatMul of two activations (the quantizer
+ * gives its operands symmetric parameters). */
+int ir_is_act_matmul(const struct ir_graph *g, int i);
+/* When t is one head's slice of an attention operand (the Slice
+ * ir_pass_split_act_matmul makes: rows of the heads stacked, axis 0, or
+ * columns of the heads side by side, axis 1 of a rank-2 tensor): that
+ * tensor, with the first row or column in *start and the axis in *axis
+ * (either may be NULL); else -1.  Its int8 form is a window of that
+ * tensor's, read in place. */
+int ir_head_slice_of(const struct ir_graph *g, int t, int64_t *start, int *axis);
+/* After ir_pass_fuse: DQ(a) x DQ(b) -> Q (int8, zero points 0) becomes a
+ * loom.QGemm whose weights are b in the WGT row layout of channel block
+ * `block`, an activation loaded at run time. */
+int ir_pass_fuse_act_matmul(struct ir_graph *g, int block, struct ir_error *err);
 /* MatMul of a matrix by a constant (or DQ'd constant) matrix, with the
  * bias Add that may follow, as a Gemm: the form both the quantizer and the
  * fusion patterns know.  Part of ir_pass_fuse; run it alone before

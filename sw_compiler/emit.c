@@ -107,6 +107,53 @@ void lower_program_free(struct lower_program *p) {
   memset(p, 0, sizeof *p);
 }
 
+/* Whether transfer `in` of segment `seg` is one lower_program_rebase /
+ * _repitch move (a DRAM transfer of that segment). */
+static int seg_transfer(const struct loom_insn *in, enum lower_seg seg) {
+  return (in->opcode == LOOM_OP_LOAD || in->opcode == LOOM_OP_STORE) && in->mem.segment == (uint32_t)seg &&
+         !in->mem.src_out;
+}
+
+int lower_program_repitch(struct lower_program *p, enum lower_seg seg, uint64_t width, uint64_t pitch) {
+  if (!width || pitch < width || p->seg_bytes[seg] % width) return -1;
+  for (uint32_t i = 0; i < p->insn_count; i++) {
+    const struct loom_insn *in = &p->insns[i];
+    if (!seg_transfer(in, seg) || !in->mem.x_size || !in->mem.y_size) continue;
+    uint64_t r = loom_hw_row_bytes(p->cfg, (int)in->mem.buffer, (int)in->mem.src_int8), w = width / r, pp = pitch / r;
+    if (width % r || pitch % r || in->mem.dram_offset % w + in->mem.x_size > w || (in->mem.y_size > 1 && in->mem.x_stride % w))
+      return -1; /* a transfer row crosses a tensor row, or rows apart by other than whole tensor rows */
+    uint64_t last = in->mem.dram_offset / w * pp + in->mem.dram_offset % w + (uint64_t)(in->mem.y_size - 1) * (in->mem.x_stride / w * pp);
+    if (last >= (1ull << LOOM_MEM_DRAM_OFFSET_WIDTH) || (in->mem.y_size > 1 && in->mem.x_stride / w * pp >= (1ull << LOOM_MEM_X_STRIDE_WIDTH)))
+      return -1;
+  }
+  for (uint32_t i = 0; i < p->insn_count; i++) {
+    struct loom_insn *in = &p->insns[i];
+    if (!seg_transfer(in, seg) || !in->mem.x_size || !in->mem.y_size) continue;
+    uint64_t r = loom_hw_row_bytes(p->cfg, (int)in->mem.buffer, (int)in->mem.src_int8), w = width / r, pp = pitch / r;
+    in->mem.dram_offset = (uint32_t)(in->mem.dram_offset / w * pp + in->mem.dram_offset % w);
+    if (in->mem.y_size > 1) in->mem.x_stride = (uint32_t)(in->mem.x_stride / w * pp);
+  }
+  uint64_t rows = p->seg_bytes[seg] / width;
+  if (rows) p->seg_bytes[seg] = (rows - 1) * pitch + width;
+  return 0;
+}
+
+int lower_program_rebase(struct lower_program *p, enum lower_seg seg, uint64_t bytes) {
+  for (uint32_t i = 0; i < p->insn_count; i++) { /* check all before moving any */
+    const struct loom_insn *in = &p->insns[i];
+    if (!seg_transfer(in, seg)) continue;
+    uint64_t r = loom_hw_row_bytes(p->cfg, (int)in->mem.buffer, (int)in->mem.src_int8);
+    if (bytes % r || in->mem.dram_offset + bytes / r >= (1ull << LOOM_MEM_DRAM_OFFSET_WIDTH)) return -1;
+  }
+  for (uint32_t i = 0; i < p->insn_count; i++) {
+    struct loom_insn *in = &p->insns[i];
+    if (seg_transfer(in, seg))
+      in->mem.dram_offset += (uint32_t)(bytes / loom_hw_row_bytes(p->cfg, (int)in->mem.buffer, (int)in->mem.src_int8));
+  }
+  p->seg_bytes[seg] += bytes;
+  return 0;
+}
+
 uint32_t emit_insn(struct lower_program *p, const struct loom_insn *in) {
   p->insns = grow(p->insns, &p->insn_cap, p->insn_count + 1, sizeof *p->insns);
   p->insns[p->insn_count] = *in;
@@ -230,6 +277,21 @@ struct loom_insn emit_qcfg(int32_t mult, uint32_t shift, int32_t zp, int32_t lo,
   return in;
 }
 
+struct loom_insn emit_qcfg_par(uint32_t par_base, uint32_t shift, int32_t zp, int32_t lo, int32_t hi,
+                               uint32_t round_even) {
+  struct loom_insn in = emit_qcfg(0, shift, zp, lo, hi, round_even);
+  in.qcfg.par_base = par_base;
+  return in;
+}
+
+struct loom_insn emit_gcfg(uint32_t period, uint32_t kh, uint32_t kw, uint32_t row, uint32_t col) {
+  struct loom_insn in;
+  memset(&in, 0, sizeof in);
+  in.opcode = LOOM_OP_GCFG;
+  in.gcfg.period = period, in.gcfg.dw_kh = kh, in.gcfg.dw_kw = kw, in.gcfg.dw_row = row, in.gcfg.dw_col = col;
+  return in;
+}
+
 struct loom_insn emit_nop(uint32_t queue) {
   struct loom_insn in;
   memset(&in, 0, sizeof in);
@@ -334,7 +396,7 @@ void emit_report(struct lower_program *p) {
   const struct loom_hw_config *cfg = p->cfg;
   cost_count(cfg, p->insns, p->insn_count, r->counters);
   struct cost_sim sim;
-  cost_simulate(cfg, p->insns, p->insn_count, &sim);
+  cost_simulate(cfg, p->insns, p->insn_count, p->uops, p->uop_count, &sim);
   LOOM_ASSERT(!sim.deadlock);
   r->est_cycles = sim.cycles;
   r->load_cycles = sim.busy[LOOM_Q_LOAD];
@@ -375,12 +437,12 @@ const char *const lower_act_layout_names[LOWER_ACT_COUNT] = {"none", "nchwc", "i
 _Static_assert(sizeof lower_act_layout_names / sizeof *lower_act_layout_names == LOWER_ACT_COUNT,
                "names");
 const char *const lower_kind_names[LOWER_KIND_COUNT] = {"conv",    "conv-im2col", "dwconv", "fc",
-                                                        "maxpool", "avgpool",     "add"};
+                                                        "maxpool", "avgpool",     "add",    "chain"};
 _Static_assert(sizeof lower_kind_names / sizeof *lower_kind_names == LOWER_KIND_COUNT, "names");
 const char *const lower_pool_kind_names[LOWER_POOL_COUNT] = {"max", "avg"};
 _Static_assert(sizeof lower_pool_kind_names / sizeof *lower_pool_kind_names == LOWER_POOL_COUNT,
                "names");
-const char *const lower_gemm_mode_names[LOWER_GEMM_MODE_COUNT] = {"dense", "diag"};
+const char *const lower_gemm_mode_names[LOWER_GEMM_MODE_COUNT] = {"dense", "diag", "dw"};
 _Static_assert(sizeof lower_gemm_mode_names / sizeof *lower_gemm_mode_names == LOWER_GEMM_MODE_COUNT,
                "names");
 

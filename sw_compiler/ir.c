@@ -103,6 +103,29 @@ int ir_tensor_find(const struct ir_graph *g, const char *name) {
   return -1;
 }
 
+int ir_producer(const struct ir_graph *g, int t) {
+  for (int i = 0; t >= 0 && i < g->n_nodes; i++)
+    if (!g->nodes[i].dead)
+      for (int k = 0; k < g->nodes[i].n_out; k++)
+        if (g->nodes[i].out[k] == t) return i;
+  return -1;
+}
+
+int ir_sole_reader(const struct ir_graph *g, int t) {
+  int user = -1;
+  for (int i = 0; i < g->n_outputs; i++)
+    if (g->outputs[i] == t) return -1;
+  for (int i = 0; i < g->n_nodes; i++) {
+    if (g->nodes[i].dead) continue;
+    for (int k = 0; k < g->nodes[i].n_in; k++)
+      if (g->nodes[i].in[k] == t) {
+        if (user >= 0 && user != i) return -1;
+        user = i;
+      }
+  }
+  return user;
+}
+
 /* ---- graphs ---- */
 
 struct ir_graph *ir_graph_new(const char *source) {

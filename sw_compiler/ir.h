@@ -221,6 +221,9 @@ extern const struct ir_op_info ir_op_infos[IR_OP_COUNT];
 struct ir_node;
 const char *ir_op_name(enum ir_op_kind op);
 int ir_op_from_name(const char *name);  /* -1 when unknown (and for "onnx") */
+/* A view: Flatten, Reshape, Squeeze, Unsqueeze or Identity, whose result
+ * holds its first operand's elements in the same order. */
+int ir_op_is_view(enum ir_op_kind op);
 /* The ai.onnx opset whose form a node of a typed kind has (the importer
  * keeps one form per kind: Clip bounds as operands, Squeeze axes as an
  * attribute, ...), for running it as an ONNX op on the host kernels.  A
@@ -310,6 +313,11 @@ int ir_input_add(struct ir_graph *g, const char *name, enum ir_dtype dt,
                  int rank, const int64_t *dims);
 void ir_output_add(struct ir_graph *g, int tensor);
 int ir_tensor_find(const struct ir_graph *g, const char *name); /* -1 */
+/* Who writes and who reads tensor t, among live nodes (dead ones do not
+ * count).  ir_sole_reader: the one node reading t (in one slot or several);
+ * -1 when none or several read it, or t is a graph output. */
+int ir_producer(const struct ir_graph *g, int t);
+int ir_sole_reader(const struct ir_graph *g, int t);
 
 /* Records a node; returns its index.  in[i] may be -1 (absent optional). */
 int ir_node_add(struct ir_graph *g, enum ir_op_kind op, const char *name,

@@ -89,6 +89,8 @@ int ev_qconv(struct ectx *c) {
   if (check_req(c, &q) || ev_conv_geo_full(c, 0, 1, &g) || want_count(c, 2, g.m) || want_count(c, 3, g.m) ||
       residual_of(c, &res))
     return -1;
+  const struct ir_attr *lut = ir_attr_find(c->n, "lut"); /* the epilogue's table, after the clamp */
+  if (lut && (lut->kind != IR_ATTR_INTS || lut->n != 256)) return ir_fail(c->err, c->g, c->node, "lut needs 256 entries");
   int64_t zp = ir_attr_int(c->n, "in_zp", 0), nx = numel(T(c, 0)), nw = numel(T(c, 1));
   const int8_t *x8 = IN(c, 0);
   const int32_t *bias = IN(c, 2), *mult = IN(c, 3);
@@ -101,22 +103,36 @@ int ev_qconv(struct ectx *c) {
   ev_conv_core_i32(&g, x, w, acc);
   for (int64_t i = 0; i < ny && R(c)->dtype == IR_DT_I32; i++) /* the accumulator itself */
     ((int32_t *)c->out[0])[i] = (int32_t)(uint32_t)acc[i];
-  for (int64_t i = 0; i < ny && R(c)->dtype != IR_DT_I32; i++)
-    ((int8_t *)c->out[0])[i] = add_residual(&res, requant((int32_t)(uint32_t)acc[i], mult[(i / plane) % g.m], &q), i);
+  for (int64_t i = 0; i < ny && R(c)->dtype != IR_DT_I32; i++) {
+    int8_t v = requant((int32_t)(uint32_t)acc[i], mult[(i / plane) % g.m], &q);
+    ((int8_t *)c->out[0])[i] = add_residual(&res, lut ? (int8_t)lut->ints[(uint8_t)v] : v, i);
+  }
   free(x);
   free(w);
   free(acc);
   return 0;
 }
 
+/* Index of w[j][kk] in the weights: [O, K], or runtime weights in WGT rows
+ * [ceil(O/B), K, B, 1] (pass_attention.c). */
+static int64_t wgt_index(const struct ir_tensor *w, int64_t j, int64_t k, int64_t kk) {
+  if (w->rank == 2) return j * k + kk;
+  int64_t b = w->dims[2];
+  return ((j / b) * k + kk) * b + j % b;
+}
+
 int ev_qgemm(struct ectx *c) {
   const struct ir_tensor *x = T(c, 0), *w = T(c, 1);
   struct req q = req_of(c->n);
   if (check_req(c, &q)) return -1;
-  if (x->rank != 2 || w->rank != 2 || x->dims[1] != w->dims[1])
-    return ir_fail(c->err, c->g, c->node, "needs x [N,K] and w [O,K]");
-  int64_t n = x->dims[0], k = x->dims[1], o = w->dims[0], zp = ir_attr_int(c->n, "in_zp", 0);
+  int rt = w->rank == 4; /* runtime weights: O from the multipliers */
+  if (x->rank != 2 || (w->rank != 2 && !rt) || x->dims[1] != w->dims[1] ||
+      (rt && (w->dims[3] != 1 || w->dims[0] * w->dims[2] < numel(T(c, 3)))))
+    return ir_fail(c->err, c->g, c->node, "needs x [N,K] and w [O,K] (or [ceil(O/B),K,B,1])");
+  int64_t n = x->dims[0], k = x->dims[1], o = rt ? numel(T(c, 3)) : w->dims[0], zp = ir_attr_int(c->n, "in_zp", 0);
   if (want_count(c, 2, o) || want_count(c, 3, o)) return -1;
+  const struct ir_attr *lut = ir_attr_find(c->n, "lut"); /* as in QConv */
+  if (lut && (lut->kind != IR_ATTR_INTS || lut->n != 256)) return ir_fail(c->err, c->g, c->node, "lut needs 256 entries");
   const int8_t *xv = IN(c, 0);
   const int32_t *bias = IN(c, 2), *mult = IN(c, 3);
   enum ir_dtype wdt = w->dtype; /* i8, or wide i32 */
@@ -124,9 +140,12 @@ int ev_qgemm(struct ectx *c) {
     for (int64_t j = 0; j < o; j++) {
       uint32_t acc = (uint32_t)bias[j];
       for (int64_t kk = 0; kk < k; kk++)
-        acc += (uint32_t)(int32_t)(ev_ldi(wdt, IN(c, 1), j * k + kk) * (xv[i * k + kk] - zp));
+        acc += (uint32_t)(int32_t)(ev_ldi(wdt, IN(c, 1), wgt_index(w, j, k, kk)) * (xv[i * k + kk] - zp));
       if (R(c)->dtype == IR_DT_I32) ((int32_t *)c->out[0])[i * o + j] = (int32_t)acc;
-      else ((int8_t *)c->out[0])[i * o + j] = requant((int32_t)acc, mult[j], &q);
+      else {
+        int8_t v = requant((int32_t)acc, mult[j], &q);
+        ((int8_t *)c->out[0])[i * o + j] = lut ? (int8_t)lut->ints[(uint8_t)v] : v;
+      }
     }
   return 0;
 }

@@ -133,6 +133,11 @@ int ir_op_from_name(const char *name) {
   return -1;
 }
 
+int ir_op_is_view(enum ir_op_kind op) {
+  return op == IR_OP_FLATTEN || op == IR_OP_RESHAPE || op == IR_OP_SQUEEZE || op == IR_OP_UNSQUEEZE ||
+         op == IR_OP_IDENTITY;
+}
+
 
 int ir_kind_opset(const struct ir_node *n) {
   switch (n->op) {

@@ -2,10 +2,11 @@
  * lower.h - a map of the lowering: quantized int8 layers onto the Loom ISA.
  *
  *   layer struct --lower_conv / lower_fc / lower_pool / lower_add--> struct lower_program
- *                  (lower_conv.c,        lower_pool.c, lower_eltwise.c)
+ *                  (lower_conv.c, lower_conv_emit.c, lower_pool.c, lower_eltwise.c)
  *                     |  tile.c        picks the tiling (roofline cost model, cost_model.c)
  *                     |  pack.c        packs weights / parameters into the blocked layouts
  *                     |  emit.c        builds instructions, micro-ops and the token pipeline
+ *                                      (emit.h, included at the end)
  *
  * One lowered layer is one accelerator job: an instruction stream, a
  * micro-op table and constant data, plus the plan of its DRAM segments and a
@@ -85,6 +86,7 @@ enum lower_kind {
   LOWER_KIND_MAXPOOL,    /* max pooling on the ALU */
   LOWER_KIND_AVGPOOL,    /* average pooling as a depthwise convolution of ones */
   LOWER_KIND_ADD,        /* requantized element-wise add on the GEMM core */
+  LOWER_KIND_CHAIN,      /* fused chain: [1x1 ->] depthwise -> 1x1 [+ Add] in one job */
   LOWER_KIND_COUNT
 };
 extern const char *const lower_kind_names[LOWER_KIND_COUNT];
@@ -154,6 +156,22 @@ struct lower_program {
 /* The encoded instruction stream (insn_count x 16 bytes, malloc'd). */
 uint8_t *lower_program_code(const struct lower_program *p);
 void lower_program_free(struct lower_program *p);
+/* Moves segment `seg`'s tensor `bytes` into the segment: every LOAD and
+ * STORE of it addresses `bytes / R` DRAM rows further (R: its buffer's row
+ * size), and seg_bytes grows by `bytes`.  So a job reads or writes a slice
+ * of a larger tensor in place (a head's rows of an attention operand).
+ * Returns -1, changing nothing, when `bytes` is not a whole number of some
+ * transfer's rows or an offset would not fit its field. */
+int lower_program_rebase(struct lower_program *p, enum lower_seg seg, uint64_t bytes);
+/* Lays segment `seg`'s tensor out with rows `pitch` bytes apart instead
+ * of `width` (its own row size): every transfer of the segment moves from
+ * byte (r * width + x) to (r * pitch + x), so a job writes (or reads) a
+ * column window of a wider [rows, columns] tensor (a head's result at its
+ * columns of the heads' concatenation); seg_bytes becomes
+ * (rows - 1) * pitch + width.  Before lower_program_rebase.  Returns -1,
+ * changing nothing, when a transfer row crosses a tensor row, rows of a
+ * transfer are not whole tensor rows apart, or a field would not fit. */
+int lower_program_repitch(struct lower_program *p, enum lower_seg seg, uint64_t width, uint64_t pitch);
 
 /* One fused int8 convolution: conv + bias + per-channel requantization +
  * clamp (ReLU / ReLU6 through clamp_lo / clamp_hi):
@@ -172,6 +190,20 @@ void lower_program_free(struct lower_program *p);
  * tensor (docs/lowering.md, "int32 results").  multiplier, shift, zero
  * point and clamps are ignored; no residual. */
 #define LOWER_CONV_ACC_OUT 2u
+/* The weights are an activation, read at run time from segment IN2
+ * (LOWER_SEG_IN2) instead of constants packed into CONST: the second
+ * operand of a matmul of two activations (attention's Q x K^T and P x V).
+ * IN2 holds them in the WGT row layout, which is the NCHWc layout of a
+ * [ceil(out_c / B), in_c, B, 1] tensor: output channel o is image o / B,
+ * row o % B, its in_c values the channels (so the producer's NCHWc result
+ * of a [N, K] matrix stored as images of B rows is read as is, no repack).
+ * Its padded channel lanes (k >= in_c) must be zero, as the runtime packs
+ * blocked tensors: they meet the input's don't-care lanes.
+ * `weights` must be NULL; 1x1 kernel, stride 1, no padding, one group, one
+ * pass, no residual or fused pool, and in_zero_point 0 (the bias cannot be
+ * corrected by sum(w) at compile time): callers quantize both operands
+ * symmetrically. */
+#define LOWER_CONV_RUNTIME_WGT 4u
 
 /* A residual Add fused after the convolution (ResNet's shortcut): with q
  * the convolution's requantized output (its out_zero_point and clamps) and
@@ -199,11 +231,19 @@ struct lower_qconv {
   uint32_t round_even;
   uint32_t flags;             /* LOWER_CONV_* */
   const struct lower_qresidual *residual; /* NULL: no fused Add */
+  /* Max pooling fused after the requantization (a stem's 3x3/2 MaxPool,
+   * lower_conv_pool_fits()); the job's output is the pooled tensor.  NULL:
+   * none. */
+  const struct lower_qpool *pool;
   /* The weights are the sum of in_passes int8 parts (0 or 1: one part), so
    * weights beyond int8 (a uint8 weight minus its zero point) run as a
    * reduction that reads every input block in_passes times
    * (lower_split_weights()). */
   uint32_t in_passes;
+  /* The epilogue's activation table (docs/isa.md: E = LUT[q]), indexed by
+   * the int8 bit pattern of q: 256 entries, loaded once per job; NULL:
+   * none.  Not with a residual, a fused pool or an int32 result. */
+  const int8_t *lut;
 };
 
 /* Fully connected: y[n][o] from x[n][i], as a 1x1 convolution on 1x1
@@ -217,7 +257,8 @@ struct lower_qfc {
   int32_t in_zero_point, out_zero_point, clamp_lo, clamp_hi;
   uint32_t round_even;
   uint32_t in_passes;         /* as in lower_qconv */
-  uint32_t flags;             /* LOWER_CONV_ACC_OUT only */
+  uint32_t flags;             /* LOWER_CONV_ACC_OUT, LOWER_CONV_RUNTIME_WGT */
+  const int8_t *lut;          /* as in lower_qconv */
 };
 
 /* Pooling.  MAX: y = max over the window, padding ignored, same
@@ -266,6 +307,26 @@ int lower_pool(const struct loom_hw_config *cfg, const struct lower_qpool *l, co
 int lower_add(const struct loom_hw_config *cfg, const struct lower_qadd *l, const char *where,
               struct lower_program *out, char msg[LOWER_MSG_MAX]);
 
+/* A chain of layers run as one job, the intermediate tensors staying on
+ * chip (lower_chain.c): an optional 1x1 expansion, a depthwise
+ * convolution, a 1x1 projection whose fused residual Add (if any) reads
+ * the chain's input (then stride 1 and the expansion are required):
+ * MobileNetV2's inverted residual block, or its first block without the
+ * expansion.  Each layer computes exactly what it computes alone; the
+ * job's IN (and IN2, for the residual) is the chain's input, OUT the
+ * projection's output. */
+struct lower_qchain {
+  const struct lower_qconv *pw1; /* NULL: the depthwise layer reads the chain's input */
+  const struct lower_qconv *dw;
+  const struct lower_qconv *pw2;
+};
+int lower_chain(const struct loom_hw_config *cfg, const struct lower_qchain *ch, const char *where,
+                struct lower_program *out, char msg[LOWER_MSG_MAX]);
+/* lower_chain with bands of th output rows and groups of g expanded blocks
+ * instead of the search (tests); -1 when that does not fit. */
+int lower_chain_tiled(const struct loom_hw_config *cfg, const struct lower_qchain *ch, int32_t th, int32_t g,
+                      const char *where, struct lower_program *out, char msg[LOWER_MSG_MAX]);
+
 /* Real multiplier -> (m in [2^30, 2^31), shift) with m / 2^shift ~ real;
  * returns -1 when real is not in (0, 2^31) or needs a shift > 63. */
 int lower_quantize_multiplier(double real, int32_t *multiplier, uint32_t *shift);
@@ -294,6 +355,7 @@ void lower_act_unpack(const struct lower_act *a, const int8_t *src, int8_t *nchw
 enum lower_gemm_mode {
   LOWER_GEMM_DENSE = 0, /* each output block reduces over every input block */
   LOWER_GEMM_DIAG,      /* output block b reads input block b only (diagonal weights) */
+  LOWER_GEMM_DW,        /* depthwise GEMM micro-ops: the window's taps in the lanes (ISA v2) */
   LOWER_GEMM_MODE_COUNT
 };
 extern const char *const lower_gemm_mode_names[LOWER_GEMM_MODE_COUNT];
@@ -308,6 +370,26 @@ struct lower_geom {
   int32_t residual;    /* a fused Add reads the residual into INP after the last chunk */
   int32_t cib_data;    /* input blocks in DRAM: block ci reads ci % cib_data (cib / passes) */
   int32_t acc_out;     /* LOWER_CONV_ACC_OUT: byte-lane extraction instead of REQUANT */
+  int32_t epi;         /* ISA v2 epilogue: GEMM first/last with PAR rows (all but acc_out) */
+  int32_t dw_rows;     /* DW: window rows per pass (block_in / k_w taps fit a WGT row) */
+  int32_t dw_passes;   /* DW: passes over the window, ceil(k_h / dw_rows) */
+  int32_t pool;        /* a fused 3x3/2 max pooling (lower_conv_pool.c) follows */
+  int32_t pool_h, pool_w; /* its output: half the convolution's rows and columns */
+  int32_t wgt_runtime;  /* LOWER_CONV_RUNTIME_WGT: dense weight rows from IN2, none in CONST */
+  int32_t nc_rows;      /* fully connected on [N, C] (NC layout) walked as one image of N rows x 1:
+                           pixel y of block b is DRAM row y * blocks + b, not b * N + y */
+};
+
+/* Where a convolution's constants are (lower_conv.c places them,
+ * lower_conv_emit.c loads them). */
+#define LOWER_ACC_OUT_ROWS 4 /* int32 results: the byte lanes' constant ACC rows */
+struct lower_conv_consts {
+  uint32_t param_row0;  /* int32 results: ACC row of the first bias row */
+  uint64_t par_offset;  /* CONST bytes of the PAR rows (int32 results: of the ACC rows) */
+  uint32_t wgt_row0;    /* CONST offset of the weights, in WGT rows (0 in IN2 for runtime weights) */
+  uint32_t res_row;     /* CONST offset of the residual's b_weight x identity row */
+  uint32_t period;      /* GCFG period of the GEMMs: kk (dense, diagonal), 1 (depthwise) */
+  int32_t lut_row;      /* CONST offset of the activation table, in LUT rows; -1: none */
 };
 
 /* lower_conv.c: the convolution path with the kind forced (FC, AVGPOOL, or
@@ -319,6 +401,27 @@ int lower_conv_kind(const struct loom_hw_config *cfg, const struct lower_qconv *
 int lower_conv_tiled(const struct loom_hw_config *cfg, const struct lower_qconv *l,
                      const struct lower_tiling *t, const char *where, struct lower_program *out,
                      char msg[LOWER_MSG_MAX]);
+
+/* lower_conv_emit.c: the instruction stream of a tiled convolution. */
+struct tile_ctx;
+void lower_conv_emit(struct lower_program *p, const struct lower_qconv *l, const struct tile_ctx *c,
+                     const struct lower_conv_consts *k);
+
+/* lower_conv_pool.c: max pooling fused into a convolution's epilogue. */
+struct tile_chunk;
+struct emit_vec;
+/* Whether `pool` can follow convolution `l` in one job: MaxPool 3x3/2,
+ * padding 1 at the top and left, an even output of at most half an ACC
+ * half per two rows. */
+int lower_conv_pool_fits(const struct loom_hw_config *cfg, const struct lower_qconv *l,
+                         const struct lower_qpool *pool);
+/* The pooling passes, the epilogue and the pooled rows' store of the last
+ * chunk of a tile (two convolution rows, one pooled row). */
+void lower_conv_pool_tail(struct lower_program *p, const struct tile_ctx *c, const struct tile_chunk *ch,
+                          struct emit_vec *post, struct emit_vec *store);
+/* Compute cycles and micro-ops of that tail. */
+uint64_t lower_conv_pool_cycles(const struct tile_ctx *c, const struct tile_chunk *ch);
+uint32_t lower_conv_pool_uops(const struct lower_geom *g);
 
 /* ==================================================================== */
 /* tile.c: tiling search, buffer layout and the chunk walk              */
@@ -333,12 +436,14 @@ struct tile_layout {
   uint32_t acc_base[2], acc_half;
   uint32_t inp_base[2], inp_half;
   uint32_t wgt_base[2], wgt_half;
-  uint32_t ih, iw;       /* input window rows and columns of a full tile */
+  uint32_t ih, iw;       /* input window rows and columns of a full tile (with iw_pad) */
+  uint32_t iw_pad;       /* depthwise: a padding column that makes the row pitch odd */
   uint32_t inp_block;    /* INP rows per input block: ih * iw */
   uint32_t tile_pix;     /* ACC rows per output block: th * tw */
   uint32_t kk;           /* k_h * k_w */
   uint32_t res_offset;   /* residual: INP rows of a half before the residual tile */
   uint32_t res_wgt_row;  /* residual: the WGT row of b_weight x identity (the last one) */
+  int par_resident;      /* epilogue: every output block's PAR row stays loaded (cob <= PAR rows) */
 };
 
 /* One chunk: a tile's share of the reduction, one double-buffered step. */
@@ -392,6 +497,17 @@ int tile_finish(const struct loom_hw_config *cfg, const struct lower_geom *g, ui
 /* Picks the cheapest tiling; -1 (with *why) when none fits. */
 int tile_search(const struct loom_hw_config *cfg, const struct lower_geom *g, uint32_t param_rows,
                 struct lower_tiling *best, struct tile_layout *L, const char **why);
+/* The `want` (<= TILE_TOP_MAX) cheapest tilings by the chunk pipeline,
+ * cheapest first: how many (0 with *why when none fits).  The lowering
+ * walks each emitted program (cost_simulate) and keeps the best: the chunk
+ * pipeline ranks thousands of candidates, the walk's bus model decides
+ * between the last few. */
+#define TILE_TOP_MAX 8
+int tile_search_top(const struct loom_hw_config *cfg, const struct lower_geom *g, uint32_t param_rows,
+                    struct lower_tiling *top, int want, const char **why);
+/* The SRAM layout of tiling t. */
+void tile_layout_of(const struct loom_hw_config *cfg, const struct lower_geom *g, uint32_t param_rows,
+                    const struct lower_tiling *t, struct tile_layout *L);
 void tile_iter_init(struct tile_iter *it, const struct tile_ctx *c);
 int tile_iter_next(struct tile_iter *it);
 int tile_state_init(struct tile_state *s, const struct tile_ctx *c);
@@ -420,18 +536,34 @@ uint64_t cost_dma(const struct loom_hw_config *cfg, uint64_t row_bytes, uint64_t
 uint64_t cost_gemm(uint64_t uops);
 /* ALU: `vector` when the operand is an ACC row (two reads per micro-op). */
 uint64_t cost_alu(uint64_t uops, int vector);
+/* Depthwise GEMM (ISA v2) of `rows` output rows of `tw` pixels, `blocks`
+ * channel blocks, a pass of `kh` window rows of `kw` columns whose window
+ * slides `step` columns from pixel to pixel (reuse when step < kw), INP
+ * rows `row` apart from window row to row and `col` from column to column. */
+uint64_t cost_dw(uint64_t rows, uint64_t tw, uint64_t blocks, uint32_t kh, uint32_t kw, uint32_t step,
+                 uint32_t row, uint32_t col);
+/* LOAD INP from OUT writing `sram_rows` rows (data and padding). */
+uint64_t cost_onchip(uint64_t sram_rows);
+/* Cycles per depthwise micro-op whose window reads take `read_cycles`
+ * (the RTL multiplies even and odd lanes in two cycles, overlapped with
+ * the reads). */
+uint64_t cost_dw_uop(uint64_t read_cycles);
 
 /* Chunk-level pipeline model used by the tilers: feed chunks in order. */
 struct cost_pipe {
   uint64_t comp_end[2], store_end[2]; /* chunk k-2 / k-1, tile o-2 / o-1, by parity */
   uint64_t load_prev, comp_prev, store_prev;
-  uint64_t bus_bytes;                 /* the caller adds every DRAM byte */
+  uint64_t bus_bytes;                 /* every DRAM byte of the chunks so far */
+#define COST_PIPE_BUS 32
+  uint64_t bus_lo[COST_PIPE_BUS], bus_hi[COST_PIPE_BUS]; /* the bus's recent busy intervals */
+  uint32_t nbus;
   uint32_t k, o;
 };
 void cost_pipe_init(struct cost_pipe *p, uint64_t prologue_compute);
-/* One chunk: its load, compute, and (when it ends a tile) store cycles. */
-void cost_pipe_chunk(struct cost_pipe *p, uint64_t load, uint64_t compute, int first, int last,
-                     uint64_t store);
+/* One chunk: its load, compute, and (when it ends a tile) store cycles,
+ * and the DRAM bytes of its load and store (they share the bus). */
+void cost_pipe_chunk(struct cost_pipe *p, const struct loom_hw_config *cfg, uint64_t load, uint64_t load_bytes,
+                     uint64_t compute, int first, int last, uint64_t store, uint64_t store_bytes);
 /* Makespan: the pipeline's end, or the bus time if that is longer. */
 uint64_t cost_pipe_total(const struct loom_hw_config *cfg, const struct cost_pipe *p);
 
@@ -447,80 +579,14 @@ struct cost_sim {
   uint32_t stuck_insn;     /* first instruction that waits forever */
 };
 /* Walks the program with the queues, tokens and per-instruction costs:
- * an instruction-level timing model of the decoupled pipeline. */
+ * an instruction-level timing model of the decoupled pipeline.  `uops`
+ * (n_uops micro-ops, NULL when unknown) lets depthwise GEMMs count their
+ * window reads. */
 void cost_simulate(const struct loom_hw_config *cfg, const struct loom_insn *insns, uint32_t n,
-                   struct cost_sim *out);
+                   const struct loom_uop *uops, uint32_t n_uops, struct cost_sim *out);
 
 /* Fills the roofline fields of r from macs, min_bytes and est_cycles. */
 void cost_roofline(const struct loom_hw_config *cfg, struct lower_report *r);
-
-/* ==================================================================== */
-/* emit.c: instructions, micro-op sets and the token pipeline           */
-/* ==================================================================== */
-
-struct emit_vec {
-  struct loom_insn *v;
-  uint32_t n, cap;
-};
-
-/* What one chunk does; a lowering fills the vectors, emit_pipe_chunk wires
- * the tokens and places the instructions in the stream. */
-struct emit_chunk {
-  uint32_t k, o;
-  int first, last;         /* first / last chunk of output tile o */
-  struct emit_vec load;    /* load queue: INP / WGT loads (may be empty) */
-  struct emit_vec pre;     /* compute, before the reads of INP/WGT: ACC init */
-  struct emit_vec main;    /* compute: the GEMMs that read INP / WGT (or ALU work) */
-  struct emit_vec post;    /* compute: requantization at the tile's end */
-  struct emit_vec store;   /* store queue, when `last` */
-};
-
-struct emit_pipe {
-  struct lower_program *p;
-  uint32_t chunks, tiles;
-  int uses_load;           /* chunks get their operands from the load module */
-  uint32_t received;
-  struct emit_vec held_compute, held_store;
-};
-
-void emit_vec_push(struct emit_vec *v, const struct loom_insn *in);
-void emit_vec_clear(struct emit_vec *v);
-void emit_vec_free(struct emit_vec *v);
-void emit_chunk_reset(struct emit_chunk *c);
-void emit_chunk_free(struct emit_chunk *c);
-
-void emit_program_init(struct lower_program *p, const struct loom_hw_config *cfg);
-uint32_t emit_insn(struct lower_program *p, const struct loom_insn *in);
-/* Appends a micro-op set, or finds an identical one; returns its first index. */
-uint32_t emit_uop_set(struct lower_program *p, const struct loom_uop *u, uint32_t n);
-/* Appends bytes to CONST at an offset aligned to `align`; returns the offset. */
-uint64_t emit_const(struct lower_program *p, const void *bytes, uint64_t size, uint64_t align);
-/* Alignment of CONST sections: a multiple of every DRAM row size. */
-uint64_t emit_const_align(const struct loom_hw_config *cfg);
-
-struct loom_insn emit_mem(uint32_t opcode, uint32_t buffer, uint32_t sram, uint32_t seg,
-                          uint32_t off, uint32_t y, uint32_t x, uint32_t stride);
-struct loom_insn emit_gemm(uint32_t ub, uint32_t ue, uint32_t io, uint32_t ii, uint32_t af_o,
-                           uint32_t af_i, uint32_t if_o, uint32_t if_i, uint32_t wf_o, uint32_t wf_i);
-struct loom_insn emit_alu(uint32_t op, uint32_t ub, uint32_t ue, uint32_t io, uint32_t ii,
-                          uint32_t df_o, uint32_t df_i, uint32_t sf_o, uint32_t sf_i);
-struct loom_insn emit_qcfg(int32_t mult, uint32_t shift, int32_t zp, int32_t lo, int32_t hi,
-                           uint32_t round_even);
-struct loom_insn emit_nop(uint32_t queue);
-
-void emit_pipe_begin(struct emit_pipe *e, struct lower_program *p, uint32_t chunks, uint32_t tiles,
-                     int uses_load);
-void emit_pipe_chunk(struct emit_pipe *e, struct emit_chunk *c);
-/* Flushes the last chunk and appends FINISH. */
-void emit_pipe_end(struct emit_pipe *e);
-
-/* The LOAD UOP of the prologue (a placeholder until emit_uop_table). */
-uint32_t emit_uop_load(struct lower_program *p);
-/* Appends the micro-op table to CONST and completes that LOAD. */
-void emit_uop_table(struct lower_program *p, uint32_t load_index);
-
-/* Counters, cost simulation and roofline into p->report (after emission). */
-void emit_report(struct lower_program *p);
 
 /* ==================================================================== */
 /* pack.c: weights and parameters into the blocked layouts              */
@@ -535,6 +601,15 @@ void pack_wgt_diag(const struct loom_hw_config *cfg, const int8_t *w, int32_t c,
                    int8_t *rows);
 /* One identity WGT row (average pooling: every weight is 1). */
 void pack_wgt_identity(const struct loom_hw_config *cfg, int8_t *row);
+/* Depthwise weights [c][kh][kw] -> WGT rows [cob][pass] for depthwise GEMM
+ * micro-ops (ISA v2): pass p holds window rows [p * rows_per_pass, ...),
+ * row layout [o][t] with the taps column-major, t = column * rows + row. */
+void pack_wgt_dw(const struct loom_hw_config *cfg, const int8_t *w, int32_t c, int32_t k_h, int32_t k_w,
+                 int32_t rows_per_pass, int8_t *rows);
+/* Per-channel biases and multipliers -> PAR rows of block_out lanes
+ * (biases, then multipliers, int32 little-endian), zero padded. */
+void pack_par_rows(const struct loom_hw_config *cfg, const int32_t *bias, const int32_t *mult, int32_t c,
+                   uint8_t *rows);
 /* Per-channel int32 values -> ACC rows of block_out lanes (zero padded),
  * little-endian, as LOAD ACC reads them. */
 void pack_acc_rows(const struct loom_hw_config *cfg, const int32_t *v, int32_t c, uint8_t *rows);
@@ -547,24 +622,7 @@ int lower_split_weights(const int32_t *w, size_t n, int8_t **out, uint32_t *pass
 void pack_bias_correct(const int8_t *w, const int32_t *bias, int32_t out_c, int32_t n_per_out,
                        int32_t zp, int32_t *out);
 
-/* ==================================================================== */
-/* lower_conv_emit.c: a convolution job's instruction stream            */
-/* ==================================================================== */
-
-/* The constant ACC rows of an int32 result's byte-lane extraction
- * (lower_conv.c packs them, the job's tail reads them). */
-enum { LOWER_ACC_ROW_MIN, LOWER_ACC_ROW_OFF, LOWER_ACC_ROW_SHIFT, LOWER_ACC_ROW_MUL, LOWER_ACC_ROWS };
-
-/* Where lower_conv.c put a convolution's constants. */
-struct conv_consts {
-  uint32_t param_row0;  /* ACC row of the first bias row (multipliers follow after cob rows) */
-  uint32_t wgt_row0;    /* CONST offset of the weights, in WGT rows */
-  uint32_t res_row;     /* CONST offset of the residual's b_weight x identity row */
-};
-
-/* The whole program of a convolution: parameter loads, every chunk of the
- * tiling c, the micro-op table. */
-void lower_emit_conv(struct lower_program *p, const struct lower_qconv *l, const struct tile_ctx *c,
-                     const struct conv_consts *k);
+/* emit.c and emit_deps.c: the instruction helpers every lowering uses. */
+#include "sw_compiler/emit.h"
 
 #endif

@@ -1,59 +1,45 @@
 /*
  * lower_conv.c - int8 convolution (and fully connected, and average
- * pooling) as an implicit GEMM on the Loom core.
+ * pooling) as an implicit GEMM on the Loom core: the layer checked, folded
+ * into a struct lower_geom, its constants placed, its tiling chosen
+ * (tile.c); lower_conv_emit.c writes the instructions.
  *
- * The convolution is first folded into a struct lower_geom:
+ * The convolution is folded into one of:
  *  - dense (groups = 1), or grouped with the cross-group weights zero-filled
  *    (correct, and as fast as the dense convolution of the same size);
- *  - depthwise (groups = C_in = C_out): diagonal weights, output block b
- *    reads input block b only.  The GEMM core then does block_out useful
- *    MACs per cycle out of block_in x block_out: depthwise layers have no
- *    reduction over channels to fill the array, and the diagonal GEMM still
- *    beats the ALU (one cycle per tap and block instead of two);
+ *  - depthwise (groups = C_in = C_out, and average pooling): depthwise GEMM
+ *    micro-ops (ISA v2), each output lane summing its own channel's window
+ *    taps, with the window's rows split into passes when its taps outnumber
+ *    the lanes.  A window wider than the lanes falls back to the diagonal
+ *    form of ISA v1 (output block b reads input block b, one lane in
+ *    block_out busy);
  *  - im2col (LOWER_CONV_ALLOW_IM2COL, for stems with few input channels):
  *    the host gathers each output pixel's kh x kw x C taps into channels, so
  *    a 3-channel 7x7 stem reduces over 10 blocks of 16 instead of 49 blocks
  *    with 3 useful lanes each (5x fewer GEMM cycles), for a larger input;
- *  - fully connected is the 1x1 convolution of 1x1 images.
- *
- * Then, per chunk of the tiling (tile.c), with A = th x tw ACC rows per
- * output block and I = ih x iw INP rows per input block:
- *
- *   LOAD INP   one 2-D transfer per input block, padding = input zero point
- *   LOAD WGT   the chunk's weight slice, unless its half already holds it
- *   ALU MOV    ACC <- corrected bias row        (first chunk of a tile)
- *   GEMM       for ci < nci: for co < nco: for each micro-op (oy, kh, kw, ox):
- *                ACC[acc + oy*tw + ox + co*A] += INP[inp + (oy*s + kh*d)*iw + ox*s + kw*d + ci*I]
- *                                              x WGT[wgt + kh*kw + kw + ci*kk + co*nci*kk]
- *   ALU REQUANT  ACC <- requant(ACC, multiplier row), clamps = ReLU/ReLU6   (last chunk)
- *   STORE      one transfer per output block
- *
- * The micro-ops enumerate (output row, kh, kw, output column): the set is
- * built once per buffer-half combination and reused by every tile, a
- * shorter last row tile runs a prefix of it, and consecutive micro-ops
- * always write different ACC rows (the same row comes back only after tw
- * micro-ops), so the core can start one per cycle.  The two GEMM loops run
- * over input and output blocks: one GEMM instruction does a whole chunk.
+ *  - fully connected is the 1x1 convolution of 1x1 images; n > 1 of them
+ *    (a transformer's [S, D] tokens, NC layout: token y's block b at DRAM
+ *    row y * blocks + b) is walked as one image of n rows x 1 column
+ *    (geom.nc_rows: strided loads and stores), so a tile holds many tokens
+ *    instead of one.
  *
  * The input zero point is folded into the bias (bias - zp * sum w, modulo
  * 2^32 like the accumulator) and spatial padding loads the zero point, so
- * padded taps contribute exactly nothing.  Requantization is one vector
- * REQUANT per tile with a per-channel multiplier row and one QCFG per job.
+ * padded taps contribute exactly nothing.  Bias and per-channel multiplier
+ * are one PAR row per output block: the GEMMs' epilogue adds and applies
+ * them (docs/isa.md, "The epilogue E"); one shift per layer.
  *
  * Weights beyond int8 (lower_qconv.in_passes > 1) and int32 results
  * (LOWER_CONV_ACC_OUT) are first expanded into an ordinary dense layer
  * (expand()): the weight parts become extra input blocks that load the same
  * DRAM blocks again (geom.cib_data), and each output channel becomes four
- * byte-lane channels with copies of its weights, whose REQUANT is replaced
- * by a five-instruction ALU sequence that leaves byte k of the accumulator
- * in lane k (acc_out_tail()).
+ * byte-lane channels with copies of its weights; an int32 result keeps its
+ * bias and byte-lane constants in ACC rows (the version 1 epilogue).
  *
- * A residual Add (lower_qconv.residual) is fused at the tile's end: the
- * residual tile comes into INP with the last chunk, and after the REQUANT
- *   ALU MUL a_weight, GEMM += b_weight x identity x residual, ALU ADD the
- *   zero-point constant, ALU REQUANT with the Add's QCFG
- * gives exactly lower_add() of the convolution's output and the residual,
- * for 4-5 compute cycles per output row instead of a memory-bound job.
+ * Runtime weights (LOWER_CONV_RUNTIME_WGT: a matmul of two activations)
+ * are the dense 1x1 form with the weight loads pointed at segment IN2,
+ * which the producer wrote in the WGT row layout; nothing of them is in
+ * CONST, and since sum(w) is unknown here the input zero point must be 0.
  */
 #include <stdarg.h>
 #include <stdlib.h>
@@ -62,6 +48,7 @@
 #include "sw_compiler/lower.h"
 
 #define MAX_ROWS (UINT32_C(1) << 28) /* DRAM offsets are 28-bit row counts */
+#define LOWER_TILE_CANDIDATES 4      /* tilings emitted and walked; the cheapest wins */
 
 #define fail lower_fail
 
@@ -100,8 +87,8 @@ static int check_shape(const struct lower_qconv *l, const char *where, char *msg
 }
 
 static int check_quant(const struct lower_qconv *l, const char *where, char *msg) {
-  if (!l->weights || (!l->multiplier && !(l->flags & LOWER_CONV_ACC_OUT)))
-    return fail(msg, where, "missing weights or multipliers");
+  if (!l->weights != !!(l->flags & LOWER_CONV_RUNTIME_WGT) || (!l->multiplier && !(l->flags & LOWER_CONV_ACC_OUT)))
+    return fail(msg, where, "missing weights or multipliers (or constant weights given for runtime ones)");
   if (l->in_passes > LOWER_MAX_PASSES)
     return fail(msg, where, "%u weight passes (at most %d)", l->in_passes, LOWER_MAX_PASSES);
   if ((l->flags & LOWER_CONV_ACC_OUT) && l->residual)
@@ -116,6 +103,20 @@ static int check_quant(const struct lower_qconv *l, const char *where, char *msg
             !is_int8(r->out_zero_point) || !is_int8(r->clamp_lo) || !is_int8(r->clamp_hi) ||
             r->shift > 63 || r->round_even > 1))
     return fail(msg, where, "fused Add: weights, zero points and clamps must be int8, shift <= 63");
+  if (l->lut && (r || l->pool || (l->flags & LOWER_CONV_ACC_OUT)))
+    return fail(msg, where, "an activation table cannot follow a fused Add, a fused pool or an int32 result");
+  return 0;
+}
+
+/* Runtime weights: the dense 1x1 GEMM whose weight rows IN2 holds. */
+static int check_runtime(const struct lower_qconv *l, const char *where, char *msg) {
+  if (!(l->flags & LOWER_CONV_RUNTIME_WGT)) return 0;
+  if (l->k_h != 1 || l->k_w != 1 || l->stride_h != 1 || l->stride_w != 1 || l->pad_t || l->pad_l ||
+      l->pad_b || l->pad_r || l->groups != 1 || l->in_passes > 1 || l->residual || l->pool ||
+      (l->flags & (LOWER_CONV_ACC_OUT | LOWER_CONV_ALLOW_IM2COL)))
+    return fail(msg, where, "runtime weights need a plain 1x1 GEMM (no padding, groups, passes, fused ops or int32 result)");
+  if (l->in_zero_point != 0)
+    return fail(msg, where, "runtime weights need input zero point 0 (it is %d)", l->in_zero_point);
   return 0;
 }
 
@@ -147,7 +148,13 @@ static void geom_of(const struct loom_hw_config *cfg, const struct lower_qconv *
     g->cib_data = g->cib;
     return;
   }
-  g->mode = kind == LOWER_KIND_DWCONV || kind == LOWER_KIND_AVGPOOL ? LOWER_GEMM_DIAG : LOWER_GEMM_DENSE;
+  g->mode = LOWER_GEMM_DENSE;
+  if (kind == LOWER_KIND_DWCONV || kind == LOWER_KIND_AVGPOOL) {
+    /* depthwise micro-ops need whole window rows in the lanes */
+    g->mode = l->k_w <= cfg->block_in ? LOWER_GEMM_DW : LOWER_GEMM_DIAG;
+    g->dw_rows = cfg->block_in / l->k_w < l->k_h ? cfg->block_in / l->k_w : l->k_h;
+    g->dw_passes = g->mode == LOWER_GEMM_DW ? tile_ceil_div(l->k_h, g->dw_rows) : 0;
+  }
   g->in_h = l->in_h, g->in_w = l->in_w;
   g->k_h = l->k_h, g->k_w = l->k_w, g->stride_h = l->stride_h, g->stride_w = l->stride_w;
   g->dil_h = l->dil_h, g->dil_w = l->dil_w;
@@ -241,53 +248,84 @@ static void expanded_free(struct expanded *x) {
  * (the max changes no quotient and keeps the subtraction from wrapping),
  * then MUL 2^24 keeps its low byte in the top byte and SHR 24, exact since
  * the low bits are zero, sign-extends it: lane value = byte k as int8. */
+enum { ACC_ROW_MIN, ACC_ROW_OFF, ACC_ROW_SHIFT, ACC_ROW_MUL, ACC_ROWS };
+_Static_assert(ACC_ROWS == LOWER_ACC_OUT_ROWS, "lower_conv_emit.c's acc_out_tail uses these rows");
+
 static void acc_out_rows(const struct loom_hw_config *cfg, uint8_t *rows) {
-  int32_t v[LOWER_ACC_ROWS][256];
+  int32_t v[ACC_ROWS][256];
   LOOM_ASSERT(cfg->block_out <= 256 && cfg->block_out % 4 == 0);
   for (int32_t j = 0; j < cfg->block_out; j++) {
     int32_t k = j % 4, half = k ? (int32_t)(UINT32_C(1) << (8 * k - 1)) : 0;
-    v[LOWER_ACC_ROW_MIN][j] = INT32_MIN + half;
-    v[LOWER_ACC_ROW_OFF][j] = -half;
-    v[LOWER_ACC_ROW_SHIFT][j] = 8 * k;
-    v[LOWER_ACC_ROW_MUL][j] = 1 << 24;
+    v[ACC_ROW_MIN][j] = INT32_MIN + half;
+    v[ACC_ROW_OFF][j] = -half;
+    v[ACC_ROW_SHIFT][j] = 8 * k;
+    v[ACC_ROW_MUL][j] = 1 << 24;
   }
   uint64_t acc_row = loom_hw_row_bytes(cfg, LOOM_BUF_ACC, 0);
-  for (int r = 0; r < LOWER_ACC_ROWS; r++) pack_acc_rows(cfg, v[r], cfg->block_out, rows + (size_t)r * acc_row);
+  for (int r = 0; r < ACC_ROWS; r++) pack_acc_rows(cfg, v[r], cfg->block_out, rows + (size_t)r * acc_row);
 }
 
-/* ACC rows of parameters: biases, then multipliers or the byte-lane rows. */
+/* ACC rows of parameters: none (the epilogue's are PAR rows), or for an
+ * int32 result the biases and the byte-lane rows. */
 static uint32_t param_rows(const struct lower_geom *g) {
-  return (uint32_t)g->cob + (g->acc_out ? LOWER_ACC_ROWS : (uint32_t)g->cob);
+  return g->acc_out ? (uint32_t)g->cob + ACC_ROWS : 0;
 }
 
 /* ---- constants ---- */
 
-
 static void place_consts(struct lower_program *p, const struct lower_qconv *l, enum lower_kind kind,
-                         const struct lower_geom *g, struct conv_consts *k) {
+                         const struct lower_geom *g, struct lower_conv_consts *k) {
   const struct loom_hw_config *cfg = p->cfg;
   int32_t cin, kk;
   int8_t *w = effective_weights(l, kind, &cin, &kk);
   uint64_t align = emit_const_align(cfg), acc_row = loom_hw_row_bytes(cfg, LOOM_BUF_ACC, 0);
-  size_t prow = (size_t)g->cob * acc_row, pbytes = (size_t)param_rows(g) * acc_row;
-  uint8_t *params = calloc(pbytes, 1);
-  int32_t *bias = malloc(sizeof(int32_t) * (size_t)l->out_c);
-  LOOM_ASSERT(params && bias);
-  pack_bias_correct(w, l->bias, l->out_c, cin * kk, l->in_zero_point, bias);
-  pack_acc_rows(cfg, bias, l->out_c, params);
-  if (g->acc_out) acc_out_rows(cfg, params + prow);
-  else pack_acc_rows(cfg, l->multiplier, l->out_c, params + prow);
-  p->param_offset = emit_const(p, params, pbytes, align);
+  int32_t *bias = malloc(sizeof(int32_t) * (size_t)l->out_c + 1);
+  LOOM_ASSERT(bias);
+  pack_bias_correct(w, l->bias, l->out_c, cin * kk, l->in_zero_point, bias); /* runtime: zp 0 */
+  if (g->acc_out) { /* ACC rows: biases, then the byte lanes' constants */
+    size_t prow = (size_t)g->cob * acc_row, pbytes = (size_t)param_rows(g) * acc_row;
+    uint8_t *params = calloc(pbytes, 1);
+    LOOM_ASSERT(params);
+    pack_acc_rows(cfg, bias, l->out_c, params);
+    acc_out_rows(cfg, params + prow);
+    p->param_offset = emit_const(p, params, pbytes, align);
+    free(params);
+  } else { /* PAR rows: bias and multiplier lanes per output block */
+    size_t pbytes = (size_t)g->cob * loom_hw_row_bytes(cfg, LOOM_BUF_PAR, 0);
+    uint8_t *params = calloc(pbytes, 1);
+    LOOM_ASSERT(params);
+    pack_par_rows(cfg, bias, l->multiplier, l->out_c, params);
+    p->param_offset = emit_const(p, params, pbytes, align);
+    free(params);
+  }
   uint64_t wrow = loom_hw_row_bytes(cfg, LOOM_BUF_WGT, 0);
-  size_t rows = g->mode == LOWER_GEMM_DIAG ? (size_t)g->cob * (size_t)kk : (size_t)g->cob * (size_t)g->cib * (size_t)kk;
-  if (g->wgt_uniform) rows = 1;
-  int8_t *packed = malloc(rows * wrow + 1);
+  k->param_row0 = 0;
+  k->par_offset = p->param_offset;
+  k->period = g->mode == LOWER_GEMM_DW ? 1 : (uint32_t)kk;
+  k->lut_row = -1;
+  if (l->lut) {
+    uint64_t lrow = loom_hw_row_bytes(cfg, LOOM_BUF_LUT, 0);
+    LOOM_ASSERT(lrow == 256);
+    k->lut_row = (int32_t)(emit_const(p, l->lut, lrow, lrow) / lrow);
+  }
+  if (g->wgt_runtime) { /* the weight loads read IN2 from row 0 */
+    k->wgt_row0 = 0;
+    free(w), free(bias);
+    return;
+  }
+  size_t rows = g->mode == LOWER_GEMM_DIAG ? (size_t)g->cob * (size_t)kk
+                : g->mode == LOWER_GEMM_DW ? (size_t)g->cob * (size_t)g->dw_passes
+                                           : (size_t)g->cob * (size_t)g->cib * (size_t)kk;
+  if (g->wgt_uniform) rows = g->mode == LOWER_GEMM_DW ? (size_t)g->dw_passes : 1;
+  int8_t *packed = malloc(rows * wrow + wrow);
   LOOM_ASSERT(packed != NULL);
-  if (g->wgt_uniform) pack_wgt_identity(cfg, packed);
+  if (g->wgt_uniform && g->mode == LOWER_GEMM_DW) /* one block of the all-ones depthwise weights */
+    pack_wgt_dw(cfg, w, cfg->block_out < l->out_c ? cfg->block_out : l->out_c, g->k_h, g->k_w, g->dw_rows, packed);
+  else if (g->wgt_uniform) pack_wgt_identity(cfg, packed);
+  else if (g->mode == LOWER_GEMM_DW) pack_wgt_dw(cfg, w, l->out_c, g->k_h, g->k_w, g->dw_rows, packed);
   else if (g->mode == LOWER_GEMM_DIAG) pack_wgt_diag(cfg, w, l->out_c, kk, packed);
   else pack_wgt_dense(cfg, w, l->out_c, cin, kk, packed);
   p->wgt_offset = emit_const(p, packed, rows * wrow, align);
-  k->param_row0 = 0;
   k->wgt_row0 = (uint32_t)(p->wgt_offset / wrow);
   if (l->residual) {
     pack_wgt_identity(cfg, packed);
@@ -295,7 +333,7 @@ static void place_consts(struct lower_program *p, const struct lower_qconv *l, e
       packed[(size_t)i * (size_t)cfg->block_in + (size_t)i] = (int8_t)l->residual->b_weight;
     k->res_row = (uint32_t)(emit_const(p, packed, wrow, wrow) / wrow);
   }
-  free(w), free(params), free(bias), free(packed);
+  free(w), free(bias), free(packed);
 }
 
 static int check_sizes(const struct lower_geom *g, const struct lower_qconv *l, const char *where,
@@ -327,13 +365,22 @@ static void fill_acts(struct lower_program *p, const struct lower_qconv *l, int3
   }
   in->bytes = lower_act_bytes(in);
   out->layout = LOWER_ACT_NCHWC;
-  out->n = l->n, out->c = out_c, out->h = g->out_h, out->w = g->out_w, out->block = p->cfg->block_out;
+  out->n = l->n, out->c = out_c, out->h = g->pool ? g->pool_h : g->out_h, out->w = g->pool ? g->pool_w : g->out_w;
+  if (g->nc_rows) out->h = out->w = 1; /* the layer's n 1x1 images, whatever the walk */
+  out->block = p->cfg->block_out;
   out->bytes = lower_act_bytes(out);
   p->seg_bytes[LOWER_SEG_IN] = in->bytes;
   p->seg_bytes[LOWER_SEG_OUT] = out->bytes;
   if (l->residual) {
     p->act[LOWER_SEG_IN2] = *out;
     p->seg_bytes[LOWER_SEG_IN2] = out->bytes;
+  }
+  if (g->wgt_runtime) { /* WGT rows [cob][cib]: NCHWc of [cob, in_c, B, 1] */
+    struct lower_act *w = &p->act[LOWER_SEG_IN2];
+    *w = (struct lower_act){.layout = LOWER_ACT_NCHWC, .n = g->cob, .c = l->in_c, .h = p->cfg->block_out,
+                            .w = 1, .block = p->cfg->block_in};
+    w->bytes = lower_act_bytes(w);
+    p->seg_bytes[LOWER_SEG_IN2] = w->bytes;
   }
 }
 
@@ -360,7 +407,7 @@ static void fill_report(struct lower_program *p, const struct lower_qconv *l, en
   const struct lower_geom *g = c->g;
   r->kind = kind;
   r->tiling = c->t;
-  r->macs = (uint64_t)l->n * (uint64_t)g->out_h * (uint64_t)g->out_w * (uint64_t)l->out_c *
+  r->macs = (uint64_t)g->n * (uint64_t)g->out_h * (uint64_t)g->out_w * (uint64_t)l->out_c *
             (uint64_t)(l->in_c / l->groups) * (uint64_t)(l->k_h * l->k_w);
   r->residual = l->residual != NULL;
   r->min_bytes = touched_input_bytes(p, g) + p->act[LOWER_SEG_OUT].bytes +
@@ -373,8 +420,16 @@ static int lower(const struct loom_hw_config *cfg, const struct lower_qconv *l, 
                  const struct lower_tiling *force, const char *where, struct lower_program *out,
                  char *msg) {
   emit_program_init(out, cfg);
-  if (check_common(cfg, where, msg) || check_shape(l, where, msg) || check_quant(l, where, msg))
+  if (check_common(cfg, where, msg) || check_shape(l, where, msg) || check_quant(l, where, msg) ||
+      check_runtime(l, where, msg))
     return -1;
+  struct lower_qconv lr; /* runtime weights: zeros stand in for the packing code's reads */
+  int8_t *zeros = NULL;
+  if (l->flags & LOWER_CONV_RUNTIME_WGT) {
+    zeros = calloc((size_t)l->out_c * (size_t)l->in_c + 1, 1);
+    LOOM_ASSERT(zeros);
+    lr = *l, lr.weights = zeros, l = &lr;
+  }
   if ((l->in_passes > 1 || (l->flags & LOWER_CONV_ACC_OUT)) && kind != LOWER_KIND_CONV && kind != LOWER_KIND_FC)
     return fail(msg, where, "weight passes and int32 results need a convolution");
   if ((l->flags & LOWER_CONV_ACC_OUT) && cfg->block_out % 4)
@@ -387,24 +442,47 @@ static int lower(const struct loom_hw_config *cfg, const struct lower_qconv *l, 
   geom_of(cfg, le, kind, &g);
   if (l->in_passes > 1) g.cib_data = tile_ceil_div(l->in_c, cfg->block_in);
   g.acc_out = (l->flags & LOWER_CONV_ACC_OUT) != 0;
-  struct tile_ctx c = {cfg, &g, {0}, {0}};
+  g.wgt_runtime = (l->flags & LOWER_CONV_RUNTIME_WGT) != 0;
+  if (kind == LOWER_KIND_FC && !g.acc_out && l->n > 1) /* N rows of one image: tiles of many rows */
+    g.nc_rows = 1, g.in_h = g.out_h = l->n, g.n = 1;
+  g.epi = !g.acc_out;
+  if (l->pool) {
+    if (!lower_conv_pool_fits(cfg, l, l->pool))
+      return expanded_free(&x), free(zeros), fail(msg, where, "the max pooling cannot be fused into this convolution");
+    g.pool = 1, g.pool_h = g.out_h / 2, g.pool_w = g.out_w / 2;
+  }
+  struct lower_tiling top[LOWER_TILE_CANDIDATES];
   const char *why = NULL;
-  int rc = check_sizes(&g, l, where, msg);
+  int n = 0, rc = check_sizes(&g, l, where, msg);
   if (!rc && force) {
-    c.t = *force;
-    rc = tile_finish(cfg, &g, param_rows(&g), &c.t, &c.L, &why);
+    top[0] = *force;
+    struct tile_layout L;
+    rc = tile_finish(cfg, &g, param_rows(&g), &top[0], &L, &why);
+    n = rc ? 0 : 1;
   } else if (!rc) {
-    rc = tile_search(cfg, &g, param_rows(&g), &c.t, &c.L, &why);
+    n = tile_search_top(cfg, &g, param_rows(&g), top, LOWER_TILE_CANDIDATES, &why);
+    rc = n ? 0 : -1;
   }
   if (rc != 0 && why) lower_fail(msg, where, "no tiling fits the %s configuration: %s", cfg->name, why);
-  if (rc == 0) {
-    struct conv_consts k;
-    place_consts(out, le, kind, &g, &k);
-    fill_acts(out, l, le->out_c, kind, &g);
-    lower_emit_conv(out, le, &c, &k);
-    fill_report(out, l, kind, &c);
+  for (int i = 0; i < n; i++) { /* emit each candidate, keep the best by the timed walk */
+    struct lower_program cand;
+    struct tile_ctx c = {cfg, &g, top[i], {0}};
+    struct lower_conv_consts k;
+    tile_layout_of(cfg, &g, param_rows(&g), &c.t, &c.L);
+    emit_program_init(&cand, cfg);
+    place_consts(&cand, le, kind, &g, &k);
+    fill_acts(&cand, l, le->out_c, kind, &g);
+    lower_conv_emit(&cand, le, &c, &k);
+    fill_report(&cand, l, kind, &c);
+    if (i == 0 || cand.report.est_cycles < out->report.est_cycles) {
+      lower_program_free(out);
+      *out = cand;
+    } else {
+      lower_program_free(&cand);
+    }
   }
   expanded_free(&x);
+  free(zeros);
   return rc ? -1 : 0;
 }
 
@@ -434,6 +512,6 @@ int lower_fc(const struct loom_hw_config *cfg, const struct lower_qfc *l, const 
       .weights = l->weights, .in_passes = l->in_passes, .bias = l->bias, .multiplier = l->multiplier,
       .shift = l->shift, .in_zero_point = l->in_zero_point, .out_zero_point = l->out_zero_point,
       .clamp_lo = l->clamp_lo, .clamp_hi = l->clamp_hi, .round_even = l->round_even,
-      .flags = l->flags & LOWER_CONV_ACC_OUT};
+      .flags = l->flags & (LOWER_CONV_ACC_OUT | LOWER_CONV_RUNTIME_WGT), .lut = l->lut};
   return lower_conv_kind(cfg, &c, LOWER_KIND_FC, where, out, msg);
 }

@@ -14,13 +14,15 @@
  * half.  Per tile of np pixels x nb channel blocks:
  *
  *   LOAD INP   a and b of each block, one contiguous run each
- *   ALU MOV    ACC <- the constant row -(a_weight * a_zp + b_weight * b_zp)
  *   GEMM       for op in {a, b}: for block: for pixel:
  *                ACC[pixel + block*tp] += INP[pixel + (2*block + op)*tp] x WGT[op]
- *              with WGT[op] = op_weight x identity (two resident rows)
- *   ALU REQUANT with the multiplier row, STORE
+ *              with WGT[op] = op_weight x identity (two resident rows);
+ *              `first` on op a, `last` on op b: the epilogue adds the
+ *              constant -(a_weight * a_zp + b_weight * b_zp) and
+ *              requantizes with QCFG's multiplier (par_src) into OUT
+ *   STORE
  *
- * i.e. 4 compute cycles per pixel and block against 48 DRAM bytes (6 bus
+ * i.e. 2 compute cycles per pixel and block against 48 DRAM bytes (6 bus
  * cycles on a 64-bit bus): the Add is memory-bound and its compute hides
  * under the transfers.  The ALU alternative (LOAD ACC of both operands on
  * the compute module, two MULs, ADD, REQUANT) would serialize the loads
@@ -106,7 +108,6 @@ static void add_geom(const struct loom_hw_config *cfg, const struct lower_qadd *
   g->cib = g->cob = tile_ceil_div(l->c, cfg->block_out);
 }
 
-#define ADD_PARAM_ROWS 2 /* row 0: the zero-point constant, row 1: the multiplier */
 
 static int add_layout(const struct loom_hw_config *cfg, const struct lower_geom *g,
                       struct lower_tiling *t, struct tile_layout *L) {
@@ -115,15 +116,14 @@ static int add_layout(const struct loom_hw_config *cfg, const struct lower_geom 
   t->n_rt = tile_ceil_div(g->out_h, t->th), t->n_ct = 1;
   t->n_cot = tile_ceil_div(g->cob, t->tco), t->n_cic = 1;
   t->tiles = t->chunks = (uint32_t)(g->n * t->n_rt * t->n_cot);
-  L->param_rows = ADD_PARAM_ROWS;
-  L->acc_half = ((uint32_t)cfg->acc_rows - ADD_PARAM_ROWS) / 2;
-  L->acc_base[0] = ADD_PARAM_ROWS, L->acc_base[1] = ADD_PARAM_ROWS + L->acc_half;
+  L->acc_half = (uint32_t)cfg->acc_rows / 2;
+  L->acc_base[1] = L->acc_half;
   L->inp_half = (uint32_t)cfg->inp_rows / 2, L->inp_base[1] = L->inp_half;
   L->tile_pix = (uint32_t)t->th;
   L->inp_block = 2 * (uint32_t)t->th;
   L->kk = 1;
   uint32_t parities = t->tiles > 1 ? 2 : 1;
-  t->uops = parities * (uint32_t)t->th + 2 * parities * (uint32_t)t->n_cot;
+  t->uops = parities * (uint32_t)t->th;
   return (uint32_t)(t->tco * t->th) <= L->acc_half && (uint32_t)t->tco * L->inp_block <= L->inp_half &&
                  L->inp_block <= 2047 && t->uops <= (uint32_t)cfg->uop_rows
              ? 0
@@ -135,14 +135,13 @@ static uint64_t add_cost(const struct tile_ctx *c) {
   uint64_t row = loom_hw_row_bytes(cfg, LOOM_BUF_INP, 0);
   struct cost_pipe p;
   struct tile_iter it;
-  cost_pipe_init(&p, cost_dma(cfg, ADD_PARAM_ROWS * loom_hw_row_bytes(cfg, LOOM_BUF_ACC, 0), 1, 0));
+  cost_pipe_init(&p, 2);
   tile_iter_init(&it, c);
   while (tile_iter_next(&it)) {
     uint64_t np = (uint64_t)it.ch.rows, nb = (uint64_t)it.ch.nco;
     uint64_t load = 2 * nb * cost_dma(cfg, np * row, 1, 0);
-    uint64_t comp = 2 * cost_alu(np * nb, 1) + cost_gemm(2 * np * nb);
-    p.bus_bytes += 3 * nb * np * row;
-    cost_pipe_chunk(&p, load, comp, 1, 1, nb * cost_dma(cfg, np * row, 1, 0));
+    uint64_t comp = cost_gemm(2 * np * nb);
+    cost_pipe_chunk(&p, cfg, load, 2 * nb * np * row, comp, 1, 1, nb * cost_dma(cfg, np * row, 1, 0), nb * np * row);
   }
   return cost_pipe_total(cfg, &p);
 }
@@ -166,22 +165,16 @@ static int add_search(const struct loom_hw_config *cfg, const struct lower_geom 
 
 static uint32_t add_consts(struct lower_program *p, const struct lower_qadd *l) {
   const struct loom_hw_config *cfg = p->cfg;
-  int32_t bo = cfg->block_out, *v = malloc(sizeof(int32_t) * 2 * (size_t)bo);
-  uint64_t acc_row = loom_hw_row_bytes(cfg, LOOM_BUF_ACC, 0), wrow = loom_hw_row_bytes(cfg, LOOM_BUF_WGT, 0);
-  uint8_t *params = malloc(2 * acc_row);
+  int32_t bo = cfg->block_out;
+  uint64_t wrow = loom_hw_row_bytes(cfg, LOOM_BUF_WGT, 0);
   int8_t *w = calloc(2, wrow);
-  LOOM_ASSERT(v && params && w);
-  int64_t k = -((int64_t)l->a_weight * l->a_zero_point + (int64_t)l->b_weight * l->b_zero_point);
-  for (int32_t i = 0; i < bo; i++) v[i] = (int32_t)k, v[bo + i] = l->multiplier;
-  pack_acc_rows(cfg, v, bo, params);
-  pack_acc_rows(cfg, v + bo, bo, params + acc_row);
-  p->param_offset = emit_const(p, params, 2 * acc_row, emit_const_align(cfg));
+  LOOM_ASSERT(w);
   for (int32_t i = 0; i < bo; i++) {
     w[(size_t)i * (size_t)bo + (size_t)i] = (int8_t)l->a_weight;
     w[wrow + (size_t)i * (size_t)bo + (size_t)i] = (int8_t)l->b_weight;
   }
   p->wgt_offset = emit_const(p, w, 2 * wrow, emit_const_align(cfg));
-  free(v), free(params), free(w);
+  free(w);
   return (uint32_t)(p->wgt_offset / wrow);
 }
 
@@ -223,17 +216,10 @@ static void add_chunk(struct add_emit *e, const struct tile_chunk *ch, struct em
     in = emit_mem(LOOM_OP_LOAD, LOOM_BUF_WGT, 0, LOWER_SEG_CONST, e->wgt_row0, 1, 2, 2);
     emit_vec_push(&out->load, &in);
   }
-  struct loom_uop u = {acc, 0, 0};
-  uint32_t b = emit_uop_set(e->p, &u, 1);
-  in = emit_alu(LOOM_ALU_MOV, b, b + 1, nb, np, tp, 1, 0, 0);
-  emit_vec_push(&out->pre, &in);
-  b = add_set(e, acc, inp);
+  uint32_t b = add_set(e, acc, inp);
   in = emit_gemm(b, b + np, 2, nb, 0, tp, tp, 2 * tp, 1, 0);
+  in.gemm.first = in.gemm.last = 1; /* period 1: op a overwrites, op b writes E into OUT */
   emit_vec_push(&out->main, &in);
-  u.inp = 1;
-  b = emit_uop_set(e->p, &u, 1);
-  in = emit_alu(LOOM_ALU_REQUANT, b, b + 1, nb, np, tp, 1, 0, 0);
-  emit_vec_push(&out->post, &in);
   for (int32_t i = 0; i < ch->nco; i++) {
     in = transfer(LOOM_OP_STORE, LOOM_BUF_OUT, acc + (uint32_t)i * tp, LOWER_SEG_OUT, ch, c->g, i);
     emit_vec_push(&out->store, &in);
@@ -245,11 +231,11 @@ static void emit_add(struct lower_program *p, const struct lower_qadd *l, const 
   struct add_emit e = {p, c, wgt_row0, malloc(sizeof(struct loom_uop) * (size_t)c->t.th)};
   LOOM_ASSERT(e.scratch != NULL);
   uint32_t uload = emit_uop_load(p);
-  uint64_t acc_row = loom_hw_row_bytes(p->cfg, LOOM_BUF_ACC, 0);
-  struct loom_insn in = emit_mem(LOOM_OP_LOAD, LOOM_BUF_ACC, 0, LOWER_SEG_CONST,
-                                 (uint32_t)(p->param_offset / acc_row), 1, ADD_PARAM_ROWS, ADD_PARAM_ROWS);
+  struct loom_insn in = emit_qcfg(l->multiplier, l->shift, l->out_zero_point, l->clamp_lo, l->clamp_hi, l->round_even);
+  in.qcfg.par_src = 1; /* the epilogue's bias and multiplier: one for every lane */
+  in.qcfg.bias = (int32_t)-((int64_t)l->a_weight * l->a_zero_point + (int64_t)l->b_weight * l->b_zero_point);
   emit_insn(p, &in);
-  in = emit_qcfg(0, l->shift, l->out_zero_point, l->clamp_lo, l->clamp_hi, l->round_even);
+  in = emit_gcfg(1, 0, 0, 0, 0);
   emit_insn(p, &in);
   struct emit_pipe pipe;
   struct emit_chunk ch;
@@ -283,7 +269,7 @@ int lower_add(const struct loom_hw_config *cfg, const struct lower_qadd *l, cons
   emit_add(out, l, &c, wgt_row0);
   out->report.kind = LOWER_KIND_ADD;
   out->report.tiling = c.t;
-  out->report.min_bytes = 3 * a.bytes;
+  out->report.min_bytes = 3 * a.bytes + 2 * loom_hw_row_bytes(cfg, LOOM_BUF_WGT, 0);
   emit_report(out);
   return 0;
 }

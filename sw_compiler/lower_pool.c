@@ -171,7 +171,7 @@ static uint64_t pool_cost(const struct tile_ctx *c) {
   while (tile_iter_next(&it)) {
     uint64_t store;
     uint64_t comp = pool_tile_cost(c->cfg, c, &it.ch, &store, &p.bus_bytes);
-    cost_pipe_chunk(&p, 0, comp, 1, 1, store);
+    cost_pipe_chunk(&p, c->cfg, 0, 0, comp, 1, 1, store, 0);
   }
   return cost_pipe_total(c->cfg, &p);
 }

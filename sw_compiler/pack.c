@@ -58,6 +58,39 @@ void pack_wgt_identity(const struct loom_hw_config *cfg, int8_t *row) {
   for (int32_t i = 0; i < b; i++) row[(size_t)i * (size_t)b + (size_t)i] = 1;
 }
 
+void pack_wgt_dw(const struct loom_hw_config *cfg, const int8_t *w, int32_t c, int32_t k_h, int32_t k_w,
+                 int32_t rows_per_pass, int8_t *rows) {
+  int32_t b = cfg->block_out, passes = tile_ceil_div(k_h, rows_per_pass);
+  LOOM_ASSERT(cfg->block_in == cfg->block_out && rows_per_pass * k_w <= cfg->block_in);
+  size_t row = (size_t)b * (size_t)b;
+  memset(rows, 0, (size_t)tile_ceil_div(c, b) * (size_t)passes * row);
+  for (int32_t ch = 0; ch < c; ch++)
+    for (int32_t kh = 0; kh < k_h; kh++)
+      for (int32_t kw = 0; kw < k_w; kw++) {
+        int32_t p = kh / rows_per_pass, r0 = p * rows_per_pass;
+        int32_t n = k_h - r0 < rows_per_pass ? k_h - r0 : rows_per_pass; /* rows of this pass */
+        size_t r = (size_t)(ch / b) * (size_t)passes + (size_t)p;
+        size_t t = (size_t)(kw * n + (kh - r0));
+        rows[r * row + (size_t)(ch % b) * (size_t)b + t] = w[((size_t)ch * (size_t)k_h + (size_t)kh) * (size_t)k_w + (size_t)kw];
+      }
+}
+
+void pack_par_rows(const struct loom_hw_config *cfg, const int32_t *bias, const int32_t *mult, int32_t c,
+                   uint8_t *rows) {
+  int32_t bo = cfg->block_out;
+  size_t lanes = (size_t)bo, row = 8 * lanes;
+  LOOM_ASSERT(cfg->batch == 1);
+  for (int32_t blk = 0; blk < tile_ceil_div(c, bo); blk++)
+    for (size_t i = 0; i < lanes; i++) {
+      size_t ch = (size_t)blk * lanes + i;
+      uint32_t bv = ch < (size_t)c && bias ? (uint32_t)bias[ch] : 0, mv = ch < (size_t)c ? (uint32_t)mult[ch] : 0;
+      for (int k = 0; k < 4; k++) {
+        rows[(size_t)blk * row + 4 * i + (size_t)k] = (uint8_t)(bv >> (8 * k));
+        rows[(size_t)blk * row + 4 * (lanes + i) + (size_t)k] = (uint8_t)(mv >> (8 * k));
+      }
+    }
+}
+
 void pack_acc_rows(const struct loom_hw_config *cfg, const int32_t *v, int32_t c, uint8_t *rows) {
   int32_t bo = cfg->block_out;
   size_t n = (size_t)tile_ceil_div(c, bo) * (size_t)bo;

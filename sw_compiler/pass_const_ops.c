@@ -9,7 +9,9 @@
  *   - any other Mul, Div or Add of an NCHW activation by a per-channel or
  *     scalar constant becomes a depthwise 1x1 convolution (weight = the
  *     factor, or its reciprocal for Div; bias = the addend), which the
- *     quantizer and the lowering treat like any convolution.
+ *     quantizer and the lowering treat like any convolution; but not a
+ *     step of an activation region (GELU's Div by sqrt 2, Add 1, Mul 0.5),
+ *     which becomes part of the region's table (act_table.h).
  *
  *   - a GlobalAveragePool over more than 8x8 pixels becomes an AveragePool
  *     of equal windows down to 8x8 or less, then the global pool: windows
@@ -30,6 +32,8 @@
  * host nodes.
  */
 #include "sw_compiler/compiler.h"
+
+#include "sw_compiler/act_table.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -244,14 +248,28 @@ static int split_gap(struct ir_graph *g, int i) {
   return 1;
 }
 
-int ir_pass_const_ops_to_conv(struct ir_graph *g, struct ir_error *err) {
+/* in_act[i]: node i is a step of an activation region (act_table.h), which
+ * pass_quantize.c and pass_fuse_act.c make one table: GELU's Div, Add and
+ * Mul by scalars stay float until then. */
+static char *act_steps(const struct ir_graph *g, unsigned flags) {
+  char *in_act = ir_xcalloc((size_t)g->n_nodes + 1, 1);
+  struct act_region r;
+  for (int i = 0; i < g->n_nodes && !(flags & CONST_OPS_NO_ACT); i++)
+    if (act_op_seed(&g->nodes[i]) && !act_region_grow(g, i, &r))
+      for (int j = 0; j < r.n; j++) in_act[r.nodes[j]] = 1;
+  return in_act;
+}
+
+int ir_pass_const_ops_to_conv(struct ir_graph *g, unsigned flags, struct ir_error *err) {
   int changed = 0;
   (void)err;
+  char *in_act = act_steps(g, flags);
   for (int i = 0; i < g->n_nodes; i++) {
-    int x, k, op = g->nodes[i].dead ? 0 : form(g, &g->nodes[i], &x, &k);
+    int x, k, op = g->nodes[i].dead || in_act[i] ? 0 : form(g, &g->nodes[i], &x, &k);
     if (op) changed |= fold_into_conv(g, i, op, x, k) || as_dwconv(g, i, op, x, k);
     else if (!g->nodes[i].dead && (split_gap(g, i) || convtranspose_as_conv(g, i))) changed = 1, i++;
   }
+  free(in_act);
   if (changed) ir_graph_compact(g);
   return 0;
 }

@@ -15,13 +15,15 @@
  *   a batched (3-D) QLinearMatMul / MatMulInteger           => Gather + 2-D ones + Concat
  *   DQ(a), DQ(b) -> Add [-> Relu | Clip] -> Q               => loom.QAdd
  *   DQ(x) -> MaxPool | AveragePool | GlobalAveragePool -> Q => loom.QPool
+ *   DQ(x) -> Sigmoid, x * Sigmoid(x), GELU, ... -> Q        => loom.QConv with a table
+ *                                  (pass_fuse_act.c; into the QConv before it if it can)
  *
  * The rewrites run in this order, each over the whole graph:
  *   1. DequantizeLinear moves below Reshape-like ops and Concat, which then
  *      work on the integers (their int8 form is the same bytes);
  *   2. Q(DQ(x)) with equal parameters cancels to x;
- *   3. the patterns above;
- *   4. cancellation again;
+ *   3. the patterns above, then the activation tables;
+ *   4. cancellation again; tables into the QConv before them;
  *   5. a QAdd whose operand is a QConv read by nothing else becomes that
  *      QConv's residual operand (one job instead of two, same numbers).
  * Whatever is left (a DQ before a Softmax, the Q of a model input) is host
@@ -194,9 +196,9 @@ static int fuse_residual(struct fctx *f, int i) {
   if (n->op != IR_OP_QADD) return 0;
   int side = -1, c = -1;
   for (int k = 0; k < 2 && side < 0; k++) {
-    c = fu_producer(g, n->in[k]);
+    c = ir_producer(g, n->in[k]);
     const struct ir_node *cn = c >= 0 ? &g->nodes[c] : NULL;
-    if (cn && cn->op == IR_OP_QCONV && cn->n_in == 4 && fu_sole_user(g, cn->out[0]) == i &&
+    if (cn && cn->op == IR_OP_QCONV && cn->n_in == 4 && !ir_attr_find(cn, "lut") && ir_sole_reader(g, cn->out[0]) == i &&
         ir_attr_int(cn, "out_zp", 0) == ir_attr_int(n, k ? "b_zp" : "a_zp", 0) &&
         ir_attr_int(cn, "round_even", 0) == ir_attr_int(n, "round_even", 0))
       side = k;
@@ -221,17 +223,15 @@ static int fuse_residual(struct fctx *f, int i) {
 
 /* ---- DQ below views, Q(DQ) cancellation ---- */
 
-static int is_view(enum ir_op_kind op) {
-  return op == IR_OP_FLATTEN || op == IR_OP_RESHAPE || op == IR_OP_SQUEEZE || op == IR_OP_UNSQUEEZE ||
-         op == IR_OP_IDENTITY || op == IR_OP_CONCAT;
-}
+static int is_view(enum ir_op_kind op) { return ir_op_is_view(op) || op == IR_OP_CONCAT; }
 
 /* view(DQ(x), ...) -> DQ(view(x, ...)): the integers move, not the floats.
- * Concat needs every operand dequantized with the same parameters. */
+ * Concat needs every operand dequantized with the same parameters.  A
+ * head's rows of a stacked attention operand move the same way. */
 static int push_dq(struct fctx *f, int i) {
   struct ir_graph *g = f->g;
   struct ir_node *n = &g->nodes[i];
-  if (!is_view(n->op)) return 0;
+  if (!is_view(n->op) && (n->dead || ir_head_slice_of(g, n->out[0], NULL, NULL) < 0)) return 0;
   int ops = n->op == IR_OP_CONCAT ? n->n_in : 1, *in = ir_xmalloc((size_t)n->n_in * sizeof *in);
   struct qparam p0, p;
   int ok = 1;
@@ -246,6 +246,7 @@ static int push_dq(struct fctx *f, int i) {
     fu_set_quant(g, yi, &p0);
     int node = ir_node_insert(g, pos, op, g->nodes[i].name, n_in, in, 1, &yi);
     copy_all_attrs(g, i + 1, node);
+    if (op == IR_OP_ONNX) g->nodes[node].type = ir_xstrdup(g->nodes[i + 1].type), g->nodes[node].opset = g->nodes[i + 1].opset;
     pos = node + 1;
     fu_insert_qdq(g, IR_OP_DEQUANTIZELINEAR, yi, y, &p0, &pos);
   }
@@ -276,7 +277,7 @@ static int for_each_node(struct fctx *f, int (*fn)(struct fctx *, int)) {
 /* ---- MatMul + Add -> Gemm ---- */
 
 static int is_weight(const struct ir_graph *g, int t) {
-  int d = fu_producer(g, t);
+  int d = ir_producer(g, t);
   return fu_is_const(g, t) || (d >= 0 && g->nodes[d].op == IR_OP_DEQUANTIZELINEAR && fu_is_const(g, g->nodes[d].in[0]));
 }
 
@@ -311,7 +312,7 @@ static int batched_to_gemm(struct fctx *f, int i) {
     return 0;
   int64_t d = x->dims[x->rank - 1], e = y->dims[y->rank - 1], m = ir_tensor_numel(x) / (d ? d : 1);
   int64_t xd[2] = {m, d}, yd[2] = {m, e}, ydims[IR_MAX_RANK];
-  int yrank = y->rank, yt = n->out[0], w = n->in[1], pos = i, u = fu_sole_user(g, yt), c = -1;
+  int yrank = y->rank, yt = n->out[0], w = n->in[1], pos = i, u = ir_sole_reader(g, yt), c = -1;
   memcpy(ydims, y->dims, sizeof ydims);
   if (u >= 0) c = add_bias(g, &g->nodes[u], yt, e);
   if (c >= 0) { /* the bias Add joins the Gemm; the reshape back writes its result */
@@ -337,7 +338,7 @@ static int matmul_to_gemm(struct fctx *f, int i) {
   if (n->op != IR_OP_MATMUL || g->tensors[n->in[0]].rank != 2 || g->tensors[n->in[1]].rank != 2 ||
       !is_weight(g, n->in[1]))
     return 0;
-  int y = n->out[0], u = fu_sole_user(g, y), pos = i, c = -1;
+  int y = n->out[0], u = ir_sole_reader(g, y), pos = i, c = -1;
   if (u >= 0) c = add_bias(g, &g->nodes[u], y, g->tensors[y].dims[1]);
   if (c >= 0) {
     g->nodes[u].dead = 1;
@@ -376,12 +377,15 @@ static void annotate(struct ir_graph *g) {
 int ir_pass_fuse(struct ir_graph *g, unsigned flags, struct ir_error *err) {
   struct fctx f = {.g = g, .err = err};
   int rc = ir_pass_fuse_matmul_bias(g, err) || for_each_node(&f, push_dq) || for_each_node(&f, cancel) ||
-           for_each_node(&f, fu_unbatch) || for_each_node(&f, fuse_node) || for_each_node(&f, cancel);
+           for_each_node(&f, fu_unbatch) || for_each_node(&f, fuse_node) ||
+           (!(flags & FUSE_NO_ACT) && for_each_node(&f, fu_fuse_act)) ||
+           for_each_node(&f, cancel);
   free(f.conv_from);
   free(f.conv_to);
   if (rc) return -1;
   annotate(g);
   ir_pass_dce(g); /* the DQs the patterns bypassed must not count as readers */
+  if (for_each_node(&f, fu_merge_act)) return -1;
   if (!(flags & FUSE_NO_RESIDUAL) && for_each_node(&f, fuse_residual)) return -1;
   ir_pass_dce(g);
   return ir_pass_shape_infer(g, err) || ir_verify(g, err) ? -1 : 0;

@@ -57,9 +57,7 @@ struct conv_attrs {
   int64_t group;
 };
 
-/* pass_fuse_util.c */
-int fu_producer(const struct ir_graph *g, int t);
-int fu_sole_user(const struct ir_graph *g, int t);
+/* pass_fuse_util.c (graph queries: ir_producer and ir_sole_reader in ir.h) */
 int fu_is_const(const struct ir_graph *g, int t);
 int fu_is_int8ish(enum ir_dtype dt);
 int64_t fu_numel_of(const struct ir_graph *g, int t);
@@ -92,5 +90,10 @@ int fu_fuse_integer(struct fctx *f, int i, enum ir_op_kind op);
 int fu_fuse_gemm(struct fctx *f, int i);
 /* A batched (3-D) QLinearMatMul / MatMulInteger as Gather + 2-D ones + Concat. */
 int fu_unbatch(struct fctx *f, int i);
+
+/* pass_fuse_act.c: DQ(x) -> element-wise region -> Q as an identity QConv
+ * with a table; such a QConv merged into the QConv before it. */
+int fu_fuse_act(struct fctx *f, int i);
+int fu_merge_act(struct fctx *f, int i);
 
 #endif

@@ -82,7 +82,7 @@ static int mac_bias(struct fctx *f, struct mac *m, int b, int raw_i32, double al
   const struct ir_graph *g = f->g;
   m->bias = ir_xcalloc((size_t)m->o + 1, sizeof *m->bias);
   if (b < 0) return 0;
-  int di = fu_producer(g, b), bq = b, rc = 0;
+  int di = ir_producer(g, b), bq = b, rc = 0;
   float *sb = ir_xmalloc((size_t)m->o * sizeof *sb + 1), *zb = ir_xcalloc((size_t)m->o + 1, sizeof *zb);
   for (int64_t o = 0; o < m->o; o++) sb[o] = raw_i32 ? acc_scale(m, o) : 1.0f;
   if (!fu_is_const(g, b)) {
@@ -157,7 +157,7 @@ static void emit_mac(struct fctx *f, struct mac *m, enum ir_op_kind op) {
 
 /* A DQ node of per-channel parameters along `axis` (or per-tensor). */
 static int weight_dq(const struct ir_graph *g, int t, int axis) {
-  int d = fu_producer(g, t);
+  int d = ir_producer(g, t);
   if (d < 0 || g->nodes[d].op != IR_OP_DEQUANTIZELINEAR || !fu_is_const(g, g->nodes[d].in[0])) return -1;
   if (fu_numel_of(g, g->nodes[d].in[1]) > 1 && ir_attr_int(&g->nodes[d], "axis", 1) != axis) return -1;
   return d;

@@ -15,30 +15,7 @@
 
 #include "sw_compiler/lower.h"
 
-/* ---- graph queries (dead nodes do not count) ---- */
-
-int fu_producer(const struct ir_graph *g, int t) {
-  for (int i = 0; t >= 0 && i < g->n_nodes; i++)
-    if (!g->nodes[i].dead)
-      for (int k = 0; k < g->nodes[i].n_out; k++)
-        if (g->nodes[i].out[k] == t) return i;
-  return -1;
-}
-
-int fu_sole_user(const struct ir_graph *g, int t) {
-  int user = -1;
-  for (int i = 0; i < g->n_outputs; i++)
-    if (g->outputs[i] == t) return -1;
-  for (int i = 0; i < g->n_nodes; i++) {
-    if (g->nodes[i].dead) continue;
-    for (int k = 0; k < g->nodes[i].n_in; k++)
-      if (g->nodes[i].in[k] == t) {
-        if (user >= 0 && user != i) return -1;
-        user = i;
-      }
-  }
-  return user;
-}
+/* ---- graph queries ---- */
 
 int fu_is_const(const struct ir_graph *g, int t) { return t >= 0 && g->tensors[t].data; }
 int fu_is_int8ish(enum ir_dtype dt) { return dt == IR_DT_I8 || dt == IR_DT_U8; }
@@ -71,7 +48,7 @@ int fu_scalar_qparams(const struct ir_graph *g, const struct ir_node *n, struct 
 
 /* t = DQ(x) with per-tensor parameters: *x and *p. */
 int fu_dq_of(const struct ir_graph *g, int t, int *x, struct qparam *p) {
-  int i = fu_producer(g, t);
+  int i = ir_producer(g, t);
   if (i < 0 || g->nodes[i].op != IR_OP_DEQUANTIZELINEAR || !fu_scalar_qparams(g, &g->nodes[i], p)) return 0;
   *x = g->nodes[i].in[0];
   return 1;
@@ -150,7 +127,7 @@ int fu_as_int8(struct fctx *f, int t, const struct qparam *p, int *pos) {
     if (!g->tensors[t].quant.n) fu_set_quant(g, t, p);
     return t;
   }
-  int y = find_conv(f, t), x, qi = fu_producer(g, t);
+  int y = find_conv(f, t), x, qi = ir_producer(g, t);
   if (y >= 0) return y;
   if (!g->tensors[t].quant.n) fu_set_quant(g, t, p); /* the host conversion reads it */
   struct qparam q8 = fu_as_i8(*p), pq, px;
@@ -199,12 +176,12 @@ static int channel_qparams(const struct ir_graph *g, const struct ir_node *n, st
 
 /* y [-> Relu | Clip] -> Q; per-channel Q parameters only when `per_channel`. */
 int fu_match_output(const struct ir_graph *g, int y, int allow_act, int per_channel, struct out_chain *oc) {
-  int u = fu_sole_user(g, y);
+  int u = ir_sole_reader(g, y);
   oc->act = -1;
   oc->chs = NULL;
   if (u >= 0 && allow_act && is_act_fn(g, &g->nodes[u])) {
     oc->act = u;
-    u = fu_sole_user(g, g->nodes[u].out[0]);
+    u = ir_sole_reader(g, g->nodes[u].out[0]);
   }
   if (u < 0 || g->nodes[u].op != IR_OP_QUANTIZELINEAR) return 0;
   if (!fu_scalar_qparams(g, &g->nodes[u], &oc->p) && !(per_channel && channel_qparams(g, &g->nodes[u], oc)))

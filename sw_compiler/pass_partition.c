@@ -16,7 +16,10 @@
  *     op on the portable host kernels (driver/core/kernel.h), in its own
  *     types, as a KERNEL step (compile_kernel.c);
  *   - views: Reshape-like ops whose result is the same bytes as their
- *     operand, which cost nothing at run time.
+ *     operand, which cost nothing at run time; an attention head's rows
+ *     of a blocked stacked operand (a slice its job reads in place); a
+ *     Concat of heads' results along the rows (each job stores into its
+ *     slice of the result).
  * A node whose result has no known shape is refused, naming it: the
  * compiler never emits a model the runtime cannot run.
  *
@@ -56,10 +59,6 @@ static int is_fused(enum ir_op_kind op) {
   return op == IR_OP_QCONV || op == IR_OP_QGEMM || op == IR_OP_QADD || op == IR_OP_QPOOL;
 }
 
-static int is_view(enum ir_op_kind op) {
-  return op == IR_OP_FLATTEN || op == IR_OP_RESHAPE || op == IR_OP_SQUEEZE || op == IR_OP_UNSQUEEZE ||
-         op == IR_OP_IDENTITY;
-}
 
 static void set_blocked(struct pctx *p, int t) {
   p->g->tensors[t].layout = IR_LAYOUT_NCHWC;
@@ -84,17 +83,73 @@ static int same_blocked_bytes(const struct ir_tensor *a, const struct ir_tensor 
   return !memcmp(x, y, sizeof x);
 }
 
+/* An attention head's slice of an int8 operand (ir_head_slice_of): when
+ * blocked, its rows are a contiguous range of the operand's bytes (rows:
+ * N of [N, C] or [N, C, H, W]) and its columns, in whole channel blocks,
+ * a window of every row of [N, C]: a view at an offset. */
+static int head_slice(const struct pctx *p, int i) {
+  const struct ir_graph *g = p->g;
+  const struct ir_node *n = &g->nodes[i];
+  int64_t start;
+  int axis;
+  if (n->dead || n->n_out != 1 || ir_head_slice_of(g, n->out[0], &start, &axis) < 0) return 0;
+  const struct ir_tensor *x = &g->tensors[n->in[0]];
+  if (axis && (start % p->block || g->tensors[n->out[0]].dims[1] % p->block)) return 0;
+  return (x->rank == 2 || x->rank == 4) && x->dtype == IR_DT_I8;
+}
+
+static int sole_reader(const struct ir_graph *g, int t, int node) {
+  for (int i = 0; i < g->n_outputs; i++)
+    if (g->outputs[i] == t) return 0;
+  for (int i = 0; i < g->n_nodes; i++)
+    for (int k = 0; k < g->nodes[i].n_in && !g->nodes[i].dead; k++)
+      if (g->nodes[i].in[k] == t && i != node) return 0;
+  return 1;
+}
+
+/* A Concat of int8 [N, C] results of accelerator jobs that nothing else
+ * reads (an attention's heads): along the rows, each job stores its rows
+ * of the blocked result in place; along the columns (each operand whole
+ * channel blocks), its column blocks of every row (compile_loom.c). */
+static int concat_in_place(const struct pctx *p, int i) {
+  const struct ir_graph *g = p->g;
+  const struct ir_node *n = &g->nodes[i];
+  const struct ir_tensor *y = &g->tensors[n->out[0]];
+  int64_t axis = ir_attr_int(n, "axis", 0);
+  if (n->dead || n->op != IR_OP_CONCAT || y->rank != 2 || y->dtype != IR_DT_I8 || axis < -2 || axis > 1) return 0;
+  for (int k = 0; k < n->n_in; k++) {
+    int t = n->in[k], prod = -1;
+    if ((axis == 1 || axis == -1) && g->tensors[t].dims[1] % p->block) return 0; /* columns: whole blocks */
+    for (int j = 0; j < g->n_nodes && prod < 0; j++)
+      if (!g->nodes[j].dead && g->nodes[j].out[0] == t) prod = j;
+    if (prod < 0 || p->targets[prod] != PART_ACCEL || g->tensors[t].rank != 2 || !sole_reader(g, t, i)) return 0;
+    for (int m = 0; m < k; m++)
+      if (n->in[m] == t) return 0;
+  }
+  return 1;
+}
+
 static void mark_accel_layouts(struct pctx *p) {
   const struct ir_graph *g = p->g;
   for (int i = 0; i < g->n_nodes; i++) {
     const struct ir_node *n = &g->nodes[i];
-    if (!is_fused(n->op)) continue;
+    if (n->dead || !is_fused(n->op)) continue;
     p->targets[i] = PART_ACCEL;
     if (g->tensors[n->out[0]].dtype != IR_DT_I32) set_blocked(p, n->out[0]); /* i32: plain, see compile_loom.c */
     set_blocked(p, n->in[0]);
-    if (n->op == IR_OP_QADD) set_blocked(p, n->in[1]);
+    if (n->op == IR_OP_QADD || (n->op == IR_OP_QGEMM && !g->tensors[n->in[1]].data)) set_blocked(p, n->in[1]);
     if (n->op == IR_OP_QCONV && n->n_in > 4) set_blocked(p, n->in[4]); /* the residual */
   }
+  for (int i = 0; i < g->n_nodes; i++)
+    if (concat_in_place(p, i)) p->targets[i] = PART_ALIAS, set_blocked(p, g->nodes[i].out[0]);
+  for (int pass = 0; pass < 2; pass++) /* a blocked side makes both sides blocked, the rows a view */
+    for (int k = 0; k < g->n_nodes; k++) {
+      int i = pass ? k : g->n_nodes - 1 - k;
+      const struct ir_node *n = &g->nodes[i];
+      if (!head_slice(p, i) || (!blocked(&g->tensors[n->in[0]]) && !blocked(&g->tensors[n->out[0]]))) continue;
+      set_blocked(p, n->in[0]), set_blocked(p, n->out[0]);
+      p->targets[i] = PART_ALIAS;
+    }
 }
 
 /* A view is free when its result can be (or already is) the same bytes. */
@@ -176,7 +231,7 @@ int ir_pass_partition_host(struct ir_graph *g, enum part_target *targets, struct
     targets[i] = PART_NONE;
     if (n->dead || n->op == IR_OP_CONSTANT) continue;
     if (n->op >= IR_OP_QCONV && n->op != IR_OP_ONNX) return ir_fail(err, g, i, "a fused int8 op cannot run on the host");
-    if (is_view(n->op)) targets[i] = PART_ALIAS;
+    if (ir_op_is_view(n->op)) targets[i] = PART_ALIAS;
     else if (place_host(&p, i)) return -1;
     if (targets[i] == PART_HOST) targets[i] = PART_KERNEL; /* nothing is quantized: no scales for the host ops */
   }
@@ -190,9 +245,9 @@ int ir_pass_partition(struct ir_graph *g, int block, enum part_target *targets, 
   mark_accel_layouts(&p);
   for (int i = 0; i < g->n_nodes; i++) {
     const struct ir_node *n = &g->nodes[i];
-    if (n->dead || targets[i] == PART_ACCEL) continue;
+    if (n->dead || targets[i] != PART_NONE) continue;
     if (n->op == IR_OP_CONSTANT) continue; /* folded earlier; nothing to run */
-    if (is_view(n->op)) place_view(&p, i);
+    if (ir_op_is_view(n->op)) place_view(&p, i);
     else if (place_host(&p, i)) return -1;
   }
   return 0;

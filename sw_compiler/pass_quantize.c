@@ -24,78 +24,35 @@
  *     result read only by depthwise convolutions gets per-channel scales
  *     (zero point -128 for all); each depthwise output channel reads one
  *     input channel, so the channel's scale folds exactly into its
- *     weights.  Its Q is per-axis and its DQ has scale 1 (it yields codes);
+ *     weights.  Its Q is per-axis and its DQ has scale 1 (it yields codes).
+ *     The operands of a matmul of two activations (pass_attention.c) are
+ *     symmetric, zero point 0: one of them is the job's runtime weights.
+ *     A head's operand (its rows of the heads' stacked operand) takes the
+ *     stacked tensor's parameters, so its int8 form is a slice of one
+ *     quantized tensor, read in place;
  *   - bias correction: the systematic shift weight rounding causes,
  *     (w - w_q) * E[x], is added back to each float bias first (E[x] per
  *     channel from calibration).
  *
  * Where Q/DQ pairs go: on every activation an accelerator op reads (the
- * data inputs of Conv, Gemm, two-operand Add, pools, Concat) and on the
+ * data inputs of Conv, Gemm, two-operand Add and MatMul, pools, Concat) and on the
  * output of each such op's group, where the group absorbs a following ReLU
  * or Clip that is the op's only user (that is what fusion will execute as
  * the requantization clamp).  Some tensors must share parameters, so their
  * int8 forms are the same bytes: a MaxPool's or a Reshape-like op's output
  * takes its input's, and each Concat input takes the Concat output's.
+ * An element-wise function of one tensor read by an accelerator op (SiLU,
+ * GELU; act_table.h) gets points on both sides: fusion makes it a table.
  * Ops that are none of these stay float (Softmax, say) and read DQ'd data;
  * pass_partition.c later decides whether the host can run them.
  */
 #include "sw_compiler/compiler.h"
 
+#include "sw_compiler/act_table.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- the arithmetic (also used by pass_fuse.c) ---- */
-
-void quant_choose_params(float lo, float hi, float *scale, int32_t *zp) {
-  if (lo > 0) lo = 0;
-  if (hi < 0) hi = 0;
-  if (!(hi - lo > 0) || !isfinite(hi - lo)) {
-    *scale = 1.0f, *zp = 0; /* constant zero (a dead ReLU): any scale is exact */
-    return;
-  }
-  *scale = (hi - lo) / 255.0f;
-  double z = nearbyint(-128.0 - (double)lo / *scale);
-  *zp = (int32_t)(z < -128 ? -128 : z > 127 ? 127 : z);
-}
-
-int32_t quant_value(double v, float scale, int32_t zp) {
-  double q = nearbyint(v / scale) + zp;
-  return (int32_t)(q < -128 ? -128 : q > 127 ? 127 : q);
-}
-
-int quant_multipliers(const double *real, int n, int32_t *mult, uint32_t *shift) {
-  double max = 0;
-  for (int i = 0; i < n; i++) {
-    if (!(real[i] >= 0) || !isfinite(real[i])) return -1;
-    if (real[i] > max) max = real[i];
-  }
-  int e;
-  double f = frexp(max > 0 ? max : 1.0, &e); /* max = f * 2^e, f in [0.5, 1) */
-  (void)f;
-  int s = 31 - e; /* max * 2^s in [2^30, 2^31) */
-  if (s < 0) return -1;
-  if (s > 63) s = 63; /* tiny factors: fewer significant bits, documented */
-  for (int i = 0; i < n; i++) {
-    double m = nearbyint(ldexp(real[i], s));
-    if (m > INT32_MAX) m = INT32_MAX; /* rounding up to 2^31 */
-    mult[i] = (int32_t)m;
-  }
-  *shift = (uint32_t)s;
-  return 0;
-}
-
-int ir_graph_is_quantized(const struct ir_graph *g) {
-  for (int i = 0; i < g->n_nodes; i++)
-    switch (g->nodes[i].op) {
-    case IR_OP_QUANTIZELINEAR: case IR_OP_DEQUANTIZELINEAR: case IR_OP_QLINEARCONV:
-    case IR_OP_QLINEARMATMUL: case IR_OP_CONVINTEGER: case IR_OP_MATMULINTEGER:
-    case IR_OP_QCONV: case IR_OP_QGEMM: case IR_OP_QADD: case IR_OP_QPOOL:
-      return 1;
-    default: break;
-    }
-  return 0;
-}
 
 /* ---- context ---- */
 
@@ -106,6 +63,7 @@ struct qctx {
   struct ir_error *err;
   int n_tensors;  /* tensors before the pass added any */
   char *point;    /* per tensor: gets a Q/DQ pair */
+  char *sym;      /* per tensor: symmetric parameters (a matmul's runtime operand) */
   int *src;       /* per tensor: the tensor whose range sets its parameters */
   float *scale;   /* per tensor, once chosen */
   int32_t *zp;
@@ -119,20 +77,6 @@ static int is_const(const struct ir_graph *g, int t) { return t >= 0 && g->tenso
 
 static int is_activation(const struct ir_graph *g, int t) {
   return t >= 0 && !g->tensors[t].data && g->tensors[t].dtype == IR_DT_F32;
-}
-
-/* The only node reading t, or -1 (several readers, or a graph output). */
-static int sole_user(const struct ir_graph *g, int t) {
-  int user = -1;
-  for (int i = 0; i < g->n_outputs; i++)
-    if (g->outputs[i] == t) return -1;
-  for (int i = 0; i < g->n_nodes; i++)
-    for (int k = 0; k < g->nodes[i].n_in; k++)
-      if (g->nodes[i].in[k] == t) {
-        if (user >= 0 && user != i) return -1;
-        user = i;
-      }
-  return user;
 }
 
 /* A Clip with constant (or absent) bounds, or a Relu. */
@@ -206,18 +150,13 @@ static int is_core(const struct ir_graph *g, const struct ir_node *n) {
     for (int k = 0; k < n->n_in; k++)
       if (!is_activation(g, n->in[k])) return 0;
     return 1;
+  case IR_OP_MATMUL: return ir_is_act_matmul(g, (int)(n - g->nodes));
   default: return 0;
   }
 }
 
 static int data_operands(const struct ir_node *n) {
-  return n->op == IR_OP_ADD ? 2 : n->op == IR_OP_CONCAT ? n->n_in : 1;
-}
-
-/* Ops whose int8 form is the same bytes: output parameters = input's. */
-static int is_view(enum ir_op_kind op) {
-  return op == IR_OP_FLATTEN || op == IR_OP_RESHAPE || op == IR_OP_SQUEEZE || op == IR_OP_UNSQUEEZE ||
-         op == IR_OP_IDENTITY;
+  return n->op == IR_OP_ADD || n->op == IR_OP_MATMUL ? 2 : n->op == IR_OP_CONCAT ? n->n_in : 1;
 }
 
 /* The result of node i's group: its own, or that of a fusable ReLU / Clip. */
@@ -225,8 +164,19 @@ static int group_output(const struct ir_graph *g, int i) {
   const struct ir_node *n = &g->nodes[i];
   int y = n->out[0];
   if (n->op != IR_OP_CONV && n->op != IR_OP_GEMM && n->op != IR_OP_ADD) return y;
-  int u = sole_user(g, y);
+  int u = ir_sole_reader(g, y);
   return u >= 0 && is_activation_fn(g, &g->nodes[u]) ? g->nodes[u].out[0] : y;
+}
+
+/* t is an output or an accelerator op's operand: an activation only float
+ * host code reads (an SE gate) stays float (a table would only round it). */
+static int int8_reader(const struct ir_graph *g, int t) {
+  for (int i = 0; i < g->n_outputs; i++)
+    if (g->outputs[i] == t) return 1;
+  for (int i = 0; i < g->n_nodes; i++)
+    for (int k = 0; k < g->nodes[i].n_in && !g->nodes[i].dead; k++)
+      if (g->nodes[i].in[k] == t && (is_core(g, &g->nodes[i]) || ir_op_is_view(g->nodes[i].op))) return 1;
+  return 0;
 }
 
 static int root(const struct qctx *q, int t) {
@@ -239,15 +189,23 @@ static void mark_points(struct qctx *q) {
   for (int i = 0; i < g->n_nodes; i++) {
     const struct ir_node *n = &g->nodes[i];
     if (is_core(g, n)) {
-      for (int k = 0; k < data_operands(n); k++) q->point[n->in[k]] = 1;
+      for (int k = 0; k < data_operands(n); k++) q->point[n->in[k]] = 1, q->sym[n->in[k]] |= n->op == IR_OP_MATMUL;
+      for (int k = 0; k < 2 && n->op == IR_OP_MATMUL; k++) { /* a head's rows: quantized with all heads' */
+        int s = ir_head_slice_of(g, n->in[k], NULL, NULL);
+        if (s >= 0 && is_activation(g, s)) q->point[s] = q->sym[s] = q->sym[root(q, s)] = 1, q->src[n->in[k]] = s;
+      }
       int y = group_output(g, i);
       q->point[y] = 1;
       if (n->op == IR_OP_MAXPOOL) q->src[y] = n->in[0];
       if (n->op == IR_OP_CONCAT)
         for (int k = 0; k < n->n_in; k++) q->src[root(q, n->in[k])] = y;
-    } else if (!n->dead && is_view(n->op) && q->point[n->in[0]]) {
+    } else if (!n->dead && ir_op_is_view(n->op) && q->point[n->in[0]]) {
       q->point[n->out[0]] = 1;
       q->src[n->out[0]] = n->in[0];
+    } else if (act_op_seed(n) && !(q->flags & QUANT_NO_ACT)) {
+      struct act_region r; /* an activation: the epilogue's table from x's codes to y's */
+      if (!act_region_grow(g, i, &r) && is_activation(g, r.x) && act_shape_fits(&g->tensors[r.x]) && int8_reader(g, r.y))
+        q->point[r.x] = q->point[r.y] = 1;
     }
   }
 }
@@ -262,7 +220,7 @@ static int is_edge(const struct qctx *q, int t) {
   for (int i = 0; i < g->n_nodes; i++) {
     const struct ir_node *n = &g->nodes[i];
     for (int k = 0; k < n->n_in && !n->dead; k++)
-      if (n->in[k] == t && !is_core(g, n) && !is_view(n->op) && !is_activation_fn(g, n)) return 1;
+      if (n->in[k] == t && !is_core(g, n) && !ir_op_is_view(n->op) && !is_activation_fn(g, n)) return 1;
   }
   return 0;
 }
@@ -276,7 +234,9 @@ static int choose_all_params(struct qctx *q) {
                        q->g->source, TN(q, r)->name), -1;
     const struct calib_range *cr = &q->ranges[r];
     int clip = (q->flags & QUANT_CLIP_MSE) && !is_edge(q, t) && !is_edge(q, r);
-    quant_choose_params(clip ? cr->clip_lo : cr->lo, clip ? cr->clip_hi : cr->hi, &q->scale[t], &q->zp[t]);
+    float lo = clip ? cr->clip_lo : cr->lo, hi = clip ? cr->clip_hi : cr->hi, m = fmaxf(fabsf(lo), fabsf(hi));
+    if (q->sym[t] || q->sym[r]) lo = -m * 128.0f / 127.0f, hi = m; /* scale m / 127, zero point 0 (the lowering needs it) */
+    quant_choose_params(lo, hi, &q->scale[t], &q->zp[t]);
   }
   return 0;
 }
@@ -324,7 +284,7 @@ static int conv_producer(const struct qctx *q, int t) {
 
 /* The upper bound of a Clip after node i (INFINITY when none). */
 static float clip_max(const struct ir_graph *g, int i) {
-  int u = sole_user(g, g->nodes[i].out[0]);
+  int u = ir_sole_reader(g, g->nodes[i].out[0]);
   if (u < 0 || g->nodes[u].op != IR_OP_CLIP || g->nodes[u].n_in < 3 || g->nodes[u].in[2] < 0) return INFINITY;
   return *(const float *)g->tensors[g->nodes[u].in[2]].data;
 }
@@ -618,6 +578,7 @@ int ir_pass_quantize(struct ir_graph *g, const struct calib_range *ranges, int n
                    .flags = flags};
   size_t n = (size_t)g->n_tensors + 1;
   q.point = ir_xcalloc(n, 1);
+  q.sym = ir_xcalloc(n, 1);
   q.src = ir_xmalloc(n * sizeof *q.src);
   q.scale = ir_xcalloc(n, sizeof *q.scale);
   q.zp = ir_xcalloc(n, sizeof *q.zp);
@@ -630,6 +591,7 @@ int ir_pass_quantize(struct ir_graph *g, const struct calib_range *ranges, int n
     if (is_core(g, &g->nodes[i])) quantize_params_of(&q, &i);
   if (!rc) insert_all_qdq(&q);
   free(q.point);
+  free(q.sym);
   free(q.src);
   free(q.scale);
   free(q.zp);

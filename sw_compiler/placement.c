@@ -38,8 +38,11 @@ static int global_pool(const struct ir_graph *g, const struct ir_node *n) {
 /* The ONNX op type a node of the compiled graph stands for. */
 static const char *op_of(const struct ir_graph *g, const struct ir_node *n) {
   switch (n->op) {
-  case IR_OP_QCONV: return "Conv";
-  case IR_OP_QGEMM: return "Gemm";
+  case IR_OP_QCONV: {
+    const struct ir_attr *act = ir_attr_find(n, "act"); /* a standalone activation table */
+    return ir_attr_int(n, "act_only", 0) && act && act->kind == IR_ATTR_STRING ? act->s : "Conv";
+  }
+  case IR_OP_QGEMM: return g->tensors[n->in[1]].data ? "Gemm" : "MatMul"; /* runtime weights: attention */
   case IR_OP_QADD: return "Add";
   case IR_OP_QPOOL:
     return global_pool(g, n) ? "GlobalAveragePool" : ir_attr_int(n, "avg", 0) ? "AveragePool" : "MaxPool";
@@ -121,6 +124,14 @@ void compile_placement(const struct compile_result *r, struct compile_placement 
   }
 }
 
+/* The note of a table the host looks up (place_tables.c) that node i is
+ * part of, or NULL. */
+static const struct compile_host_table *host_table(const struct compile_result *r, int i) {
+  for (int k = 0; k < r->n_host_tables; k++)
+    if (r->host_tables[k].cast == i || r->host_tables[k].gather == i) return &r->host_tables[k];
+  return NULL;
+}
+
 void compile_placement_print(FILE *f, const struct compile_result *r) {
   const struct ir_graph *g = r->graph;
   if (!r->targets) return;
@@ -129,8 +140,10 @@ void compile_placement_print(FILE *f, const struct compile_result *r) {
   for (int i = 0; i < g->n_nodes; i++) {
     enum part_target t = r->targets[i];
     if (g->nodes[i].dead || (t != PART_ACCEL && t != PART_HOST && t != PART_KERNEL)) continue;
-    struct row *row = row_of(rows, &n, op_of(g, &g->nodes[i]));
-    if (t == PART_ACCEL) row->accel++;
+    const struct compile_host_table *h = host_table(r, i);
+    struct row *row = row_of(rows, &n, h ? h->act : op_of(g, &g->nodes[i]));
+    if (h) row->host++, row->why = h->why;
+    else if (t == PART_ACCEL) row->accel++;
     else if (r->target == COMPILE_TARGET_CPU) row->host++, row->why = "--target cpu: every node on the host";
     else row->host++, row->why = row->why ? row->why : compile_host_reason(g, r->targets, i);
   }

@@ -49,18 +49,26 @@ static int32_t chunk_in_blocks(const struct lower_geom *g, const struct lower_ti
   return g->mode == LOWER_GEMM_DENSE ? t->tci : t->tco;
 }
 
+/* WGT rows one output block needs per input block: a tap each (dense,
+ * diagonal), or a row per pass over the window (depthwise). */
+static uint32_t rows_per_block(const struct lower_geom *g) {
+  return g->mode == LOWER_GEMM_DW ? (uint32_t)g->dw_passes : kk_of(g);
+}
+
 /* Weight rows of a full slice (one chunk's weights). */
 static uint32_t slice_rows(const struct lower_geom *g, int32_t nco, int32_t nci) {
-  if (g->wgt_uniform) return 1;
-  return g->mode == LOWER_GEMM_DENSE ? (uint32_t)(nco * nci) * kk_of(g) : (uint32_t)nco * kk_of(g);
+  if (g->wgt_uniform) return g->mode == LOWER_GEMM_DW ? (uint32_t)g->dw_passes : 1;
+  return g->mode == LOWER_GEMM_DENSE ? (uint32_t)(nco * nci) * kk_of(g) : (uint32_t)nco * rows_per_block(g);
 }
 
 static uint32_t total_wgt_rows(const struct lower_geom *g) {
   return slice_rows(g, g->cob, g->cib);
 }
 
+/* Dense and diagonal: th * tw * kk (a micro-op per tap); depthwise:
+ * th * tw per pass (a micro-op per output pixel). */
 uint32_t tile_gemm_set_size(const struct lower_geom *g, const struct lower_tiling *t) {
-  return (uint32_t)(t->th * t->tw) * kk_of(g);
+  return (uint32_t)(t->th * t->tw) * (g->mode == LOWER_GEMM_DW ? (uint32_t)g->dw_passes : kk_of(g));
 }
 
 static void layout(const struct loom_hw_config *cfg, const struct lower_geom *g,
@@ -79,14 +87,22 @@ static void layout(const struct loom_hw_config *cfg, const struct lower_geom *g,
   L->ih = g->row_skip ? (uint32_t)t->th
                       : (uint32_t)((t->th - 1) * g->stride_h + (g->k_h - 1) * g->dil_h + 1);
   L->iw = (uint32_t)((t->tw - 1) * g->stride_w + (g->k_w - 1) * g->dil_w + 1);
-  L->inp_block = L->ih * L->iw;
+  /* depthwise: an odd row pitch alternates a window column's rows between
+   * the INP banks (two reads per cycle, loom_dw_read_cycles): one more
+   * padding column when the right padding has room */
   L->tile_pix = (uint32_t)(t->th * t->tw);
+  uint32_t res = g->residual ? L->tile_pix * (uint32_t)t->tco : 0, wide = L->ih * (L->iw + 1);
+  L->iw_pad = g->mode == LOWER_GEMM_DW && g->dil_h % 2 && L->iw % 2 == 0 && g->pad_r < 7 && g->k_h > 1 &&
+              wide <= 2047 && (uint32_t)chunk_in_blocks(g, t) * wide + res <= L->inp_half;
+  L->iw += L->iw_pad;
+  L->inp_block = L->ih * L->iw;
   L->kk = kk_of(g);
   L->res_offset = (uint32_t)chunk_in_blocks(g, t) * L->inp_block;
+  L->par_resident = g->cob <= LOOM_PAR_ROWS;
 }
 
 static void counts(const struct lower_geom *g, struct lower_tiling *t) {
-  if (g->mode == LOWER_GEMM_DIAG) t->tci = t->tco;
+  if (g->mode != LOWER_GEMM_DENSE) t->tci = t->tco;
   t->n_rt = tile_ceil_div(g->out_h, t->th);
   t->n_ct = tile_ceil_div(g->out_w, t->tw);
   t->n_cot = tile_ceil_div(g->cob, t->tco);
@@ -112,6 +128,11 @@ static const char *check_fit(const struct loom_hw_config *cfg, const struct lowe
   if (g->mode == LOWER_GEMM_DENSE && t->tco > 1 && (uint32_t)t->tci * L->kk > 1023)
     return "GEMM weight factor field";
   if (g->mode == LOWER_GEMM_DIAG && L->kk > 1023) return "GEMM weight factor field";
+  if (g->epi && !L->par_resident && (2 * t->tco > LOOM_PAR_ROWS || g->pool))
+    return "PAR too small for two tiles' output blocks";
+  if (g->pool && (t->th != 2 || t->tw != g->out_w || t->tco != g->cob || t->order != TILE_ORDER_SPATIAL))
+    return "a fused max pooling needs tiles of two whole rows of every block";
+  if (t->tco > 4095 || t->tci > 4095) return "GEMM loop field";
   if (tile_gemm_set_size(g, t) > (uint32_t)cfg->uop_rows) return "UOP too small";
   return NULL;
 }
@@ -297,6 +318,11 @@ static uint64_t load_cycles(const struct tile_ctx *c, const struct tile_chunk *c
     *bytes += (uint64_t)ch->nco * b;
   }
   if (c->g->residual && ch->k == 0) cyc += cost_dma(cfg, loom_hw_row_bytes(cfg, LOOM_BUF_WGT, 0), 1, 0);
+  if (c->g->epi && ch->first && (!c->L.par_resident || ch->k == 0)) { /* the tile's PAR rows, or all once */
+    uint64_t b = (uint64_t)(c->L.par_resident ? c->g->cob : ch->nco) * loom_hw_row_bytes(cfg, LOOM_BUF_PAR, 0);
+    cyc += cost_dma(cfg, b, 1, 0);
+    *bytes += b;
+  }
   return cyc ? cyc : 1;
 }
 
@@ -304,7 +330,23 @@ static uint64_t load_cycles(const struct tile_ctx *c, const struct tile_chunk *c
 static uint64_t chunk_gemm_uops(const struct tile_ctx *c, const struct tile_chunk *ch) {
   uint64_t pix = (uint64_t)ch->rows * (uint64_t)c->t.tw;
   uint64_t blocks = c->g->mode == LOWER_GEMM_DENSE ? (uint64_t)ch->nci * ch->nco : (uint64_t)ch->nco;
-  return pix * c->L.kk * blocks;
+  return pix * (c->g->mode == LOWER_GEMM_DW ? (uint64_t)c->g->dw_passes : c->L.kk) * blocks;
+}
+
+/* Cycles of the GEMMs of one chunk: a micro-op per cycle, or the
+ * depthwise window's reads per micro-op (one pass after another). */
+static uint64_t chunk_gemm_cycles(const struct tile_ctx *c, const struct tile_chunk *ch) {
+  const struct lower_geom *g = c->g;
+  if (g->mode != LOWER_GEMM_DW) return cost_gemm(chunk_gemm_uops(c, ch));
+  uint64_t cyc = 0;
+  uint32_t step = (uint32_t)(g->stride_w / g->dil_w);
+  if (g->stride_w % g->dil_w) step = (uint32_t)g->k_w; /* no reuse */
+  for (int32_t p = 0; p < g->dw_passes; p++) {
+    uint32_t kh = (uint32_t)(g->k_h - p * g->dw_rows < g->dw_rows ? g->k_h - p * g->dw_rows : g->dw_rows);
+    cyc += cost_dw((uint64_t)ch->rows, (uint64_t)c->t.tw, (uint64_t)ch->nco, kh, (uint32_t)g->k_w, step,
+                   (uint32_t)g->dil_h * c->L.iw, (uint32_t)g->dil_w);
+  }
+  return cyc;
 }
 
 /* GEMM micro-ops every tiling needs at least: each output pixel of each
@@ -312,22 +354,29 @@ static uint64_t chunk_gemm_uops(const struct tile_ctx *c, const struct tile_chun
 static uint64_t min_gemm_uops(const struct tile_ctx *c) {
   const struct lower_geom *g = c->g;
   uint64_t blocks = g->mode == LOWER_GEMM_DENSE ? (uint64_t)g->cib * g->cob : (uint64_t)g->cob;
-  return (uint64_t)g->n * (uint64_t)g->out_h * (uint64_t)g->out_w * c->L.kk * blocks;
+  uint64_t per = g->mode == LOWER_GEMM_DW ? (uint64_t)g->dw_passes : c->L.kk;
+  return (uint64_t)g->n * (uint64_t)g->out_h * (uint64_t)g->out_w * per * blocks;
 }
 
-/* Bias MOV and REQUANT read a parameter row (vector operand: two cycles
- * per micro-op); the residual's MUL, ADD and second REQUANT use the
- * immediate or QCFG. */
+/* ISA v2 (epi): the bias and the requantization ride on the GEMMs' first
+ * and last micro-ops, so a chunk costs its GEMMs, a QCFG at a tile's start
+ * (its PAR rows come with the chunk's loads), and for a fused residual the
+ * EPI and MUL passes, two QCFGs and the residual GEMM.  int32 results keep
+ * the version 1 epilogue: the bias MOV and the byte lanes read parameter
+ * rows (vector operands: two cycles per micro-op). */
 static uint64_t compute_cycles(const struct tile_ctx *c, const struct tile_chunk *ch) {
   uint64_t rows = (uint64_t)ch->rows * (uint64_t)c->t.tw * (uint64_t)ch->nco;
-  uint64_t cyc = cost_gemm(chunk_gemm_uops(c, ch));
-  if (ch->first) cyc += cost_alu(rows, 1);
-  if (ch->last && c->g->acc_out) /* byte lanes: four vector ALU passes and a SHR */
-    cyc += 4 * cost_alu(rows, 1) + cost_alu(rows, 0);
-  else if (ch->last)
-    cyc += cost_alu(rows, 1);
-  if (ch->last && c->g->residual) /* QCFG x 2, MUL, residual GEMM, ADD, REQUANT */
-    cyc += 2 + 3 * cost_alu(rows, 0) + cost_gemm(rows);
+  uint64_t cyc = chunk_gemm_cycles(c, ch);
+  if (c->g->mode == LOWER_GEMM_DW && c->g->dw_passes > 1) cyc += (uint64_t)c->g->dw_passes; /* GCFGs */
+  if (c->g->acc_out) {
+    if (ch->first) cyc += cost_alu(rows, 1);
+    if (ch->last) cyc += 4 * cost_alu(rows, 1) + cost_alu(rows, 0); /* byte lanes: four passes and a SHR */
+    return cyc;
+  }
+  if (ch->first) cyc += 1; /* QCFG: the tile's PAR rows */
+  if (ch->last && c->g->residual) /* QCFG x 2, GCFG x 2, EPI, MUL, residual GEMM */
+    cyc += 4 + 2 * cost_alu(rows, 0) + cost_gemm(rows);
+  if (ch->last && c->g->pool) cyc += lower_conv_pool_cycles(c, ch);
   return cyc;
 }
 
@@ -346,8 +395,8 @@ static void note_sets(const struct tile_ctx *c, const struct tile_chunk *ch,
                       const struct tile_step *st, struct eval *e) {
   uint64_t key[3] = {st->acc_base, st->inp_base, st->wgt_base};
   note_key(e->sets, &e->nsets, 3, key, &e->overflow);
-  uint64_t akey[3] = {st->acc_base, (uint64_t)ch->co0, 0};
-  if (ch->first) note_key(e->alu_sets, &e->nalu, 2, akey, &e->overflow);
+  uint64_t akey[3] = {st->acc_base, c->g->acc_out ? (uint64_t)ch->co0 : 0, 0};
+  if (ch->first || (ch->last && c->g->residual)) note_key(e->alu_sets, &e->nalu, 2, akey, &e->overflow);
   uint64_t rkey[3] = {st->acc_base, st->inp_base + c->L.res_offset, 0};
   if (ch->last && c->g->residual) note_key(e->res_sets, &e->nres, 2, rkey, &e->overflow);
 }
@@ -360,7 +409,8 @@ static int evaluate(struct tile_ctx *c, uint64_t bound, uint64_t *bus) {
   LOOM_ASSERT(e && tile_state_init(&s, c) == 0);
   uint64_t acc_row = loom_hw_row_bytes(c->cfg, LOOM_BUF_ACC, 0);
   struct cost_pipe p;
-  cost_pipe_init(&p, cost_dma(c->cfg, (uint64_t)c->L.param_rows * acc_row, 1, 0));
+  uint64_t prologue = c->g->acc_out ? cost_dma(c->cfg, (uint64_t)c->L.param_rows * acc_row, 1, 0) : 1;
+  cost_pipe_init(&p, prologue);
   struct tile_iter it;
   tile_iter_init(&it, c);
   int ok = 1;
@@ -368,7 +418,7 @@ static int evaluate(struct tile_ctx *c, uint64_t bound, uint64_t *bus) {
    * run (chunks compute one after another, each at one micro-op per
    * cycle or more), so a candidate is abandoned as soon as that exceeds
    * `bound`: a tiling that loses anyway is not walked to its end. */
-  uint64_t need = min_gemm_uops(c), done = 0;
+  uint64_t need = min_gemm_uops(c), done = 0, first_load = 0;
   while (ok && tile_iter_next(&it)) {
     struct tile_step st;
     tile_step(c, &s, &it.ch, &st);
@@ -376,17 +426,21 @@ static int evaluate(struct tile_ctx *c, uint64_t bound, uint64_t *bus) {
     uint64_t store = 0, lb = 0, sb = 0;
     uint64_t load = load_cycles(c, &it.ch, &st, &lb);
     if (it.ch.last) store = store_cycles(c, &it.ch, &sb);
-    p.bus_bytes += lb + sb;
-    cost_pipe_chunk(&p, load, compute_cycles(c, &it.ch), it.ch.first, it.ch.last, store);
+    cost_pipe_chunk(&p, c->cfg, load, lb, compute_cycles(c, &it.ch), it.ch.first, it.ch.last, store, sb);
+    if (p.k == 1) first_load = p.load_prev;
     done += chunk_gemm_uops(c, &it.ch);
     ok = !e->overflow && p.comp_prev + (need > done ? need - done : 0) <= bound;
   }
-  c->t.uops = e->nsets * tile_gemm_set_size(c->g, &c->t) + 2 * e->nalu;
+  c->t.uops = e->nsets * tile_gemm_set_size(c->g, &c->t) + (c->g->acc_out ? 2 : 1) * e->nalu;
   if (c->g->residual) c->t.uops += e->nres * c->L.tile_pix + 2; /* pixel sets, MUL / ADD */
   if (c->g->acc_out) c->t.uops += 2 * 5; /* byte lanes: five ALU micro-ops per ACC half */
+  if (c->g->pool) c->t.uops += lower_conv_pool_uops(c->g);
   ok = ok && c->t.uops <= (uint32_t)c->cfg->uop_rows;
-  /* The micro-op load delays compute by its DMA time (known only now). */
-  c->t.est_cycles = cost_pipe_total(c->cfg, &p) + cost_dma(c->cfg, (uint64_t)c->t.uops * 4, 1, 0);
+  /* The micro-op load (known only now) runs on the compute module while
+   * the load module brings the first chunk's operands: it delays compute
+   * by what it takes beyond them. */
+  uint64_t uop_load = cost_dma(c->cfg, (uint64_t)c->t.uops * 4, 1, 0);
+  c->t.est_cycles = cost_pipe_total(c->cfg, &p) + (uop_load > first_load ? uop_load - first_load : 0);
   *bus = p.bus_bytes;
   tile_state_free(&s);
   free(e);
@@ -425,13 +479,14 @@ int32_t tile_distinct_sizes(int32_t n, int32_t *out) {
   return k;
 }
 
+/* The best `want` tilings so far, cheapest first. */
 struct search {
   const struct loom_hw_config *cfg;
   const struct lower_geom *g;
   uint32_t param_rows;
-  struct lower_tiling best;
-  uint64_t best_bus;
-  int found;
+  struct lower_tiling best[TILE_TOP_MAX];
+  uint64_t best_bus[TILE_TOP_MAX];
+  int found, want;
   const char *why;
 };
 
@@ -446,18 +501,21 @@ static void try_tiling(struct search *s, struct lower_tiling t) {
   }
   struct tile_ctx c = {s->cfg, s->g, t, L};
   uint64_t bus;
-  uint64_t bound = s->found ? s->best.est_cycles : UINT64_MAX;
+  uint64_t bound = s->found == s->want ? s->best[s->want - 1].est_cycles : UINT64_MAX;
   if (evaluate(&c, bound, &bus) != 0) {
     if (!s->found) s->why = "UOP too small for the micro-op sets";
     return;
   }
-  int better = !s->found || c.t.est_cycles < s->best.est_cycles ||
-               (c.t.est_cycles == s->best.est_cycles && bus < s->best_bus);
-  if (better) {
-    s->best = c.t;
-    s->best_bus = bus;
-    s->found = 1;
-  }
+  int at = s->found; /* insertion point: after every one at least as good */
+  while (at > 0 && (c.t.est_cycles < s->best[at - 1].est_cycles ||
+                    (c.t.est_cycles == s->best[at - 1].est_cycles && bus < s->best_bus[at - 1])))
+    at--;
+  if (at >= s->want) return;
+  int n = s->found < s->want ? s->found : s->want - 1;
+  memmove(&s->best[at + 1], &s->best[at], (size_t)(n - at) * sizeof s->best[0]);
+  memmove(&s->best_bus[at + 1], &s->best_bus[at], (size_t)(n - at) * sizeof s->best_bus[0]);
+  s->best[at] = c.t, s->best_bus[at] = bus;
+  if (s->found < s->want) s->found++;
 }
 
 /* Column tiles only when whole rows do not fit: the widest few that do. */
@@ -476,6 +534,11 @@ static int32_t column_sizes(struct search *s, const struct lower_tiling *base, i
 }
 
 static void search_rows(struct search *s, struct lower_tiling t) {
+  if (s->g->pool) { /* two whole rows (lower_conv_pool.c) */
+    t.th = 2, t.tw = s->g->out_w;
+    try_tiling(s, t);
+    return;
+  }
   int32_t tws[3], ntw = column_sizes(s, &t, tws);
   int32_t ths[TILE_SIZES_MAX], nth = tile_distinct_sizes(s->g->out_h, ths);
   for (int32_t a = 0; a < ntw; a++) {
@@ -487,15 +550,17 @@ static void search_rows(struct search *s, struct lower_tiling t) {
   }
 }
 
-int tile_search(const struct loom_hw_config *cfg, const struct lower_geom *g, uint32_t param_rows,
-                struct lower_tiling *best, struct tile_layout *L, const char **why) {
-  struct search s = {cfg, g, param_rows, {0}, 0, 0, "no tiling fits"};
+int tile_search_top(const struct loom_hw_config *cfg, const struct lower_geom *g, uint32_t param_rows,
+                    struct lower_tiling *top, int want, const char **why) {
+  struct search s = {cfg, g, param_rows, {{0}}, {0}, 0, want < TILE_TOP_MAX ? want : TILE_TOP_MAX, "no tiling fits"};
+  LOOM_ASSERT(want >= 1);
   int32_t tcos[TILE_SIZES_MAX], ntco = tile_distinct_sizes(g->cob, tcos);
   int32_t tcis[TILE_SIZES_MAX], ntci = tile_distinct_sizes(g->cib, tcis);
   for (int order = 0; order < TILE_ORDER_COUNT; order++) {
     for (int wgt = 0; wgt < TILE_WGT_COUNT; wgt++) {
       for (int32_t a = 0; a < ntco; a++) {
         if (order == TILE_ORDER_CHANNEL && tcos[a] == g->cob) continue; /* same walk */
+        if (g->pool && (order != TILE_ORDER_SPATIAL || tcos[a] != g->cob)) continue;
         for (int32_t b = 0; b < (g->mode == LOWER_GEMM_DENSE ? ntci : 1); b++) {
           struct lower_tiling t = {0};
           t.order = (enum tile_order)order;
@@ -509,10 +574,20 @@ int tile_search(const struct loom_hw_config *cfg, const struct lower_geom *g, ui
   }
   if (!s.found) {
     if (why) *why = s.why;
-    return -1;
+    return 0;
   }
-  *best = s.best;
-  counts(g, best);
+  for (int i = 0; i < s.found; i++) top[i] = s.best[i], counts(g, &top[i]);
+  return s.found;
+}
+
+int tile_search(const struct loom_hw_config *cfg, const struct lower_geom *g, uint32_t param_rows,
+                struct lower_tiling *best, struct tile_layout *L, const char **why) {
+  if (!tile_search_top(cfg, g, param_rows, best, 1, why)) return -1;
   layout(cfg, g, best, param_rows, L);
   return 0;
+}
+
+void tile_layout_of(const struct loom_hw_config *cfg, const struct lower_geom *g, uint32_t param_rows,
+                    const struct lower_tiling *t, struct tile_layout *L) {
+  layout(cfg, g, t, param_rows, L);
 }

@@ -78,7 +78,7 @@ const struct cli_cmd cli_cmd_asm = {
             "options:\n"
             "  -o, --output FILE   output file (default: PROGRAM.loom next to the source)\n"
             "  -c, --config NAME   hardware configuration (a name such as tiny, or a hash\n"
-            "                      such as 0x2a77ead3), replacing the source's .config\n"
+            "                      such as 0xbe827f10), replacing the source's .config\n"
             "  -h, --help          show this help\n"
             "\n"
             "example:\n"

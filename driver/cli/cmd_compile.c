@@ -34,7 +34,7 @@ extern const struct cli_cmd cli_cmd_compile;
 
 struct compile_args {
   const char *model, *out, *config, *calib, *trace, *target, *triple, *cpu;
-  int quiet, no_im2col;
+  int quiet, no_im2col, no_chain, no_act, table_jobs;
   struct loom_hw_config hw; /* --config, a name or a file (default: default) */
   struct compile_input_shape shapes[MAX_SHAPES];
   char shape_names[MAX_SHAPES][128];
@@ -95,6 +95,9 @@ static int parse_option(struct compile_args *a, int argc, char **argv, int *i) {
   if ((r = cli_option_value(c, argc, argv, i, "--input-shape", NULL, &shape))) return r < 0 ? r : parse_shape(a, shape);
   if (!strcmp(argv[*i], "--quiet") || !strcmp(argv[*i], "-q")) return a->quiet = 1;
   if (!strcmp(argv[*i], "--no-im2col")) return a->no_im2col = 1;
+  if (!strcmp(argv[*i], "--no-chain")) return a->no_chain = 1;
+  if (!strcmp(argv[*i], "--no-act")) return a->no_act = 1;
+  if (!strcmp(argv[*i], "--table-jobs")) return a->table_jobs = 1;
   return 0;
 }
 
@@ -171,7 +174,8 @@ static void print_host_summary(const struct hostgen_summary *sum) {
 
 static int compile(const struct compile_args *a, const char *out, struct loom_progress **prog) {
   struct compile_options o = {.config = a->config, .hw = &a->hw, .calib = a->calib,
-                              .flags = a->no_im2col ? 0 : COMPILE_IM2COL,
+                              .flags = (a->no_im2col ? 0 : COMPILE_IM2COL) | (a->no_chain ? COMPILE_NO_CHAIN : 0) |
+                                       (a->no_act ? COMPILE_NO_ACT : 0) | (a->table_jobs ? COMPILE_TABLE_JOBS : 0),
                               .target = a->target && !strcmp(a->target, "cpu") ? COMPILE_TARGET_CPU : COMPILE_TARGET_ACCEL,
                               .input_shapes = a->shapes, .n_input_shapes = a->n_shapes,
                               .host_triple = a->triple, .host_cpu = a->cpu, .progress = {show_stage, *prog}};
@@ -253,6 +257,13 @@ const struct cli_cmd cli_cmd_compile = {
             "  --no-im2col         never fold small-channel stem convolutions with a\n"
             "                      host-side im2col (folding needs the runtime's IM2COL\n"
             "                      host op)\n"
+            "  --no-chain          run every convolution as its own job (no fused\n"
+            "                      1x1 -> depthwise -> 1x1 chains)\n"
+            "  --no-act            keep Sigmoid, SiLU, HardSwish, GELU, ... in float on\n"
+            "                      the host (no activation tables in the epilogues)\n"
+            "  --table-jobs        run every activation table the epilogues do not take\n"
+            "                      as a job of its own, even where the host's lookup\n"
+            "                      costs less (tests of the accelerator's form)\n"
             "  --target accel|cpu  accel (default): accelerator jobs plus host steps;\n"
             "                      cpu: every node on the host (native code for a graph\n"
             "                      LLVM takes whole, else the portable host kernels)\n"

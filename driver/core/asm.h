@@ -24,7 +24,7 @@
 #define LOOM_ASM_MAX_DATA (UINT64_C(256) << 20)
 
 /* Assembles the program in `path`.  `config_override` (a configuration
- * name such as "tiny", or a hash "0x2a77ead3"; NULL for none) replaces the
+ * name such as "tiny", or a hash "0xbe827f10"; NULL for none) replaces the
  * source's .config.  On success *out is a builder ready for
  * loom_file_builder_write(); its contents have already passed
  * loom_file_parse().  On failure *out is NULL and `msg` holds the first

@@ -48,8 +48,8 @@ static int range_error(struct asm_ctx *a, int col, const struct asm_part *p, int
 
 static const char *operand_choices(enum asm_operand k) {
   switch (k) {
-  case ASM_OPND_BUFFER: return "uop, wgt, inp or acc";
-  case ASM_OPND_ALU: return "add, max, min, shr, mul, mov or requant";
+  case ASM_OPND_BUFFER: return "uop, wgt, inp, acc, par or lut";
+  case ASM_OPND_ALU: return "add, max, min, shr, mul, mov, requant or epi";
   case ASM_OPND_QUEUE: return "load, compute or store";
   default: return "";
   }

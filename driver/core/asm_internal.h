@@ -48,7 +48,7 @@ struct asm_flag {
 
 enum asm_operand {
   ASM_OPND_NONE = 0,
-  ASM_OPND_BUFFER,      /* load: uop | wgt | inp | acc */
+  ASM_OPND_BUFFER,      /* load: uop | wgt | inp | acc | par | lut */
   ASM_OPND_ALU,         /* alu: add | max | ... */
   ASM_OPND_QUEUE,       /* nop: load | compute | store */
   ASM_OPND_COUNT

@@ -48,7 +48,8 @@ static const struct asm_field load_fields[] = {
     {"padval", "padval=VALUE", 1, 0, 0, {PART(MEM, PAD_VALUE, mem.pad_value, "pad_value", 0)}},
     {0},
 };
-static const struct asm_flag load_flags[] = {FLAG("src_int8", mem.src_int8), TOKEN_FLAGS, {0}};
+static const struct asm_flag load_flags[] = {FLAG("src_int8", mem.src_int8), FLAG("src_out", mem.src_out),
+                                             TOKEN_FLAGS, {0}};
 
 static const struct asm_field store_fields[] = {MEM_TRANSFER_FIELDS, {0}};
 
@@ -73,7 +74,8 @@ static const struct asm_field gemm_fields[] = {
     FACTORS(GEMM, "wgt", "wgt=OUT,IN", gemm, WGT, wgt),
     {0},
 };
-static const struct asm_flag gemm_flags[] = {FLAG("reset", gemm.reset), TOKEN_FLAGS, {0}};
+static const struct asm_flag gemm_flags[] = {FLAG("reset", gemm.reset), FLAG("first", gemm.first),
+                                             FLAG("last", gemm.last), FLAG("dw", gemm.dw), TOKEN_FLAGS, {0}};
 
 static const struct asm_field alu_fields[] = {
     LOOP_FIELDS(ALU, alu),
@@ -90,9 +92,21 @@ static const struct asm_field qcfg_fields[] = {
     {"zp", "zp=ZERO_POINT", 1, 0, 0, {PART(QCFG, ZERO_POINT, qcfg.zero_point, "zero_point", 0)}},
     {"lo", "lo=MIN", 1, 0, 0, {PART(QCFG, CLAMP_LO, qcfg.clamp_lo, "clamp_lo", -128)}},
     {"hi", "hi=MAX", 1, 0, 0, {PART(QCFG, CLAMP_HI, qcfg.clamp_hi, "clamp_hi", 127)}},
+    {"bias", "bias=VALUE", 1, 0, 0, {PART(QCFG, BIAS, qcfg.bias, "bias", 0)}},
+    {"par", "par=ROW", 1, 0, 0, {PART(QCFG, PAR_BASE, qcfg.par_base, "par_base", 0)}},
     {0},
 };
-static const struct asm_flag qcfg_flags[] = {FLAG("round_even", qcfg.round_even), TOKEN_FLAGS, {0}};
+static const struct asm_flag qcfg_flags[] = {FLAG("round_even", qcfg.round_even), FLAG("par_src", qcfg.par_src),
+                                             FLAG("act", qcfg.act), TOKEN_FLAGS, {0}};
+
+static const struct asm_field gcfg_fields[] = {
+    {"period", "period=UOPS", 1, 0, 0, {PART(GCFG, PERIOD, gcfg.period, "period", 0)}},
+    {"win", "win=KH,KW", 2, ',', 0,
+     {PART(GCFG, DW_KH, gcfg.dw_kh, "dw_kh", 0), PART(GCFG, DW_KW, gcfg.dw_kw, "dw_kw", 0)}},
+    {"step", "step=ROW,COL", 2, ',', 0,
+     {PART(GCFG, DW_ROW, gcfg.dw_row, "dw_row", 0), PART(GCFG, DW_COL, gcfg.dw_col, "dw_col", 0)}},
+    {0},
+};
 
 static const struct asm_field no_fields[] = {{0}};
 static const struct asm_flag token_flags[] = {TOKEN_FLAGS, {0}};
@@ -105,10 +119,11 @@ const struct asm_op loom_asm_ops[LOOM_OP_COUNT] = {
     [LOOM_OP_QCFG] = {"qcfg", ASM_OPND_NONE, 0, qcfg_fields, qcfg_flags},
     [LOOM_OP_FINISH] = {"finish", ASM_OPND_NONE, 0, no_fields, token_flags},
     [LOOM_OP_NOP] = {"nop", ASM_OPND_QUEUE, offsetof(struct loom_insn, nop.queue), no_fields, token_flags},
+    [LOOM_OP_GCFG] = {"gcfg", ASM_OPND_NONE, 0, gcfg_fields, token_flags},
 };
 _Static_assert(sizeof loom_asm_ops / sizeof loom_asm_ops[0] == LOOM_OP_COUNT,
                "every opcode needs an assembler syntax row");
-_Static_assert(LOOM_OP_COUNT == 7, "a new opcode needs a row in loom_asm_ops");
+_Static_assert(LOOM_OP_COUNT == 8, "a new opcode needs a row in loom_asm_ops");
 
 const char *const asm_bufkind_names[LOOM_BUFKIND_COUNT] = {
     [LOOM_BUFKIND_CONST] = "const", [LOOM_BUFKIND_WORK] = "work"};

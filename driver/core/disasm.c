@@ -62,11 +62,12 @@ static void put_lower(FILE *out, const char *s) {
 /* Bit per unit the loads of each buffer use (1 << enum data_unit). */
 static void note_load(const struct loom_file *f, const struct loom_file_job *j,
                       const struct loom_insn *d, uint8_t *use) {
-  if (d->opcode != LOOM_OP_LOAD) return;
+  if (d->opcode != LOOM_OP_LOAD || d->mem.src_out) return; /* src_out reads no DRAM */
   uint32_t b = j->segments[d->mem.segment];
   if (b == LOOM_FILE_NO_BUFFER) return;
   if (d->mem.buffer == LOOM_BUF_UOP) use[b] |= 1 << UNIT_UOP;
-  else if (d->mem.buffer == LOOM_BUF_ACC && !d->mem.src_int8) use[b] |= 1 << UNIT_WORD;
+  else if ((d->mem.buffer == LOOM_BUF_ACC && !d->mem.src_int8) || d->mem.buffer == LOOM_BUF_PAR)
+    use[b] |= 1 << UNIT_WORD;
   else use[b] |= 1 << UNIT_BYTE;
 }
 

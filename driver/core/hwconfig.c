@@ -46,6 +46,8 @@ uint32_t loom_hw_row_bytes(const struct loom_hw_config *cfg, int buffer, int src
   case LOOM_BUF_INP: return (uint32_t)(cfg->batch * cfg->block_in);
   case LOOM_BUF_ACC: return (uint32_t)(cfg->batch * cfg->block_out * (src_int8 ? 1 : 4));
   case LOOM_BUF_OUT: return (uint32_t)(cfg->batch * cfg->block_out);
+  case LOOM_BUF_PAR: return (uint32_t)(cfg->batch * cfg->block_out * 8); /* biases, then multipliers */
+  case LOOM_BUF_LUT: return LOOM_LUT_ENTRIES;
   default: return 0;
   }
 }
@@ -57,6 +59,8 @@ uint32_t loom_hw_buffer_rows(const struct loom_hw_config *cfg, int buffer) {
   case LOOM_BUF_INP: return (uint32_t)cfg->inp_rows;
   case LOOM_BUF_ACC: return (uint32_t)cfg->acc_rows;
   case LOOM_BUF_OUT: return (uint32_t)cfg->out_rows;
+  case LOOM_BUF_PAR: return LOOM_PAR_ROWS;
+  case LOOM_BUF_LUT: return 1;
   default: return 0;
   }
 }

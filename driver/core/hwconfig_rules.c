@@ -34,8 +34,8 @@
 enum { LOOM_ISA_FIELDS(AS_WIDTH) LOOM_UOP_FIELDS(AS_WIDTH) };
 #undef AS_WIDTH
 
-const char *const loom_hw_buffer_insts[LOOM_HW_BUFFER_COUNT] = {"u_inp", "u_wgt", "u_acc", "u_out",
-                                                                "u_uop"};
+const char *const loom_hw_ram_insts[LOOM_HW_RAM_COUNT] = {"u_inp0", "u_inp1", "u_wgt", "u_acc",
+                                                          "u_out",  "u_uop",  "u_par"};
 
 static int is_pow2(long v) { return v > 0 && (v & (v - 1)) == 0; }
 
@@ -143,6 +143,9 @@ static void check_shape(struct checker *k, const struct loom_hw_config *c) {
     broken(k, "block_in", "%d is too wide: a dot product must fit 32 bits", c->block_in);
   if (!is_pow2(c->block_out) || c->block_out < 2)
     broken(k, "block_out", "must be an even power of two (two products share a DSP)");
+  else if (c->block_out != c->block_in)
+    broken(k, "block_out", "must equal block_in (ISA v2: depthwise GEMMs and LOAD INP from OUT "
+           "pair input lane o with output lane o)");
   check_row_width(k, "block_in", "INP", (long)c->batch * c->block_in, c->bus_bits);
   check_row_width(k, "block_out", "OUT", (long)c->batch * c->block_out, c->bus_bits);
 }
@@ -206,14 +209,16 @@ static int listed(const char *list, const char *inst) {
 
 struct loom_hw_memory loom_hw_memory(const struct loom_hw_config *c, const char *uram_buffers) {
   long b[LOOM_HW_BUFFER_COUNT];
-  long rows[LOOM_HW_BUFFER_COUNT] = {c->inp_rows, c->wgt_rows, c->acc_rows, c->acc_rows,
-                                     c->uop_rows};
-  struct loom_hw_memory m = {0, 0, 0};
   row_bytes(c, b);
-  for (int i = 0; i < LOOM_HW_BUFFER_COUNT; i++) {
-    m.kib += rows[i] * b[i] / 1024;
-    if (listed(uram_buffers, loom_hw_buffer_insts[i])) m.uram += tiles(rows[i], 8 * b[i], 4096, 72);
-    else m.bram18 += bram18_units(rows[i], 8 * b[i]);
+  /* in loom_hw_ram_insts' order; PAR holds two ACC rows per row */
+  long rows[LOOM_HW_RAM_COUNT] = {c->inp_rows / 2, c->inp_rows / 2, c->wgt_rows, c->acc_rows,
+                                  c->acc_rows,     c->uop_rows,     LOOM_PAR_ROWS};
+  long bytes[LOOM_HW_RAM_COUNT] = {b[0], b[0], b[1], b[2], b[3], b[4], 2 * b[2]};
+  struct loom_hw_memory m = {0, 0, 0};
+  for (int i = 0; i < LOOM_HW_RAM_COUNT; i++) {
+    m.kib += rows[i] * bytes[i] / 1024;
+    if (listed(uram_buffers, loom_hw_ram_insts[i])) m.uram += tiles(rows[i], 8 * bytes[i], 4096, 72);
+    else m.bram18 += bram18_units(rows[i], 8 * bytes[i]);
   }
   return m;
 }

@@ -68,11 +68,15 @@ static int encode_mem(const struct loom_insn_mem *m, uint8_t *out, const char **
   PUT(MEM, X_PAD_RIGHT, m->x_pad_right, "x_pad_right");
   PUT(MEM, PAD_VALUE, m->pad_value, "pad_value");
   PUT(MEM, SRC_INT8, m->src_int8, "src_int8");
+  PUT(MEM, SRC_OUT, m->src_out, "src_out");
   return 0;
 }
 
 static int encode_gemm(const struct loom_insn_gemm *g, uint8_t *out, const char **bad_field) {
   PUT(GEMM, RESET, g->reset, "reset");
+  PUT(GEMM, FIRST, g->first, "first");
+  PUT(GEMM, LAST, g->last, "last");
+  PUT(GEMM, DW, g->dw, "dw");
   PUT(GEMM, UOP_BEGIN, g->uop_begin, "uop_begin");
   PUT(GEMM, UOP_END, g->uop_end, "uop_end");
   PUT(GEMM, ITER_OUT, g->iter_out, "iter_out");
@@ -108,6 +112,19 @@ static int encode_qcfg(const struct loom_insn_qcfg *q, uint8_t *out, const char 
   PUT(QCFG, CLAMP_LO, q->clamp_lo, "clamp_lo");
   PUT(QCFG, CLAMP_HI, q->clamp_hi, "clamp_hi");
   PUT(QCFG, ROUND_EVEN, q->round_even, "round_even");
+  PUT(QCFG, BIAS, q->bias, "bias");
+  PUT(QCFG, PAR_SRC, q->par_src, "par_src");
+  PUT(QCFG, ACT, q->act, "act");
+  PUT(QCFG, PAR_BASE, q->par_base, "par_base");
+  return 0;
+}
+
+static int encode_gcfg(const struct loom_insn_gcfg *g, uint8_t *out, const char **bad_field) {
+  PUT(GCFG, PERIOD, g->period, "period");
+  PUT(GCFG, DW_KH, g->dw_kh, "dw_kh");
+  PUT(GCFG, DW_KW, g->dw_kw, "dw_kw");
+  PUT(GCFG, DW_ROW, g->dw_row, "dw_row");
+  PUT(GCFG, DW_COL, g->dw_col, "dw_col");
   return 0;
 }
 
@@ -125,6 +142,7 @@ int loom_insn_encode(const struct loom_insn *in, uint8_t out[LOOM_INSN_BYTES],
   case LOOM_OP_GEMM: return encode_gemm(&in->gemm, out, bad_field);
   case LOOM_OP_ALU: return encode_alu(&in->alu, out, bad_field);
   case LOOM_OP_QCFG: return encode_qcfg(&in->qcfg, out, bad_field);
+  case LOOM_OP_GCFG: return encode_gcfg(&in->gcfg, out, bad_field);
   case LOOM_OP_FINISH: return 0;
   case LOOM_OP_NOP: PUT(NOP, QUEUE, in->nop.queue, "queue"); return 0;
   default:
@@ -147,10 +165,14 @@ static void decode_mem(const uint8_t *in, struct loom_insn_mem *m) {
   m->x_pad_right = GETU(MEM, X_PAD_RIGHT);
   m->pad_value = GETS(MEM, PAD_VALUE);
   m->src_int8 = GETU(MEM, SRC_INT8);
+  m->src_out = GETU(MEM, SRC_OUT);
 }
 
 static void decode_gemm(const uint8_t *in, struct loom_insn_gemm *g) {
   g->reset = GETU(GEMM, RESET);
+  g->first = GETU(GEMM, FIRST);
+  g->last = GETU(GEMM, LAST);
+  g->dw = GETU(GEMM, DW);
   g->uop_begin = GETU(GEMM, UOP_BEGIN);
   g->uop_end = GETU(GEMM, UOP_END);
   g->iter_out = GETU(GEMM, ITER_OUT);
@@ -184,6 +206,18 @@ static void decode_qcfg(const uint8_t *in, struct loom_insn_qcfg *q) {
   q->clamp_lo = GETS(QCFG, CLAMP_LO);
   q->clamp_hi = GETS(QCFG, CLAMP_HI);
   q->round_even = GETU(QCFG, ROUND_EVEN);
+  q->bias = GETS(QCFG, BIAS);
+  q->par_src = GETU(QCFG, PAR_SRC);
+  q->act = GETU(QCFG, ACT);
+  q->par_base = GETU(QCFG, PAR_BASE);
+}
+
+static void decode_gcfg(const uint8_t *in, struct loom_insn_gcfg *g) {
+  g->period = GETU(GCFG, PERIOD);
+  g->dw_kh = GETU(GCFG, DW_KH);
+  g->dw_kw = GETU(GCFG, DW_KW);
+  g->dw_row = GETU(GCFG, DW_ROW);
+  g->dw_col = GETU(GCFG, DW_COL);
 }
 
 /* True when every bit in [lsb, lsb + width) is zero. */
@@ -219,12 +253,16 @@ static int check_mem(const uint8_t *in, const struct loom_insn *d, const char **
   if (d->opcode == LOOM_OP_STORE) {
     if (m->buffer != LOOM_BUF_OUT) return illegal(why, "STORE reads only the OUT buffer");
     if (pads || m->src_int8 || m->pad_value) return illegal(why, "STORE has padding fields set");
+    if (m->src_out) return illegal(why, "src_out on a STORE");
     return LOOM_ERR_NONE;
   }
-  if (m->buffer >= LOOM_BUF_OUT) return illegal(why, "LOAD into an undefined or OUT buffer");
+  if (m->buffer == LOOM_BUF_OUT || m->buffer >= LOOM_BUF_COUNT)
+    return illegal(why, "LOAD into an undefined or OUT buffer");
   if (pads && m->buffer != LOOM_BUF_INP && m->buffer != LOOM_BUF_ACC)
-    return illegal(why, "padding on a UOP or WGT load");
+    return illegal(why, "padding on a UOP, WGT, PAR or LUT load");
   if (m->src_int8 && m->buffer != LOOM_BUF_ACC) return illegal(why, "src_int8 on a non-ACC load");
+  if (m->src_out && m->buffer != LOOM_BUF_INP) return illegal(why, "src_out on a non-INP load");
+  if (m->src_out && m->segment) return illegal(why, "src_out with a segment other than 0");
   return LOOM_ERR_NONE;
 }
 
@@ -244,6 +282,8 @@ int loom_insn_decode(const uint8_t in[LOOM_INSN_BYTES], struct loom_insn *out, c
   case LOOM_OP_GEMM:
     decode_gemm(in, &out->gemm);
     if (!RESERVED_ZERO(GEMM)) return illegal(why, "reserved bits set");
+    if (out->gemm.reset && (out->gemm.first || out->gemm.last || out->gemm.dw))
+      return illegal(why, "reset with first, last or dw");
     break;
   case LOOM_OP_ALU:
     decode_alu(in, &out->alu);
@@ -253,6 +293,10 @@ int loom_insn_decode(const uint8_t in[LOOM_INSN_BYTES], struct loom_insn *out, c
   case LOOM_OP_QCFG:
     decode_qcfg(in, &out->qcfg);
     if (!RESERVED_ZERO(QCFG)) return illegal(why, "reserved bits set");
+    break;
+  case LOOM_OP_GCFG:
+    decode_gcfg(in, &out->gcfg);
+    if (!RESERVED_ZERO(GCFG)) return illegal(why, "reserved bits set");
     break;
   case LOOM_OP_FINISH:
     if (!RESERVED_ZERO(FINISH)) return illegal(why, "reserved bits set");
@@ -267,11 +311,40 @@ int loom_insn_decode(const uint8_t in[LOOM_INSN_BYTES], struct loom_insn *out, c
   return check_tokens(out, why);
 }
 
+uint32_t loom_dw_read_cycles(uint32_t x, uint32_t kh, uint32_t cols, uint32_t taps, uint32_t row, uint32_t col) {
+  uint32_t cycles = 0, n = kh * cols < taps ? kh * cols : taps;
+  for (uint32_t t = n; t > 0;) { /* taps n - 1 down to 0 */
+    uint32_t i = t - 1, a = x + (i % kh) * row + (i / kh) * col;
+    uint32_t b = i ? x + ((i - 1) % kh) * row + ((i - 1) / kh) * col : a;
+    t -= i && (a ^ b) & 1 ? 2 : 1;
+    cycles++;
+  }
+  return cycles;
+}
+
+uint64_t loom_dw_gemm_cycles(const struct loom_insn_gemm *g, const struct loom_insn_gcfg *gc,
+                             const struct loom_uop *uops, uint32_t block_in) {
+  uint64_t cycles = 0, taps = (uint64_t)gc->dw_kh * gc->dw_kw;
+  uint32_t prev = 0;
+  int have_prev = 0;
+  if (taps > block_in) taps = block_in;
+  for (uint32_t i = 0; i < g->iter_out; i++)
+    for (uint32_t j = 0; j < g->iter_in; j++)
+      for (uint32_t u = g->uop_begin; u < g->uop_end; u++) {
+        uint32_t x = uops[u].inp + i * g->inp_factor_out + j * g->inp_factor_in, cols = gc->dw_kw;
+        for (uint32_t n = 1; have_prev && gc->dw_col && n < gc->dw_kw && n <= 2 && cols == gc->dw_kw; n++)
+          if ((uint64_t)x + (uint64_t)n * gc->dw_col == prev) cols = n;
+        uint32_t r = loom_dw_read_cycles(x, gc->dw_kh, cols, (uint32_t)taps, gc->dw_row, gc->dw_col);
+        cycles += r > 2 ? r : 2;
+        prev = x, have_prev = 1;
+      }
+  return cycles;
+}
+
 int loom_insn_queue(const struct loom_insn *in) {
   switch (in->opcode) {
   case LOOM_OP_LOAD:
-    return (in->mem.buffer == LOOM_BUF_INP || in->mem.buffer == LOOM_BUF_WGT) ? LOOM_Q_LOAD
-                                                                              : LOOM_Q_COMPUTE;
+    return in->mem.buffer == LOOM_BUF_UOP || in->mem.buffer == LOOM_BUF_ACC ? LOOM_Q_COMPUTE : LOOM_Q_LOAD;
   case LOOM_OP_STORE: return LOOM_Q_STORE;
   case LOOM_OP_NOP: return (int)in->nop.queue;
   default: return LOOM_Q_COMPUTE;

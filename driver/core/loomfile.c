@@ -80,8 +80,8 @@ static loom_status check_header_fields(struct reader *r) {
   uint32_t isa = rd32(p + LOOM_FILE_OFF_ISA_VERSION), flags = rd32(p + LOOM_FILE_OFF_FLAGS);
   if (isa != LOOM_ISA_VERSION)
     return lf_bad(r, LOOM_FILE_OFF_ISA_VERSION,
-               "isa_version %u is not supported (this build implements ISA version %d)", isa,
-               LOOM_ISA_VERSION);
+               "isa_version %u is not supported (this build implements ISA version %d; "
+               "rebuild the program for it)", isa, LOOM_ISA_VERSION);
   if (flags) return lf_bad(r, LOOM_FILE_OFF_FLAGS, "flags 0x%x: no flags are defined (must be 0)", flags);
   for (unsigned i = LOOM_FILE_OFF_FLAGS + 4; i < LOOM_FILE_HEADER_SIZE; i++)
     if (p[i]) return lf_bad(r, i, "reserved header byte is 0x%02x, not 0", p[i]);

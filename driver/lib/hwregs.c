@@ -48,7 +48,7 @@ static struct loom_hwseq_io seq_io(const struct loom_reg_io *io) {
       .ctx = (void *)io, .read = seq_read, .write = seq_write, .pause = seq_pause};
 }
 
-/* "'tiny' (0x2A77EAD3)" or "an unknown config (0x12345678)". */
+/* "'tiny' (0xBE827F10)" or "an unknown config (0x12345678)". */
 static void config_text(uint32_t hash, char *out, size_t n) {
   const char *name = loom_hwseq_config_name(hash);
   if (name) snprintf(out, n, "'%s' (0x%08X)", name, hash);

@@ -129,7 +129,7 @@ static loom_status check_model(loom_model *m, char msg[LOOM_MSG_MAX]) {
   return st;
 }
 
-/* "'tiny' (0x2A77EAD3)" or "unknown (0x12345678)". */
+/* "'tiny' (0xBE827F10)" or "unknown (0x12345678)". */
 static void config_text(uint32_t hash, char *out, size_t n) {
   const struct loom_hw_config *c = loom_hw_config_by_hash(hash);
   if (c) snprintf(out, n, "'%s' (0x%08X)", c->name, hash);

@@ -2,21 +2,24 @@
 //
 // a_i is the destination lane, v_i the operand (source lane or the
 // sign-extended immediate), sampled in the cycle they are presented;
-// res_o is op(a, v) six cycles later (docs/isa.md, "ALU").  Registers, and
-// the logic in front of each:
-//   S1  a, v; then ADD/MAX/MIN/MOV, and the multiplier's second operand
-//       (REQUANT with an immediate: the QCFG multiplier, otherwise v)
+// res_o is op(a, v) six cycles later (docs/isa.md, "ALU").  EPI (the
+// epilogue without its table) is REQUANT of a + b with the multiplier v:
+// b_i is the lane's bias (zero for the other ops).  Registers, and the
+// logic in front of each:
+//   S1  a, b, v; then ADD/MAX/MIN/MOV, the multiplier's first operand a + b
+//       and its second (REQUANT with an immediate: the QCFG multiplier,
+//       otherwise v)
 //   S2  multiplier inputs (DSP A/B)  S3  product (DSP M); then the
 //       rounding add of the 64-bit value x and its half h = 2^(s-1) (0 when
 //       s = 0), in 65 bits:
 //         x = sext(a), s = v & 31        for SHR
-//         x = a * m,   s = QCFG shift    for REQUANT
+//         x = a * m,   s = QCFG shift    for REQUANT (EPI: x = (a + b) * v)
 //   S4  product (DSP P) and x + h; then the shift r = (x + h) >>> s and the
 //       tie flag (x mod 2^s == h, i.e. (x + h) mod 2^s == 0 when s > 0)
 //       (the add sits in front of S4 and the shift behind it, so neither
 //       runs on into the other: docs/rtl.md, "Timing")
 //   S5  r, r saturated to 12 bits and the round-half-to-even step (odd:
-//       round_even, a tie and r odd); then for REQUANT: - odd + zero point,
+//       round_even, a tie and r odd); then for REQUANT/EPI: - odd + zero point,
 //       clamp to [lo, hi] (hi wins when lo > hi)
 //   S6  the result selected by op
 // MUL is the low word of the same 64-bit product.  The 32 x 32 product
@@ -46,11 +49,12 @@ module loom_alu_lane (
   input  wire [7:0]  q_hi_i,
   input  wire        q_round_even_i,
   input  wire [31:0] a_i,
+  input  wire [31:0] b_i,
   input  wire [31:0] v_i,
   output wire [31:0] res_o
 );
   // S1
-  reg  [31:0] a1_q, v1_q;
+  reg  [31:0] a1_q, b1_q, v1_q;
   // S2
   reg  signed [31:0] ma2_q, mb2_q;
   reg  [31:0] simple2_q, a2_q;
@@ -74,7 +78,6 @@ module loom_alu_lane (
   wire       unused_r5_msb;
 
   wire is_shr = (op_i == `LOOM_ALU_SHR);
-  wire is_req = (op_i == `LOOM_ALU_REQUANT);
 
   // ---- S1: simple ops
   reg [31:0] simple1;
@@ -87,7 +90,8 @@ module loom_alu_lane (
       default:       simple1 = v1_q;
     endcase
   end
-  wire [31:0] mb1 = (is_req && use_imm_i) ? q_mult_i : v1_q;
+  wire [31:0] mb1 = (op_i == `LOOM_ALU_REQUANT && use_imm_i) ? q_mult_i : v1_q;
+  wire [31:0] ma1 = a1_q + b1_q;  // (v + bias) mod 2^32 for EPI
 
   reg signed [63:0] m3_d;
   always @* begin
@@ -170,6 +174,7 @@ module loom_alu_lane (
         `LOOM_ALU_MUL:     res5 = mul5_q;
         `LOOM_ALU_SHR:     res5 = r5_q[31:0];
         `LOOM_ALU_REQUANT: res5 = requant_clamp(sat5_q, odd5_q, q_zp_i, q_lo_i, q_hi_i);
+        `LOOM_ALU_EPI:     res5 = requant_clamp(sat5_q, odd5_q, q_zp_i, q_lo_i, q_hi_i);
         default:           res5 = simple5_q;
       endcase
     end
@@ -177,8 +182,9 @@ module loom_alu_lane (
 
   always @(posedge clk_i) begin
     a1_q      <= a_i;
+    b1_q      <= b_i;
     v1_q      <= v_i;
-    ma2_q     <= a1_q;
+    ma2_q     <= ma1;
     mb2_q     <= mb1;
     simple2_q <= simple1;
     a2_q      <= a1_q;

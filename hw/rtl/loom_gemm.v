@@ -16,6 +16,15 @@
 // Back-to-back micro-ops on one row therefore still run at one per cycle
 // and always see the finished value.  Nothing here stalls; busy_o is high
 // while any micro-op is in flight.
+//
+// ISA v2: a `first` micro-op adds its dot product to zero instead of the
+// row; in a `last` GEMM (last_i) only the final micro-ops update OUT, and
+// not here: at ED-1 such a micro-op is handed to the epilogue (epi_*_o,
+// the ALU lanes, loom_alu), which takes its sum at ED and writes E(sum)
+// into OUT.  In depthwise mode (dw_i) the multipliers' inputs come from
+// loom_dw_win (dx_i, per cell, two phases per micro-op): the micro-op is
+// issued with its phase 0, so its write stage sees phase 1's dot products
+// (odd lanes) while phase 0's (even lanes) wait one cycle in dot_even_q.
 module loom_gemm #(
   parameter integer Batch    = 1,
   parameter integer BlockIn  = 16,
@@ -34,9 +43,16 @@ module loom_gemm #(
   input  wire                abort_i,
   input  wire                issue_i,
   input  wire                reset_i,
+  input  wire                first_i,
+  input  wire                final_i,
+  input  wire [4:0]          p_i,
   input  wire [AccAddrW-1:0] a_i,
   input  wire [InpAddrW-1:0] x_i,
+  input  wire                wre_i,      // WGT read (with the issue, or the cycle before a dw phase 0)
   input  wire [WgtAddrW-1:0] w_i,
+  input  wire                last_i,     // the instruction is a `last` GEMM
+  input  wire                dw_i,       // depthwise micro-ops
+  input  wire [Batch*(BlockOut/2)*BlockIn*8-1:0] dx_i,
   output wire                inp_re_o,
   output wire [InpAddrW-1:0] inp_raddr_o,
   input  wire [InpBits-1:0]  inp_rdata_i,
@@ -50,13 +66,19 @@ module loom_gemm #(
   output wire [AccAddrW-1:0] acc_waddr_o,
   output wire [AccBits-1:0]  acc_wdata_o,
   output wire [OutBits-1:0]  out_wdata_o,
+  output wire                out_we_o,
+  // the epilogue: a final micro-op at ED-1, its sum (acc_wdata_o) at ED
+  output wire                epi_v_o,
+  output wire [AccAddrW-1:0] epi_a_o,
+  output wire [4:0]          epi_p_o,
   output wire                busy_o
 );
   localparam integer L    = $clog2(BlockIn);
   localparam integer DotW = 16 + L;
   localparam integer TLat = (L + 1) / 2;
   localparam integer D    = 4 + TLat;  // stage of the accumulate/write
-  localparam integer MW   = 2 + AccAddrW;  // {valid, reset, a}
+  localparam integer MW   = 9 + AccAddrW;  // {valid, reset, first, final, p, a}
+  localparam integer Half = BlockOut / 2;
 
   generate
     if ((BlockOut % 2) != 0 || (1 << L) != BlockIn || DotW > 32) begin : g_bad_params
@@ -66,23 +88,29 @@ module loom_gemm #(
 
   // ---- micro-op metadata through the pipeline
   reg  [D*MW-1:0] pipe_q;  // stage k (1..D) at [(k-1)*MW +: MW]
-  wire [D*MW-1:0] pipe_d = {pipe_q[(D-1)*MW-1:0], issue_i && !abort_i, reset_i, a_i};
+  wire [D*MW-1:0] pipe_d = {pipe_q[(D-1)*MW-1:0], issue_i && !abort_i, reset_i, first_i, final_i, p_i, a_i};
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) pipe_q <= {D*MW{1'b0}};
     else         pipe_q <= pipe_d;
   end
-  wire                rd_v = pipe_q[(D-2)*MW + AccAddrW + 1];
-  wire                rd_r = pipe_q[(D-2)*MW + AccAddrW];
-  wire [AccAddrW-1:0] rd_a = pipe_q[(D-2)*MW +: AccAddrW];
-  wire                wr_v = pipe_q[(D-1)*MW + AccAddrW + 1];
-  wire                wr_r = pipe_q[(D-1)*MW + AccAddrW];
-  wire [AccAddrW-1:0] wr_a = pipe_q[(D-1)*MW +: AccAddrW];
-  wire                unused_rd_r = rd_r;
+  wire                rd_v   = pipe_q[(D-2)*MW + AccAddrW + 8];
+  wire                rd_r   = pipe_q[(D-2)*MW + AccAddrW + 7];
+  wire                rd_fin = pipe_q[(D-2)*MW + AccAddrW + 5];
+  wire [4:0]          rd_p   = pipe_q[(D-2)*MW + AccAddrW +: 5];
+  wire [AccAddrW-1:0] rd_a   = pipe_q[(D-2)*MW +: AccAddrW];
+  wire                wr_v   = pipe_q[(D-1)*MW + AccAddrW + 8];
+  wire                wr_r   = pipe_q[(D-1)*MW + AccAddrW + 7];
+  wire                wr_f   = pipe_q[(D-1)*MW + AccAddrW + 6];
+  wire [AccAddrW-1:0] wr_a   = pipe_q[(D-1)*MW +: AccAddrW];
+  wire [7:0]          unused_meta = {rd_r, pipe_q[(D-2)*MW + AccAddrW + 6], pipe_q[(D-1)*MW + AccAddrW +: 6]};
 
-  assign inp_re_o    = issue_i;
+  assign inp_re_o    = issue_i && !dw_i;
   assign inp_raddr_o = x_i;
-  assign wgt_re_o    = issue_i;
+  assign wgt_re_o    = wre_i;
   assign wgt_raddr_o = w_i;
+  assign epi_v_o     = rd_v && rd_fin && !abort_i;
+  assign epi_a_o     = rd_a;
+  assign epi_p_o     = rd_p;
   assign acc_re_o    = rd_v;
   assign acc_raddr_o = rd_a;
 
@@ -94,9 +122,10 @@ module loom_gemm #(
       for (p = 0; p < BlockOut / 2; p = p + 1) begin : g_p
         wire [BlockIn*16-1:0] prod0, prod1;
         for (k = 0; k < BlockIn; k = k + 1) begin : g_k
+          wire [7:0] x = dw_i ? dx_i[8*((b*Half + p)*BlockIn + k) +: 8] : inp_rdata_i[8*(b*BlockIn + k) +: 8];
           loom_mul2 u_mul (
             .clk_i (clk_i),
-            .x_i   (inp_rdata_i[8*(b*BlockIn + k) +: 8]),
+            .x_i   (x),
             .w0_i  (wgt_rdata_i[8*((2*p)*BlockIn + k) +: 8]),
             .w1_i  (wgt_rdata_i[8*((2*p+1)*BlockIn + k) +: 8]),
             .p0_o  (prod0[16*k +: 16]),
@@ -127,11 +156,16 @@ module loom_gemm #(
   wire [AccBits-1:0] old = fwd ? last_sum_q : acc_rdata_i;
   wire [AccBits-1:0] sum;
 
+  // depthwise: the even lanes' dot products of phase 0, a cycle earlier
+  reg [Lanes*DotW-1:0] dot_even_q;
+  always @(posedge clk_i) dot_even_q <= dot;
+
   genvar o;
   generate
     for (o = 0; o < Lanes; o = o + 1) begin : g_acc
-      wire [31:0] d32 = {{(32 - DotW){dot[DotW*o + DotW - 1]}}, dot[DotW*o +: DotW]};
-      wire [31:0] s   = wr_r ? 32'd0 : old[32*o +: 32] + d32;
+      wire [DotW-1:0] dsel = (dw_i && (o % 2) == 0) ? dot_even_q[DotW*o +: DotW] : dot[DotW*o +: DotW];
+      wire [31:0] d32 = {{(32 - DotW){dsel[DotW - 1]}}, dsel};
+      wire [31:0] s   = wr_r ? 32'd0 : (wr_f ? 32'd0 : old[32*o +: 32]) + d32;
       assign sum[32*o +: 32] = s;
     end
   endgenerate
@@ -149,6 +183,7 @@ module loom_gemm #(
   always @(posedge clk_i) last_sum_q <= sum;
 
   assign acc_we_o    = wr_v && !abort_i;
+  assign out_we_o    = wr_v && !abort_i && !last_i;
   assign acc_waddr_o = wr_a;
   assign acc_wdata_o = sum;
 
@@ -156,7 +191,7 @@ module loom_gemm #(
   integer j;
   always @* begin
     inflight = 1'b0;
-    for (j = 0; j < D; j = j + 1) inflight = inflight | pipe_q[j*MW + AccAddrW + 1];
+    for (j = 0; j < D; j = j + 1) inflight = inflight | pipe_q[j*MW + AccAddrW + 8];
   end
   assign busy_o = inflight;
 endmodule

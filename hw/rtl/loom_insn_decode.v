@@ -1,12 +1,14 @@
 // loom_insn_decode - legality check and routing of one instruction.
 //
 // Combinational mirror of loom_insn_decode() and loom_insn_queue() in
-// driver/lib/isa.c, which docs/isa.md names as the reference for ILLEGAL:
+// driver/core/isa.c, which docs/isa.md names as the reference for ILLEGAL:
 // undefined opcode, buffer, queue or ALU op; non-zero reserved bits;
-// padding or src_int8 where not allowed (a STORE also must not set
-// pad_value); a token flag the instruction's queue lacks (load has no
-// previous module, store no next one).  Field positions come only from the
-// generated loom_isa.vh.
+// padding, src_int8 or src_out where not allowed (a STORE also must not
+// set pad_value; src_out only on a LOAD INP of segment 0); GEMM reset with
+// first, last or dw; a token flag the instruction's queue lacks (load has
+// no previous module, store no next one).  LOADs of INP, WGT, PAR and LUT
+// go to the load queue, of UOP and ACC to compute.  Field positions come
+// only from the generated loom_isa.vh.
 `include "loom_isa.vh"
 
 module loom_insn_decode (
@@ -28,10 +30,15 @@ module loom_insn_decode (
                          (insn_i[`LOOM_MEM_X_PAD_RIGHT_LSB +: `LOOM_MEM_X_PAD_RIGHT_W] != 0);
   wire       pad_value = (insn_i[`LOOM_MEM_PAD_VALUE_LSB +: `LOOM_MEM_PAD_VALUE_W] != 0);
   wire       src_int8  = insn_i[`LOOM_MEM_SRC_INT8_LSB];
+  wire       src_out   = insn_i[`LOOM_MEM_SRC_OUT_LSB];
+  wire [2:0] segment   = insn_i[`LOOM_MEM_SEGMENT_LSB +: `LOOM_MEM_SEGMENT_W];
+  wire       g_flags   = insn_i[`LOOM_GEMM_FIRST_LSB] || insn_i[`LOOM_GEMM_LAST_LSB] ||
+                         insn_i[`LOOM_GEMM_DW_LSB];
+  wire       g_reset   = insn_i[`LOOM_GEMM_RESET_LSB];
+  wire       gcfg_rsv  = (insn_i[`LOOM_GCFG_RESERVED_LSB +: `LOOM_GCFG_RESERVED_W] != 0);
   wire       mem_rsv   = (insn_i[`LOOM_MEM_RESERVED_LSB +: `LOOM_MEM_RESERVED_W] != 0);
   wire       gemm_rsv  = (insn_i[`LOOM_GEMM_RESERVED_LSB +: `LOOM_GEMM_RESERVED_W] != 0);
   wire       alu_rsv   = (insn_i[`LOOM_ALU_RESERVED_LSB +: `LOOM_ALU_RESERVED_W] != 0);
-  wire [2:0] alu_op    = insn_i[`LOOM_ALU_ALU_OP_LSB +: `LOOM_ALU_ALU_OP_W];
   wire       qcfg_rsv  = (insn_i[`LOOM_QCFG_RESERVED_LSB +: `LOOM_QCFG_RESERVED_W] != 0);
   wire       fin_rsv   = (insn_i[`LOOM_FINISH_RESERVED_LSB +: `LOOM_FINISH_RESERVED_W] != 0);
   wire       nop_rsv   = (insn_i[`LOOM_NOP_RESERVED_LSB +: `LOOM_NOP_RESERVED_W] != 0);
@@ -46,19 +53,21 @@ module loom_insn_decode (
     queue_o = `LOOM_Q_COMPUTE;
     case (opcode)
       `LOOM_OP_LOAD: begin
-        queue_o = (buffer == `LOOM_BUF_INP || buffer == `LOOM_BUF_WGT) ? `LOOM_Q_LOAD
-                                                                       : `LOOM_Q_COMPUTE;
-        fmt_ok = !mem_rsv && (buffer < `LOOM_BUF_OUT) &&
+        queue_o = (buffer == `LOOM_BUF_UOP || buffer == `LOOM_BUF_ACC) ? `LOOM_Q_COMPUTE
+                                                                       : `LOOM_Q_LOAD;
+        fmt_ok = !mem_rsv && buffer != `LOOM_BUF_OUT && buffer <= `LOOM_BUF_LUT &&
                  (!pads || buffer == `LOOM_BUF_INP || buffer == `LOOM_BUF_ACC) &&
-                 (!src_int8 || buffer == `LOOM_BUF_ACC);
+                 (!src_int8 || buffer == `LOOM_BUF_ACC) &&
+                 (!src_out || (buffer == `LOOM_BUF_INP && segment == 3'd0));
       end
       `LOOM_OP_STORE: begin
         queue_o = `LOOM_Q_STORE;
-        fmt_ok  = !mem_rsv && (buffer == `LOOM_BUF_OUT) && !pads && !src_int8 && !pad_value;
+        fmt_ok  = !mem_rsv && (buffer == `LOOM_BUF_OUT) && !pads && !src_int8 && !pad_value && !src_out;
       end
-      `LOOM_OP_GEMM:   fmt_ok = !gemm_rsv;
-      `LOOM_OP_ALU:    fmt_ok = !alu_rsv && (alu_op <= `LOOM_ALU_REQUANT);
+      `LOOM_OP_GEMM:   fmt_ok = !gemm_rsv && !(g_reset && g_flags);
+      `LOOM_OP_ALU:    fmt_ok = !alu_rsv;
       `LOOM_OP_QCFG:   fmt_ok = !qcfg_rsv;
+      `LOOM_OP_GCFG:   fmt_ok = !gcfg_rsv;
       `LOOM_OP_FINISH: fmt_ok = !fin_rsv;
       `LOOM_OP_NOP: begin
         queue_o = nop_queue;

@@ -17,6 +17,7 @@ hw/rtl/loom_pad_walk.v
 hw/rtl/loom_rd_rows.v
 hw/rtl/loom_dma_xfer.v
 hw/rtl/loom_dma_rd.v
+hw/rtl/loom_move.v
 hw/rtl/loom_load.v
 hw/rtl/loom_store.v
 hw/rtl/loom_uop_fe.v
@@ -24,7 +25,10 @@ hw/rtl/loom_mul2.v
 hw/rtl/loom_sum_tree.v
 hw/rtl/loom_sat8.v
 hw/rtl/loom_gemm.v
+hw/rtl/loom_dw_win.v
 hw/rtl/loom_alu_lane.v
 hw/rtl/loom_alu.v
+hw/rtl/loom_qgcfg.v
+hw/rtl/loom_compute_ld.v
 hw/rtl/loom_compute.v
 hw/rtl/loom_top.v

@@ -6,11 +6,14 @@
 // the same cycle returns the old contents (read-first); the GEMM and ALU
 // pipelines never depend on it (they forward or interlock, see
 // docs/rtl.md).  The contents are not reset: SRAM is undefined at job start
-// (docs/isa.md, "State").
+// (docs/isa.md, "State").  Block = 1 asks synthesis for block RAM even
+// where the shape (few rows, wide) would make it choose distributed RAM:
+// PAR, whose LUTs the xc7z020 cannot spare.
 module loom_sram #(
   parameter integer Width = 32,
   parameter integer Depth = 1024,
-  parameter integer AddrW = 10
+  parameter integer AddrW = 10,
+  parameter integer Block = 0
 ) (
   input  wire             clk_i,
   input  wire             we_i,
@@ -26,18 +29,29 @@ module loom_sram #(
     end
   endgenerate
 
-  reg [Width-1:0] mem [0:Depth-1];
   reg [Width-1:0] rdata_q;
 
   assign rdata_o = rdata_q;
 
   // Memory arrays are the one exception to "a clocked block holds only
   // reset and q <= d": this is the template block RAM inference expects.
-  always @(posedge clk_i) begin
-    if (we_i) mem[waddr_i] <= wdata_i;
-  end
-
-  always @(posedge clk_i) begin
-    if (re_i) rdata_q <= mem[raddr_i];
-  end
+  generate
+    if (Block != 0) begin : g_block
+      (* ram_style = "block" *) reg [Width-1:0] mem [0:Depth-1];
+      always @(posedge clk_i) begin
+        if (we_i) mem[waddr_i] <= wdata_i;
+      end
+      always @(posedge clk_i) begin
+        if (re_i) rdata_q <= mem[raddr_i];
+      end
+    end else begin : g_auto
+      reg [Width-1:0] mem [0:Depth-1];
+      always @(posedge clk_i) begin
+        if (we_i) mem[waddr_i] <= wdata_i;
+      end
+      always @(posedge clk_i) begin
+        if (re_i) rdata_q <= mem[raddr_i];
+      end
+    end
+  endgenerate
 endmodule

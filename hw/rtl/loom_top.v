@@ -15,7 +15,8 @@
 //   memory           one AXI4 master: reads of fetch (ID 0), load (ID 1) and
 //                    compute (ID 2) through loom_axi_rd_arb; writes of store
 //                    (ID 3)
-//   SRAM             INP, WGT, UOP, ACC, OUT as simple dual-port block RAMs
+//   SRAM             INP (two banks by row parity), WGT, UOP, ACC, OUT, PAR
+//                    as simple dual-port block RAMs
 `include "loom_cfg.vh"
 `include "loom_isa.vh"
 
@@ -321,21 +322,37 @@ module loom_top (
   );
 
   // ---------------------------------------------------------------- SRAM ports
-  wire                inp_we, wgt_we, uop_we, acc_we;
-  wire [InpAddrW-1:0] inp_waddr, inp_raddr;
+  wire                inp_we, wgt_we, uop_we, acc_we, out_we, par_we, par_re, lut_we;
+  wire [InpAddrW-1:0] inp_waddr;
+  wire [InpAddrW-2:0] inp_raddr0, inp_raddr1;
+  wire                inp_re0, inp_re1;
+  wire [InpBits-1:0]  inp_rdata0, inp_rdata1;
+  wire [AccAddrW-1:0] out_waddr;
+  wire [4:0]          par_waddr, par_raddr;
+  wire [2*AccBits-1:0] par_wdata, par_rdata;
+  wire [7:0]          lut_waddr, lut_wdata, par_bytes;
   wire [WgtAddrW-1:0] wgt_waddr, wgt_raddr;
   wire [UopAddrW-1:0] uop_waddr, uop_raddr;
   wire [AccAddrW-1:0] acc_waddr, acc_raddr, out_raddr;
-  wire [InpBits-1:0]  inp_wdata, inp_rdata;
+  wire [InpBits-1:0]  inp_wdata;
   wire [WgtBits-1:0]  wgt_wdata, wgt_rdata;
   wire [31:0]         uop_wdata, uop_rdata;
   wire [AccBits-1:0]  acc_wdata, acc_rdata;
   wire [OutBits-1:0]  out_wdata, out_rdata;
-  wire                inp_re, wgt_re, uop_re, acc_re, out_re;
+  wire                wgt_re, uop_re, acc_re, out_re;
 
-  loom_sram #(.Width(InpBits), .Depth(1 << InpAddrW), .AddrW(InpAddrW)) u_inp (
-    .clk_i (clk_i), .we_i (inp_we), .waddr_i (inp_waddr), .wdata_i (inp_wdata),
-    .re_i (inp_re), .raddr_i (inp_raddr), .rdata_o (inp_rdata)
+  // INP in two banks by row parity: depthwise GEMMs read two rows a cycle
+  loom_sram #(.Width(InpBits), .Depth(1 << (InpAddrW - 1)), .AddrW(InpAddrW - 1)) u_inp0 (
+    .clk_i (clk_i), .we_i (inp_we && !inp_waddr[0]), .waddr_i (inp_waddr[InpAddrW-1:1]),
+    .wdata_i (inp_wdata), .re_i (inp_re0), .raddr_i (inp_raddr0), .rdata_o (inp_rdata0)
+  );
+  loom_sram #(.Width(InpBits), .Depth(1 << (InpAddrW - 1)), .AddrW(InpAddrW - 1)) u_inp1 (
+    .clk_i (clk_i), .we_i (inp_we && inp_waddr[0]), .waddr_i (inp_waddr[InpAddrW-1:1]),
+    .wdata_i (inp_wdata), .re_i (inp_re1), .raddr_i (inp_raddr1), .rdata_o (inp_rdata1)
+  );
+  loom_sram #(.Width(2 * AccBits), .Depth(`LOOM_PAR_ROWS), .AddrW(5), .Block(1)) u_par (
+    .clk_i (clk_i), .we_i (par_we), .waddr_i (par_waddr), .wdata_i (par_wdata),
+    .re_i (par_re), .raddr_i (par_raddr), .rdata_o (par_rdata)
   );
   loom_sram #(.Width(WgtBits), .Depth(1 << WgtAddrW), .AddrW(WgtAddrW)) u_wgt (
     .clk_i (clk_i), .we_i (wgt_we), .waddr_i (wgt_waddr), .wdata_i (wgt_wdata),
@@ -349,20 +366,34 @@ module loom_top (
     .clk_i (clk_i), .we_i (acc_we), .waddr_i (acc_waddr), .wdata_i (acc_wdata),
     .re_i (acc_re), .raddr_i (acc_raddr), .rdata_o (acc_rdata)
   );
+  // OUT's read port: the store's, and the load module's src_out moves when
+  // the store does not read
+  wire                st_out_re, mv_out_re;
+  wire [AccAddrW-1:0] st_out_raddr, mv_out_raddr;
+  assign out_re    = st_out_re || mv_out_re;
+  assign out_raddr = st_out_re ? st_out_raddr : mv_out_raddr;
   // OUT's writes go through a register: the OUT row a writer saturates
-  // (GEMM: accumulate, then sat8) ends there instead of at the RAM's data
-  // pins (docs/rtl.md, "Timing").  OUT is read by STORE only, after compute
-  // pushed its token, which is two cycles or more after the last write, so
-  // the cycle of delay is never seen.
+  // (GEMM: accumulate, then sat8; the epilogue: its table lookup, then
+  // sat8) ends there instead of at the RAM's data pins (docs/rtl.md,
+  // "Timing").  Compute is OUT's one writer (GEMM, ALU/epilogue and LOAD
+  // ACC share its port, one instruction at a time), so there is nothing to
+  // arbitrate.  OUT's two readers, STORE and the load module's src_out
+  // move, read only rows whose writer they waited for with a token: the
+  // writing instruction ends (exec_done) in or after its last write
+  // request's cycle t (GEMM and ALU wait until their pipelines, write stage
+  // included, are empty; LOAD ACC until its last row has left), its token
+  // is pushed at t + 1 at the earliest and seen at t + 2, and the reader's
+  // instruction starts at t + 3.  The registered write is in the RAM from
+  // t + 2 on, so the cycle of delay is never seen (docs/rtl.md, "Timing").
   reg                out_we_q;
   reg [AccAddrW-1:0] out_waddr_q;
   reg [OutBits-1:0]  out_wdata_q;
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) out_we_q <= 1'b0;
-    else         out_we_q <= acc_we;
+    else         out_we_q <= out_we;
   end
   always @(posedge clk_i) begin
-    out_waddr_q <= acc_waddr;
+    out_waddr_q <= out_waddr;
     out_wdata_q <= out_wdata;
   end
   loom_sram #(.Width(OutBits), .Depth(1 << AccAddrW), .AddrW(AccAddrW)) u_out (
@@ -383,7 +414,8 @@ module loom_top (
     .BlockIn  (BlockIn),
     .BlockOut (BlockOut),
     .InpAddrW (InpAddrW),
-    .WgtAddrW (WgtAddrW)
+    .WgtAddrW (WgtAddrW),
+    .AccAddrW (AccAddrW)
   ) u_load (
     .clk_i        (clk_i),
     .rst_ni       (rst_ni),
@@ -412,6 +444,16 @@ module loom_top (
     .wgt_we_o     (wgt_we),
     .wgt_waddr_o  (wgt_waddr),
     .wgt_wdata_o  (wgt_wdata),
+    .par_we_o     (par_we),
+    .par_waddr_o  (par_waddr),
+    .par_wdata_o  (par_wdata),
+    .lut_we_o     (lut_we),
+    .lut_waddr_o  (lut_waddr),
+    .lut_wdata_o  (lut_wdata),
+    .out_re_o     (mv_out_re),
+    .out_raddr_o  (mv_out_raddr),
+    .out_gnt_i    (!st_out_re),
+    .out_rdata_i  (out_rdata),
     .err_valid_o  (err_valid[1]),
     .err_code_o   (err_codes[4 +: 4]),
     .err_idx_o    (err_idx[32 +: 32]),
@@ -423,7 +465,8 @@ module loom_top (
     .mem_stall_o  (load_mem_stall),
     .insn_done_o  (load_insn_done),
     .inp_beat_o   (inp_beat),
-    .wgt_beat_o   (wgt_beat)
+    .wgt_beat_o   (wgt_beat),
+    .par_bytes_o  (par_bytes)
   );
 
   loom_compute #(
@@ -469,9 +512,12 @@ module loom_top (
     .uop_re_o         (uop_re),
     .uop_raddr_o      (uop_raddr),
     .uop_rdata_i      (uop_rdata),
-    .inp_re_o         (inp_re),
-    .inp_raddr_o      (inp_raddr),
-    .inp_rdata_i      (inp_rdata),
+    .inp_re0_o        (inp_re0),
+    .inp_raddr0_o     (inp_raddr0),
+    .inp_rdata0_i     (inp_rdata0),
+    .inp_re1_o        (inp_re1),
+    .inp_raddr1_o     (inp_raddr1),
+    .inp_rdata1_i     (inp_rdata1),
     .wgt_re_o         (wgt_re),
     .wgt_raddr_o      (wgt_raddr),
     .wgt_rdata_i      (wgt_rdata),
@@ -481,7 +527,15 @@ module loom_top (
     .acc_we_o         (acc_we),
     .acc_waddr_o      (acc_waddr),
     .acc_wdata_o      (acc_wdata),
+    .out_we_o         (out_we),
+    .out_waddr_o      (out_waddr),
     .out_wdata_o      (out_wdata),
+    .par_re_o         (par_re),
+    .par_raddr_o      (par_raddr),
+    .par_rdata_i      (par_rdata),
+    .lut_we_i         (lut_we),
+    .lut_waddr_i      (lut_waddr),
+    .lut_wdata_i      (lut_wdata),
     .err_valid_o      (err_valid[2]),
     .err_code_o       (err_codes[8 +: 4]),
     .err_idx_o        (err_idx[64 +: 32]),
@@ -529,8 +583,8 @@ module loom_top (
     .b_valid_i    (m_axi_bvalid_i),
     .b_resp_i     (m_axi_bresp_i),
     .b_ready_o    (m_axi_bready_o),
-    .out_re_o     (out_re),
-    .out_raddr_o  (out_raddr),
+    .out_re_o     (st_out_re),
+    .out_raddr_o  (st_out_raddr),
     .out_rdata_i  (out_rdata),
     .err_valid_o  (err_valid[3]),
     .err_code_o   (err_codes[12 +: 4]),
@@ -572,7 +626,7 @@ module loom_top (
     cnt_inc[8*`LOOM_CNT_BYTES_RD_UOP +: 8]        = uop_word ? 8'd4 : 8'd0;
     cnt_inc[8*`LOOM_CNT_BYTES_RD_WGT +: 8]        = wgt_beat ? BEAT_BYTES : 8'd0;
     cnt_inc[8*`LOOM_CNT_BYTES_RD_INP +: 8]        = inp_beat ? BEAT_BYTES : 8'd0;
-    cnt_inc[8*`LOOM_CNT_BYTES_RD_ACC +: 8]        = acc_beat ? BEAT_BYTES : 8'd0;
+    cnt_inc[8*`LOOM_CNT_BYTES_RD_ACC +: 8]        = (acc_beat ? BEAT_BYTES : 8'd0) + par_bytes;
     cnt_inc[8*`LOOM_CNT_BYTES_WR_OUT +: 8]        = out_beat ? BEAT_BYTES : 8'd0;
   end
 

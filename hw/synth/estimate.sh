@@ -61,8 +61,13 @@ rtl=${LOOM_RTL_FILES:-$(cat hw/rtl/loom_rtl.f)}
 mkdir -p "$out/inc" || exit 2
 cp "$vh" "$out/inc/loom_cfg.vh" && cp "$GEN/loom_isa.vh" "$out/inc/loom_isa.vh" || exit 2
 pre=""
+# loom_sram's array sits in a generate block (g_auto.mem or g_block.mem):
+# the pattern takes either, and the run fails unless it finds exactly one
+# array per buffer (an attribute that matches nothing would silently leave
+# the buffer in block RAM).
 for buf in $uram; do
-  pre="$pre${pre:+; }setattr -set ram_style {\"ultra\"} loom_top/$buf %M m:mem %i"
+  sel="loom_top/$buf %M m:*mem %i"
+  pre="$pre${pre:+; }select -assert-count 1 $sel; setattr -set ram_style {\"ultra\"} $sel"
 done
 rm -f "$out/stat.txt" "$out/resources.txt" "$out/netlist.json"
 if ! LOOM_RTL_FILES=$(echo $rtl) LOOM_INC="$out/inc" LOOM_SYNTH_OUT="$out" LOOM_FAMILY=$family \

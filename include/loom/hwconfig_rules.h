@@ -73,17 +73,21 @@ struct loom_hw_violation {
 #define LOOM_HW_MAX_VIOLATIONS 24
 
 /* On-chip memory of a configuration, mapped as synthesis infers it: each of
- * the five buffers (INP, WGT, ACC, OUT, UOP) takes the cheapest single aspect
- * ratio of RAMB36/RAMB18, or of URAM288 when it is moved there. */
+ * loom_top's RAM instances (INP's two banks, WGT, ACC, OUT, UOP, PAR) takes
+ * the cheapest single aspect ratio of RAMB36/RAMB18, or of URAM288 when it is
+ * moved there.  (The 256-byte activation table is LUT RAM.) */
 struct loom_hw_memory {
   long bram18; /* in RAMB18 units (a RAMB36 is two) */
   long uram;
   long kib;
 };
 
-/* Instances of loom_top's buffers, as LOOM_URAM_BUFFERS in boards.def names them. */
+/* The buffers of the ISA (INP, WGT, ACC, OUT, UOP) whose sizes are keys. */
 #define LOOM_HW_BUFFER_COUNT 5
-extern const char *const loom_hw_buffer_insts[LOOM_HW_BUFFER_COUNT];
+/* loom_top's block RAM instances, as LOOM_URAM_BUFFERS in boards.def names
+ * them: INP is two banks of half its rows (by row parity). */
+#define LOOM_HW_RAM_COUNT 7
+extern const char *const loom_hw_ram_insts[LOOM_HW_RAM_COUNT];
 
 /* Fills the derived fields (rows, hash) from the keys.  Call it only on a
  * configuration loom_hw_check() accepts (rows are 0 when a divisor is). */

@@ -1,10 +1,10 @@
 /*
  * fsim.c - the functional simulator's lifetime: SRAM, queues, fsim_run().
  *
- * A struct fsim owns the on-chip state that outlives jobs (the five SRAM
+ * A struct fsim owns the on-chip state that outlives jobs (the SRAM
  * buffers, as the hardware keeps them between jobs) and the storage of the
  * command queues, sized from the configuration once.  fsim_run() resets the
- * per-job state (queues empty, no tokens, requantization registers zero),
+ * per-job state (queues empty, no tokens, QCFG and GCFG registers zero),
  * hands the job to the scheduler and returns its error code.
  *
  * SRAM contents are undefined at power-up on the hardware; fsim starts them
@@ -35,8 +35,10 @@ static int alloc_sram(struct fsim *sim) {
   sim->out = alloc_rows(sim->acc_rows, sim->acc_elems);
   sim->uop_scratch = alloc_rows(sim->uop_rows, sizeof(struct loom_uop));
   sim->alu_operand = alloc_rows(1, sim->acc_elems * sizeof(int32_t));
+  sim->out_scratch = alloc_rows(1, sim->acc_elems);
+  sim->par = alloc_rows(LOOM_PAR_ROWS, 2 * sim->acc_elems * sizeof(int32_t));
   return sim->uop && sim->wgt && sim->inp && sim->acc && sim->out && sim->uop_scratch &&
-         sim->alu_operand;
+         sim->alu_operand && sim->out_scratch && sim->par;
 }
 
 static int alloc_queues(struct fsim *sim) {
@@ -73,6 +75,8 @@ void fsim_destroy(struct fsim *sim) {
   free(sim->out);
   free(sim->uop_scratch);
   free(sim->alu_operand);
+  free(sim->par);
+  free(sim->out_scratch);
   fsim_timing_destroy(sim->timing);
   free(sim);
 }
@@ -89,6 +93,7 @@ static void reset_state(struct fsim *sim, const struct fsim_job *job, struct fsi
   }
   memset(st->tokens, 0, sizeof st->tokens);
   memset(&st->qcfg, 0, sizeof st->qcfg);
+  memset(&st->gcfg, 0, sizeof st->gcfg);
   st->finished = 0;
   st->work = 0;
   st->next_progress = FSIM_PROGRESS_WORK;
@@ -118,6 +123,8 @@ int fsim_set_timing(struct fsim *sim, int on) {
   return sim->timing ? 0 : -1;
 }
 
+void fsim_set_reverse_schedule(struct fsim *sim, int on) { sim->reverse_schedule = on != 0; }
+
 int fsim_set_dram_bw(struct fsim *sim, uint32_t bytes_per_cycle) {
   if (!sim->timing || !bytes_per_cycle || (bytes_per_cycle & (bytes_per_cycle - 1))) return -1;
   fsim_timing_set_dram_bw(sim->timing, bytes_per_cycle);
@@ -144,6 +151,8 @@ void *fsim_sram(struct fsim *sim, int buffer, size_t *bytes) {
     p = sim->acc, n = (size_t)sim->acc_rows * sim->acc_elems * sizeof(int32_t);
     break;
   case LOOM_BUF_OUT: p = sim->out, n = (size_t)sim->acc_rows * sim->acc_elems; break;
+  case LOOM_BUF_PAR: p = sim->par, n = (size_t)LOOM_PAR_ROWS * 2 * sim->acc_elems * sizeof(int32_t); break;
+  case LOOM_BUF_LUT: p = sim->lut, n = sizeof sim->lut; break;
   default: return NULL;
   }
   if (bytes) *bytes = n;

@@ -77,6 +77,13 @@ struct loom_trace_event;
 void fsim_set_trace(struct fsim *sim, int on);
 const struct loom_trace_event *fsim_trace(const struct fsim *sim, size_t *count);
 
+/* A testing aid (off by default): run the modules one instruction at a
+ * time, store first, then compute, then load, instead of each as far as it
+ * can go with load first.  A program whose tokens order every access gives
+ * the same result either way; one that lacks a token reads data before its
+ * load (or after its overwrite) in one of the two orders. */
+void fsim_set_reverse_schedule(struct fsim *sim, int on);
+
 /* Direct SRAM access for tests and debugging; NULL for a bad buffer. */
 void *fsim_sram(struct fsim *sim, int buffer, size_t *bytes);
 

@@ -1,5 +1,6 @@
 /*
- * fsim_alu.c - the vector ALU on accumulator rows, and QCFG.
+ * fsim_alu.c - the vector ALU on accumulator rows, QCFG and GCFG, and the
+ * epilogue E() that GEMM `last` and ALU EPI apply.
  *
  *   for i < iter_out, j < iter_in, u in [uop_begin, uop_end):
  *     d = UOP[u].acc + i * dst_factor_out + j * dst_factor_in
@@ -42,7 +43,27 @@ static int32_t requant(int32_t a, int32_t m, const struct loom_insn_qcfg *q) {
   return (int32_t)y;
 }
 
-_Static_assert(LOOM_ALU_COUNT == 7, "alu_row() handles every ALU op");
+void fsim_epilogue(const struct fsim *sim, const int32_t *v, uint32_t p, int32_t *y) {
+  const struct loom_insn_qcfg *q = &sim->st.qcfg;
+  uint32_t n = sim->acc_elems;
+  const int32_t *bias = q->par_src ? NULL : sim->par + (size_t)p * 2 * n, *mult = bias ? bias + n : NULL;
+  for (uint32_t i = 0; i < n; i++) {
+    int32_t t = (int32_t)((uint32_t)v[i] + (uint32_t)(bias ? bias[i] : q->bias));
+    int32_t r = requant(t, mult ? mult[i] : q->multiplier, q);
+    y[i] = q->act ? (int8_t)sim->lut[(uint8_t)r] : r;
+  }
+}
+
+uint32_t fsim_par_row(struct fsim *sim, const struct fsim_slot *s, uint32_t u, uint32_t i, uint32_t j) {
+  const struct loom_insn_qcfg *q = &sim->st.qcfg;
+  uint32_t p = q->par_base + j;
+  if (q->par_src || p < LOOM_PAR_ROWS) return p;
+  fsim_fail(sim, LOOM_ERR_SRAM, s, "micro-op %u (i=%u, j=%u): PAR row %u is past the buffer's %u rows", u,
+            i, j, p, LOOM_PAR_ROWS);
+  return UINT32_MAX;
+}
+
+_Static_assert(LOOM_ALU_COUNT == 8, "alu_row() handles every ALU op");
 
 /* d[lane] = op(d[lane], v[lane]) for one ACC row. */
 static void alu_row(const struct loom_insn_alu *in, int32_t *restrict d, const int32_t *restrict v,
@@ -68,6 +89,7 @@ static void alu_row(const struct loom_insn_alu *in, int32_t *restrict d, const i
     /* the immediate form takes the QCFG multiplier, the vector form a per-lane one */
     for (uint32_t i = 0; i < n; i++) d[i] = requant(d[i], in->use_imm ? q->multiplier : v[i], q);
     break;
+  case LOOM_ALU_EPI: LOOM_ASSERT(0 && "alu_pass applies EPI itself: it needs the PAR row"); break;
   default: LOOM_ASSERT(0 && "loom_insn_decode rejects undefined ALU ops");
   }
 }
@@ -100,8 +122,13 @@ static uint32_t alu_pass(struct fsim *sim, struct alu_loop *l) {
       if (s >= sim->acc_rows) return bad_row(sim, l, u, "source ACC", s, sim->acc_rows);
       memcpy(sim->alu_operand, sim->acc + (size_t)s * n, n * sizeof(int32_t));
     }
+    uint32_t p = 0;
+    if (in->alu_op == LOOM_ALU_EPI && (p = fsim_par_row(sim, l->s, u, l->i, l->j)) == UINT32_MAX)
+      return LOOM_ERR_SRAM;
     if (!fsim_charge(sim, l->s, 1)) return LOOM_ERR_TIMEOUT;
-    alu_row(in, sim->acc + (size_t)d * n, sim->alu_operand, n, &sim->st.qcfg);
+    int32_t *row = sim->acc + (size_t)d * n;
+    if (in->alu_op == LOOM_ALU_EPI) fsim_epilogue(sim, in->use_imm ? row : sim->alu_operand, p, row);
+    else alu_row(in, row, sim->alu_operand, n, &sim->st.qcfg);
     fsim_mirror_row(sim, d);
     l->ops++;
   }
@@ -124,3 +151,5 @@ uint32_t fsim_alu(struct fsim *sim, const struct fsim_slot *s) {
 }
 
 void fsim_qcfg(struct fsim *sim, const struct fsim_slot *s) { sim->st.qcfg = s->insn.qcfg; }
+
+void fsim_gcfg(struct fsim *sim, const struct fsim_slot *s) { sim->st.gcfg = s->insn.gcfg; }

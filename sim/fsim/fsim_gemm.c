@@ -19,6 +19,14 @@
  * is defined.  Index arithmetic is exact in uint32 (fields are at most
  * 14 + 11 bits), and each index is checked per micro-op: the rows a failing
  * instruction updated before the bad micro-op keep their new values.
+ *
+ * ISA v2 adds three flags (docs/isa.md, "GEMM"): `first` makes every
+ * period-th micro-op of outer iteration 0 overwrite its row (ACC = dot),
+ * `last` makes every period-th micro-op of the last outer iteration write
+ * the epilogue E(ACC) into OUT (and leaves OUT alone otherwise), and `dw`
+ * replaces the dot product by the depthwise one, lane o summing its own
+ * window taps: INP[x + off(t)][b][o] x WGT[w][o][t].  The flags change only
+ * which kernel runs per micro-op; the dense kernel stays the hot path.
  */
 #include <string.h>
 
@@ -74,7 +82,10 @@ struct gemm_loop {
   const struct fsim_slot *s;
   gemm_row_fn *kernel;
   uint32_t i, j;  /* current outer and inner iteration */
+  uint32_t period;
   uint64_t ops;   /* accumulating micro-ops done */
+  int8_t *scratch_out; /* OUT row a `last` GEMM's kernel writes and nobody reads */
+  int32_t *epi;        /* the epilogue's result row */
 };
 
 static uint32_t bad_row(struct fsim *sim, const struct gemm_loop *l, uint32_t u, uint32_t buffer,
@@ -85,14 +96,87 @@ static uint32_t bad_row(struct fsim *sim, const struct gemm_loop *l, uint32_t u,
 }
 
 static void uop_multiply(struct fsim *sim, gemm_row_fn *kernel, uint32_t a, uint32_t x,
-                         uint32_t w) {
+                         uint32_t w, int8_t *scratch_out) {
   const struct loom_hw_config *c = sim->cfg;
   const int8_t *wrow = sim->wgt + (size_t)w * sim->wgt_elems;
   for (int b = 0; b < c->batch; b++) {
     size_t ab = (size_t)a * sim->acc_elems + (size_t)b * (size_t)c->block_out;
     const int8_t *xrow = sim->inp + (size_t)x * sim->inp_elems + (size_t)b * (size_t)c->block_in;
-    kernel(sim->acc + ab, sim->out + ab, xrow, wrow, c->block_in, c->block_out);
+    int8_t *orow = scratch_out ? scratch_out + (size_t)b * (size_t)c->block_out : sim->out + ab;
+    kernel(sim->acc + ab, orow, xrow, wrow, c->block_in, c->block_out);
   }
+}
+
+/* ---- depthwise micro-ops ---- */
+
+/* Taps of the window: min(kh * kw, block_in), column-major. */
+static uint32_t dw_taps(const struct fsim *sim) {
+  uint32_t t = sim->st.gcfg.dw_kh * sim->st.gcfg.dw_kw;
+  return t < (uint32_t)sim->cfg->block_in ? t : (uint32_t)sim->cfg->block_in;
+}
+
+/* INP row offset of tap t: (t mod kh) window rows and (t div kh) columns. */
+static uint32_t dw_off(const struct fsim *sim, uint32_t t) {
+  const struct loom_insn_gcfg *g = &sim->st.gcfg;
+  return (t % g->dw_kh) * g->dw_row + (t / g->dw_kh) * g->dw_col;
+}
+
+/* ACC[a][b][o] += sum_t INP[x + off(t)][b][o] * WGT[w][o][t] (exact, then
+ * wrapping into the accumulator), OUT mirrored unless scratch_out. */
+static void uop_depthwise(struct fsim *sim, uint32_t a, uint32_t x, uint32_t w, int8_t *scratch_out) {
+  const struct loom_hw_config *c = sim->cfg;
+  uint32_t taps = dw_taps(sim), bi = (uint32_t)c->block_in, bo = (uint32_t)c->block_out;
+  const int8_t *wrow = sim->wgt + (size_t)w * sim->wgt_elems;
+  for (uint32_t b = 0; b < (uint32_t)c->batch; b++)
+    for (uint32_t o = 0; o < bo; o++) {
+      int32_t sum = 0;
+      for (uint32_t t = 0; t < taps; t++)
+        sum += sim->inp[(size_t)(x + dw_off(sim, t)) * sim->inp_elems + b * bi + o % bi] * wrow[o * bi + t];
+      size_t k = (size_t)a * sim->acc_elems + b * bo + o;
+      sim->acc[k] = wrap_add(sim->acc[k], sum);
+      if (scratch_out) scratch_out[b * bo + o] = fsim_sat8(sim->acc[k]);
+      else sim->out[k] = fsim_sat8(sim->acc[k]);
+    }
+}
+
+/* The first tap past INP, or -1. */
+static int64_t dw_bad_tap(const struct fsim *sim, uint32_t x) {
+  for (uint32_t t = 0, n = dw_taps(sim); t < n; t++)
+    if (x + dw_off(sim, t) >= sim->inp_rows) return t;
+  return -1;
+}
+
+/* The INP check: x itself, or every window tap of a depthwise micro-op. */
+static uint32_t check_inp(struct fsim *sim, const struct gemm_loop *l, uint32_t u, uint32_t x) {
+  if (!l->s->insn.gemm.dw)
+    return x >= sim->inp_rows ? bad_row(sim, l, u, LOOM_BUF_INP, x, sim->inp_rows) : LOOM_ERR_NONE;
+  int64_t t = dw_bad_tap(sim, x);
+  if (t < 0) return LOOM_ERR_NONE;
+  return fsim_fail(sim, LOOM_ERR_SRAM, l->s,
+                   "micro-op %u (i=%u, j=%u): window tap %lld reads INP row %u, past the buffer's %u rows",
+                   u, l->i, l->j, (long long)t, x + dw_off(sim, (uint32_t)t), sim->inp_rows);
+}
+
+/* One accumulating micro-op at position r of the pass (indices checked). */
+static uint32_t accumulate(struct fsim *sim, struct gemm_loop *l, uint32_t u, uint32_t r, uint32_t a,
+                           uint32_t x, uint32_t w) {
+  const struct loom_insn_gemm *g = &l->s->insn.gemm;
+  int first = g->first && l->i == 0 && r % l->period == 0;
+  int final = g->last && l->i + 1 == g->iter_out && r % l->period == l->period - 1;
+  uint32_t p = 0;
+  if (final && (p = fsim_par_row(sim, l->s, u, l->i, l->j)) == UINT32_MAX) return LOOM_ERR_SRAM;
+  if (!fsim_charge(sim, l->s, 1)) return LOOM_ERR_TIMEOUT;
+  int32_t *acc = sim->acc + (size_t)a * sim->acc_elems;
+  if (first) memset(acc, 0, sim->acc_elems * sizeof(int32_t));
+  int8_t *scratch = g->last ? l->scratch_out : NULL; /* a `last` GEMM leaves OUT alone... */
+  if (g->dw) uop_depthwise(sim, a, x, w, scratch);
+  else uop_multiply(sim, l->kernel, a, x, w, scratch);
+  if (final) { /* ...but for its final micro-ops, which write E(ACC) */
+    fsim_epilogue(sim, acc, p, l->epi);
+    for (uint32_t k = 0; k < sim->acc_elems; k++) sim->out[(size_t)a * sim->acc_elems + k] = (int8_t)l->epi[k];
+  }
+  l->ops++;
+  return LOOM_ERR_NONE;
 }
 
 /* One pass over the micro-ops for iteration (l->i, l->j). */
@@ -112,11 +196,10 @@ static uint32_t gemm_pass(struct fsim *sim, struct gemm_loop *l) {
       memset(sim->out + (size_t)a * sim->acc_elems, 0, sim->acc_elems);
       continue;
     }
-    if (x >= sim->inp_rows) return bad_row(sim, l, u, LOOM_BUF_INP, x, sim->inp_rows);
+    uint32_t err = check_inp(sim, l, u, x);
+    if (err) return err;
     if (w >= sim->wgt_rows) return bad_row(sim, l, u, LOOM_BUF_WGT, w, sim->wgt_rows);
-    if (!fsim_charge(sim, l->s, 1)) return LOOM_ERR_TIMEOUT;
-    uop_multiply(sim, l->kernel, a, x, w);
-    l->ops++;
+    if ((err = accumulate(sim, l, u, u - g->uop_begin, a, x, w))) return err;
   }
   return LOOM_ERR_NONE;
 }
@@ -125,10 +208,14 @@ uint32_t fsim_gemm(struct fsim *sim, const struct fsim_slot *s) {
   const struct loom_insn_gemm *g = &s->insn.gemm;
   if (g->iter_out == 0 || g->iter_in == 0 || g->uop_end <= g->uop_begin) return LOOM_ERR_NONE;
   fsim_decode_uops(sim, g->uop_begin, g->uop_end);
-  struct gemm_loop l = {.s = s, .kernel = pick_kernel(sim->cfg)};
+  struct gemm_loop l = {.s = s, .kernel = pick_kernel(sim->cfg),
+                        .period = sim->st.gcfg.period ? sim->st.gcfg.period : 1,
+                        .scratch_out = sim->out_scratch, .epi = sim->alu_operand};
   uint32_t err = LOOM_ERR_NONE;
   for (l.i = 0; l.i < g->iter_out && !err; l.i++)
     for (l.j = 0; l.j < g->iter_in && !err; l.j++) err = gemm_pass(sim, &l);
   sim->st.res->counters[LOOM_CNT_GEMM_OPS] += l.ops;
+  if (sim->timing && !err && g->dw)
+    fsim_timing_dw(sim->timing, s->index, g, &sim->st.gcfg, sim->uop_scratch, (uint32_t)sim->cfg->block_in);
   return err;
 }

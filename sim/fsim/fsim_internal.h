@@ -15,8 +15,8 @@
  *                  NOFINISH and DEADLOCK
  *   fsim_report.c  instruction labels and error messages
  *   fsim_mem.c     LOAD and STORE with their bounds checks
- *   fsim_gemm.c    GEMM (the hot loop)
- *   fsim_alu.c     ALU and QCFG
+ *   fsim_gemm.c    GEMM (the hot loop; depthwise micro-ops, first/last)
+ *   fsim_alu.c     ALU, QCFG, GCFG and the epilogue E() of GEMM `last` and ALU EPI
  *   fsim_timing.c  the optional timing model: cycle counters and timelines
  *                  estimated after the functional run
  *
@@ -87,7 +87,8 @@ struct fsim_run_state {
   struct fsim_fetch fetch;
   struct fsim_module mod[LOOM_Q_COUNT];
   uint32_t tokens[FSIM_TOK_COUNT];
-  struct loom_insn_qcfg qcfg; /* the requantization registers */
+  struct loom_insn_qcfg qcfg; /* the requantization and epilogue registers */
+  struct loom_insn_gcfg gcfg; /* the GEMM registers: period, depthwise window */
   int finished;               /* FINISH completed the job */
   uint64_t work;              /* work done so far, see fsim_job.work_budget */
   uint64_t next_progress;     /* work at which fsim_job.progress is called next */
@@ -101,12 +102,16 @@ struct fsim {
   int8_t *inp;   /* inp_rows x [batch][block_in] */
   int32_t *acc;  /* acc_rows x [batch][block_out] */
   int8_t *out;   /* acc_rows x [batch][block_out], mirrors acc through sat8 */
+  int32_t *par;  /* LOOM_PAR_ROWS x {bias[batch][block_out], multiplier[batch][block_out]} */
+  uint8_t lut[LOOM_LUT_ENTRIES]; /* the activation table: entry i for the int8 pattern i */
   uint32_t inp_elems, wgt_elems, acc_elems; /* elements per row */
   uint32_t uop_rows, wgt_rows, inp_rows, acc_rows;
   struct loom_uop *uop_scratch; /* uop_rows decoded micro-ops (GEMM, ALU) */
-  int32_t *alu_operand;         /* acc_elems: the ALU's b operand of one micro-op */
+  int32_t *alu_operand;         /* acc_elems: the ALU's b operand of one micro-op, the epilogue's result */
+  int8_t *out_scratch;          /* acc_elems: the OUT row a `last` GEMM's kernel writes and nobody reads */
   struct fsim_run_state st;
   struct fsim_timing *timing; /* NULL: timing off */
+  int reverse_schedule;       /* fsim_set_reverse_schedule() */
 };
 
 /* ---- fsim_sched.c ---- */
@@ -145,6 +150,15 @@ uint32_t fsim_gemm(struct fsim *sim, const struct fsim_slot *s);
 
 uint32_t fsim_alu(struct fsim *sim, const struct fsim_slot *s);
 void fsim_qcfg(struct fsim *sim, const struct fsim_slot *s);
+void fsim_gcfg(struct fsim *sim, const struct fsim_slot *s);
+/* The epilogue E() of docs/isa.md on one ACC row (int32 lanes), with the
+ * bias and multiplier of PAR row p (or QCFG's when par_src): y[lane] =
+ * act ? LUT[REQUANT(v + bias)] : REQUANT(v + bias).  p must be valid when
+ * !par_src (fsim_par_row_ok). */
+void fsim_epilogue(const struct fsim *sim, const int32_t *v, uint32_t p, int32_t *y);
+/* The PAR row of inner iteration j, or UINT32_MAX (after recording SRAM
+ * at micro-op u of iteration i, j) when it is past the buffer. */
+uint32_t fsim_par_row(struct fsim *sim, const struct fsim_slot *s, uint32_t u, uint32_t i, uint32_t j);
 
 /* ---- fsim_timing.c ---- */
 
@@ -160,6 +174,10 @@ void fsim_timing_begin(struct fsim_timing *tm, const struct fsim_job *job);
  * indexed by micro-op number): records its interlock stalls. */
 void fsim_timing_alu(struct fsim_timing *tm, uint32_t index, const struct loom_insn_alu *in,
                      const struct loom_uop *uops);
+/* fsim_gemm() of a depthwise GEMM, likewise: records its window reads
+ * (with the GCFG in force). */
+void fsim_timing_dw(struct fsim_timing *tm, uint32_t index, const struct loom_insn_gemm *g,
+                    const struct loom_insn_gcfg *gc, const struct loom_uop *uops, uint32_t block_in);
 /* Estimates the timed counters of a job that ran to FINISH; 0, or -1 when
  * the job failed (counters NULL: the timeline is cleared), the stream has no
  * FINISH or memory ran out (counters untouched). */

@@ -12,7 +12,14 @@
  * bound is checked before a single byte moves, in 64-bit arithmetic that
  * cannot wrap (the fields are at most 28 + 16 + 16 bits wide): a failing
  * transfer leaves SRAM and DRAM untouched.  The segment is checked before
- * SRAM, and both before the rows are charged to the work budget.  An empty transfer (x_size or y_size zero) is a no-op with no checks.
+ * SRAM, and both before the rows are charged to the work budget.  An empty
+ * transfer (x_size or y_size zero) is a no-op with no checks.
+ *
+ * ISA v2: LOAD PAR writes epilogue rows (BATCH x BLOCK_OUT int32 biases, then
+ * as many multipliers), LOAD LUT the 256-byte activation table, and a LOAD
+ * INP with src_out reads OUT rows instead of DRAM (the on-chip move of a
+ * fused chain of layers): the "DRAM rows" are OUT rows, bounded by the OUT
+ * buffer (SRAM, not SEGMENT), and no DRAM byte is counted.
  */
 #include <stdio.h>
 #include <string.h>
@@ -78,6 +85,12 @@ static void write_acc_row(struct fsim *sim, const struct loom_insn_mem *m, uint3
   fsim_mirror_row(sim, row);
 }
 
+/* PAR row from DRAM: the biases, then the multipliers, int32 little-endian. */
+static void write_par_row(struct fsim *sim, uint32_t row, const uint8_t *src) {
+  int32_t *p = sim->par + (size_t)row * 2 * sim->acc_elems;
+  for (uint32_t i = 0; i < 2 * sim->acc_elems; i++) p[i] = le32(src + 4 * (size_t)i);
+}
+
 /* Writes SRAM row `row` of the LOAD's buffer from `src`, or padding if NULL. */
 static void write_row(struct fsim *sim, const struct loom_insn_mem *m, uint32_t row,
                       const uint8_t *src) {
@@ -89,6 +102,8 @@ static void write_row(struct fsim *sim, const struct loom_insn_mem *m, uint32_t 
     else memset(sim->inp + (size_t)row * sim->inp_elems, (int8_t)m->pad_value, sim->inp_elems);
     break;
   case LOOM_BUF_ACC: write_acc_row(sim, m, row, src); break;
+  case LOOM_BUF_PAR: write_par_row(sim, row, src); break;
+  case LOOM_BUF_LUT: memcpy(sim->lut, src, sizeof sim->lut); break;
   default: LOOM_ASSERT(0 && "loom_insn_decode rejects LOADs into other buffers");
   }
 }
@@ -98,10 +113,29 @@ static int is_pad(const struct loom_insn_mem *m, uint32_t yy, uint32_t xx) {
          xx >= m->x_pad_left + m->x_size;
 }
 
+/* The DRAM byte counter of each buffer's loads (PAR and LUT count as
+ * accumulator-side parameters: BYTES_RD_ACC). */
 static const int load_counter[LOOM_BUF_COUNT] = {
     [LOOM_BUF_UOP] = LOOM_CNT_BYTES_RD_UOP, [LOOM_BUF_WGT] = LOOM_CNT_BYTES_RD_WGT,
     [LOOM_BUF_INP] = LOOM_CNT_BYTES_RD_INP, [LOOM_BUF_ACC] = LOOM_CNT_BYTES_RD_ACC,
-    [LOOM_BUF_OUT] = -1};
+    [LOOM_BUF_OUT] = -1, [LOOM_BUF_PAR] = LOOM_CNT_BYTES_RD_ACC, [LOOM_BUF_LUT] = LOOM_CNT_BYTES_RD_ACC};
+
+/* src_out: the source rows must lie in OUT (which has acc_rows rows). */
+static uint32_t check_out_source(struct fsim *sim, const struct fsim_slot *s) {
+  uint64_t end = last_row(&s->insn.mem);
+  if (end > sim->acc_rows)
+    return fsim_fail(sim, LOOM_ERR_SRAM, s, "source OUT rows end at row %llu, past the buffer's %u rows",
+                     (unsigned long long)(end - 1), sim->acc_rows);
+  return LOOM_ERR_NONE;
+}
+
+/* Source of row (y, x) of the transfer: DRAM, or OUT for src_out. */
+static const uint8_t *source_row(struct fsim *sim, const struct loom_insn_mem *m, uint32_t y, uint32_t x,
+                                 uint32_t r) {
+  if (!m->src_out) return dram_row(sim, m, y, x, r);
+  uint64_t row = (uint64_t)m->dram_offset + (uint64_t)y * m->x_stride + x;
+  return (const uint8_t *)sim->out + row * sim->acc_elems;
+}
 
 uint32_t fsim_load(struct fsim *sim, const struct fsim_slot *s) {
   const struct loom_insn_mem *m = &s->insn.mem;
@@ -109,18 +143,19 @@ uint32_t fsim_load(struct fsim *sim, const struct fsim_slot *s) {
   uint32_t r = loom_hw_row_bytes(sim->cfg, (int)m->buffer, (int)m->src_int8);
   uint32_t w = m->x_pad_left + m->x_size + m->x_pad_right;
   uint32_t h = m->y_pad_top + m->y_size + m->y_pad_bottom;
-  uint32_t err = check_segment(sim, s, r);
+  uint32_t err = m->src_out ? check_out_source(sim, s) : check_segment(sim, s, r);
   if (!err) err = check_sram(sim, s, m->buffer, (uint64_t)h * w);
   if (err) return err;
   if (!fsim_charge(sim, s, (uint64_t)h * w)) return LOOM_ERR_TIMEOUT;
+  LOOM_ASSERT(!m->src_out || r == sim->acc_elems); /* block_in == block_out (loomgen) */
   for (uint32_t yy = 0; yy < h; yy++)
     for (uint32_t xx = 0; xx < w; xx++) {
       const uint8_t *src = is_pad(m, yy, xx)
                                ? NULL
-                               : dram_row(sim, m, yy - m->y_pad_top, xx - m->x_pad_left, r);
+                               : source_row(sim, m, yy - m->y_pad_top, xx - m->x_pad_left, r);
       write_row(sim, m, m->sram_base + yy * w + xx, src);
     }
-  sim->st.res->counters[load_counter[m->buffer]] += (uint64_t)m->y_size * m->x_size * r;
+  if (!m->src_out) sim->st.res->counters[load_counter[m->buffer]] += (uint64_t)m->y_size * m->x_size * r;
   return LOOM_ERR_NONE;
 }
 

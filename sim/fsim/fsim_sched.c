@@ -49,7 +49,7 @@ static const int insn_counter[LOOM_Q_COUNT] = {LOOM_CNT_INSN_LOAD, LOOM_CNT_INSN
                                                LOOM_CNT_INSN_STORE};
 
 _Static_assert(LOOM_Q_COUNT == 3, "one row per module in the tables above");
-_Static_assert(LOOM_OP_COUNT == 7, "dispatch() handles every opcode");
+_Static_assert(LOOM_OP_COUNT == 8, "dispatch() handles every opcode");
 
 /* ---- command queues ---- */
 
@@ -156,6 +156,7 @@ static uint32_t dispatch(struct fsim *sim, const struct fsim_slot *s) {
   case LOOM_OP_GEMM: return fsim_gemm(sim, s);
   case LOOM_OP_ALU: return fsim_alu(sim, s);
   case LOOM_OP_QCFG: fsim_qcfg(sim, s); return LOOM_ERR_NONE;
+  case LOOM_OP_GCFG: fsim_gcfg(sim, s); return LOOM_ERR_NONE;
   case LOOM_OP_NOP: return LOOM_ERR_NONE;
   default: LOOM_ASSERT(0 && "FINISH is the scheduler's, the rest never pass decode"); return 0;
   }
@@ -311,7 +312,10 @@ static int run_module(struct fsim *sim, int m) {
 void fsim_schedule(struct fsim *sim) {
   while (!stopped(sim)) {
     int progress = run_fetch(sim);
-    for (int m = 0; m < LOOM_Q_COUNT; m++) progress |= run_module(sim, m);
+    for (int m = 0; m < LOOM_Q_COUNT; m++) {
+      if (!sim->reverse_schedule) progress |= run_module(sim, m);
+      else if (!stopped(sim)) progress |= module_step(sim, LOOM_Q_COUNT - 1 - m);
+    }
     if (!progress && !stopped(sim)) report_stuck(sim);
   }
 }

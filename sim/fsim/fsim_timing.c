@@ -57,11 +57,11 @@ static uint64_t engine_cycles(const struct fsim_timing *tm, const struct loom_in
   switch (in->opcode) {
   case LOOM_OP_GEMM: {
     uint64_t n = loop_ops(in->gemm.iter_out, in->gemm.iter_in, in->gemm.uop_begin, in->gemm.uop_end);
-    return n ? n + consts.gemm_fill : 1;
+    return n ? n + consts.gemm_fill + (in->gemm.dw ? tm->alu_stall[index] : 0) : 1;
   }
   case LOOM_OP_ALU: {
     uint64_t n = loop_ops(in->alu.iter_out, in->alu.iter_in, in->alu.uop_begin, in->alu.uop_end);
-    return n ? n * (in->alu.use_imm ? 1 : 2) + consts.alu_fill + tm->alu_stall[index] : 1;
+    return n ? n * (in->alu.use_imm || in->alu.alu_op == LOOM_ALU_EPI ? 1 : 2) + consts.alu_fill + tm->alu_stall[index] : 1;
   }
   default: return 1;
   }
@@ -285,12 +285,15 @@ static void disp_act(struct fsim_timing *tm, uint64_t t) {
 /* ---- ALU interlock ----
  *
  * loom_alu.v checks the row a micro-op reads first (the source of a vector
- * operand, else the destination) against the destinations of the micro-ops
- * accepted in the 7 cycles before (its pipeline, Lat = 7); the second read
- * of a vector operand follows unchecked.  So a micro-op waits until every
- * earlier one writing its destination (or its vector source) was accepted
- * at least 8 cycles before.  The functional run calls this with the
- * instruction's micro-ops decoded; the stall is kept for the timed run. */
+ * operand, else the destination; EPI reads one row: the source in its
+ * moving form) against the destinations of the micro-ops accepted in the
+ * Lat = 8 cycles before (its pipeline); the second read of a vector
+ * operand follows unchecked.  So a micro-op waits until every earlier one
+ * writing a row it reads was accepted at least Lat + 1 cycles before.  The
+ * functional run calls this with the instruction's micro-ops decoded; the
+ * stall is kept for the timed run. */
+
+#define TM_ALU_RING 16 /* > Lat + 1: every micro-op that can still be in flight */
 
 struct tm_alu_slot {
   uint32_t row;
@@ -299,31 +302,42 @@ struct tm_alu_slot {
 
 void fsim_timing_alu(struct fsim_timing *tm, uint32_t index, const struct loom_insn_alu *in,
                      const struct loom_uop *uops) {
-  struct tm_alu_slot ring[8] = {{0, 0}};
-  uint32_t live = 0, head = 0;
-  uint64_t c = 8, stall = 0; /* first-read cycle of the next micro-op; 8: nothing in flight */
-  int vec = !in->use_imm;
+  struct tm_alu_slot ring[TM_ALU_RING] = {{0, 0}};
+  uint32_t live = 0, head = 0, lat = consts.alu_lat;
+  uint64_t c = lat + 1, stall = 0; /* first-read cycle of the next micro-op; nothing in flight yet */
+  int epi = in->alu_op == LOOM_ALU_EPI, vec = !in->use_imm && !epi;
   if (index >= tm->alu_cap) return;
   for (uint32_t i = 0; i < in->iter_out; i++)
     for (uint32_t j = 0; j < in->iter_in; j++)
       for (uint32_t u = in->uop_begin; u < in->uop_end; u++) {
         uint32_t d = uops[u].acc + i * in->dst_factor_out + j * in->dst_factor_in;
         uint32_t sr = uops[u].inp + i * in->src_factor_out + j * in->src_factor_in;
+        uint32_t row = epi && !in->use_imm ? sr : d;
         uint64_t t = c;
         for (uint32_t k = 0; k < live; k++) {
-          const struct tm_alu_slot *e = &ring[(head + k) % 8];
-          if ((e->row == d || (vec && e->row == sr)) && e->accept + 8 > t) t = e->accept + 8;
+          const struct tm_alu_slot *e = &ring[(head + k) % TM_ALU_RING];
+          if ((e->row == row || (vec && e->row == sr)) && e->accept + lat + 1 > t) t = e->accept + lat + 1;
         }
         stall += t - c;
         uint64_t acc = t + (uint64_t)vec;
-        /* keep the micro-ops accepted in the last 7 cycles: at most 7 */
-        while (live && ring[head].accept + 8 <= acc + 1) head = (head + 1) % 8, live--;
-        if (live == 8) head = (head + 1) % 8, live--;
-        ring[(head + live) % 8] = (struct tm_alu_slot){d, acc};
+        /* keep the micro-ops accepted in the last Lat cycles */
+        while (live && ring[head].accept + lat + 1 <= acc + 1) head = (head + 1) % TM_ALU_RING, live--;
+        if (live == TM_ALU_RING) head = (head + 1) % TM_ALU_RING, live--;
+        ring[(head + live) % TM_ALU_RING] = (struct tm_alu_slot){d, acc};
         live++;
         c = acc + 1;
       }
   tm->alu_stall[index] = stall;
+}
+
+/* A depthwise GEMM's extra cycles over one per micro-op: each micro-op
+ * reads its window's new taps from the INP banks, at least two cycles
+ * (loom_dw_gemm_cycles; docs/rtl.md). */
+void fsim_timing_dw(struct fsim_timing *tm, uint32_t index, const struct loom_insn_gemm *g,
+                    const struct loom_insn_gcfg *gc, const struct loom_uop *uops, uint32_t block_in) {
+  if (index >= tm->alu_cap) return;
+  uint64_t n = (uint64_t)g->iter_out * g->iter_in * (g->uop_end - g->uop_begin);
+  tm->alu_stall[index] = loom_dw_gemm_cycles(g, gc, uops, block_in) - n;
 }
 
 void fsim_timing_begin(struct fsim_timing *tm, const struct fsim_job *job) {

@@ -162,9 +162,14 @@ void tm_dma_start(struct fsim_timing *tm, struct tm_mod *mod, uint64_t t) {
   memset(d, 0, sizeof *d);
   d->first = t + consts.check;
   if (m->x_size == 0 || m->y_size == 0) return;
+  if (m->src_out) { /* loom_move: one INP row per cycle from OUT, no DRAM */
+    d->first += (uint64_t)(m->y_pad_top + m->y_size + m->y_pad_bottom) * (m->x_pad_left + m->x_size + m->x_pad_right) +
+                consts.move_tail;
+    return;
+  }
   d->active = 1;
   d->is_store = mod->insn.opcode == LOOM_OP_STORE;
-  d->hold_uops = m->buffer == LOOM_BUF_UOP;
+  d->hold_bytes = m->buffer == LOOM_BUF_UOP ? LOOM_UOP_BYTES : m->buffer == LOOM_BUF_LUT ? 1 : 0;
   d->row_addr = (uint64_t)m->dram_offset * r;
   d->stride = (uint64_t)m->x_stride * r;
   d->row_bytes = (uint64_t)m->x_size * r;
@@ -190,10 +195,11 @@ static uint32_t dma_next_burst(struct fsim_timing *tm, struct tm_dma *d, uint32_
   uint32_t len = d->rem_beats < TM_MAX_BEATS ? d->rem_beats : TM_MAX_BEATS;
   if (len > to_4k) len = to_4k;
   /* A UOP beat is held while its micro-ops of this row are written, one
-   * per cycle (loom_compute.v). */
+   * per cycle (loom_compute_ld.v); a LUT beat while its bytes are, one per
+   * cycle (loom_load.v). */
   uint64_t a = d->addr > d->row_lo ? d->addr : d->row_lo, b = d->addr + (uint64_t)len * bus;
   if (b > d->row_hi) b = d->row_hi;
-  *uops = d->hold_uops ? (uint32_t)((b - a) / LOOM_UOP_BYTES) : len;
+  *uops = d->hold_bytes ? (uint32_t)((b - a) / d->hold_bytes) : len;
   d->addr += (uint64_t)len * bus;
   d->rem_beats -= len;
   return len;

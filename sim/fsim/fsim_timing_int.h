@@ -31,19 +31,21 @@ struct tm_consts {
   uint32_t pad_tail;  /* padding-bound LOAD: last cell written to done (load inp padded) */
   uint32_t dma_gap;   /* loom_load/loom_store: StDone to the next take (load inp short, store short) */
   uint32_t gemm_fill; /* loom_gemm: F0..E6 and StDone after the last issue (gemm short) */
-  uint32_t alu_fill;  /* loom_uop_fe + loom_alu Lat 7 + StDone after the last issue (alu short) */
+  uint32_t alu_fill;  /* loom_uop_fe + loom_alu Lat 8 + StDone after the last issue (alu short) */
   uint32_t wr_tail;   /* B at the DRAM to the store's done (store 8) */
   uint32_t aw_to_w;   /* AW accepted to its first W beat: length queue, W slice (store strided) */
   uint32_t out_lead;  /* store: first OUT read to its beat, through the 4-row queue (store 8) */
   uint32_t fetch_lat; /* job start to fetch's first request (every micro-benchmark's offset) */
   uint32_t dispatch;  /* fetch: second beat of an instruction to its dispatch (nops) */
+  uint32_t move_tail; /* loom_move: the last INP row's write after its turn (random jobs) */
+  uint32_t alu_lat;   /* loom_alu: Lat, read issue to write (alu chain) */
 };
 
 static const struct tm_consts consts = {
     .take = 1,      .token = 1,     .check = 3,      .rd_ar = 1,     .rd_r = 2,
     .rd_tail = 3,   .acc_tail = 1,  .pad_tail = 2,   .dma_gap = 1,   .gemm_fill = 11,
-    .alu_fill = 12, .wr_tail = 3,   .aw_to_w = 2,    .out_lead = 3,  .fetch_lat = 2,
-    .dispatch = 1,
+    .alu_fill = 13, .wr_tail = 3,   .aw_to_w = 2,    .out_lead = 3,  .fetch_lat = 2,
+    .dispatch = 1,  .move_tail = 1, .alu_lat = 8,
 };
 
 /* DRAM model parameters: tsim's defaults (sim/tsim/dram_model.h, docs/tsim.md). */
@@ -90,7 +92,8 @@ struct tm_bq {
 
 /* A DMA transfer in progress: the walk of loom_burst_gen over its rows. */
 struct tm_dma {
-  int active, is_store, hold_uops;
+  int active, is_store;
+  uint32_t hold_bytes;  /* a beat is held one cycle per this many bytes (UOP: 4, LUT: 1), 0: not held */
   uint64_t addr, row_addr, stride, row_bytes; /* bytes */
   uint64_t row_lo, row_hi;                    /* the current row's bytes */
   uint32_t rows_left, rem_beats;              /* rows still to start; beats left in this row */
@@ -142,7 +145,8 @@ struct fsim_timing {
   uint64_t fetch_t, disp_t;
   uint64_t *arrive;                  /* cycle instruction i is in the fetch buffer */
   uint32_t arrive_cap;
-  uint64_t *alu_stall;               /* interlock cycles of ALU instruction i (fsim_timing_alu) */
+  uint64_t *alu_stall;               /* interlock cycles of ALU instruction i (fsim_timing_alu), window
+                                      * reads of depthwise GEMM i (fsim_timing_dw) */
   uint32_t alu_cap;
   /* result */
   int finished;

@@ -9,6 +9,10 @@
 #   make bench-zoo        the model zoo's figures alone (bench/zoo/results.json);
 #                         `make bench` includes them; make bench-zoo-doc puts
 #                         its table into docs/performance.md
+#   make bench-transformers  issue 17's transformer figures alone (the zoo's vit,
+#                         bert, transformer: bench/transformers/results.json);
+#                         `make bench` includes them; make bench-transformers-doc
+#                         puts their block into docs/performance.md
 #
 # tests/bench/run_bench.sh drives `loom compile` / `loom run` and the
 # programs below; Python only makes the models and measures PyTorch.
@@ -36,9 +40,9 @@ $(BENCH_GEMM): tests/bench/bench_gemm.c tests/bench/bench_rtl.c $(call obj,tests
 
 # Recursive (=): MODELS_DIR comes from tests/models/module.mk, read after this file.
 BENCH_DEPS = $(LOOM) $(BENCH_CONFIG_TOOL) $(BENCH_GEMM) $(BENCH_TSIM) $(BENCH_HOSTGEN) \
-  $(MODELS_DIR)/imagenet_manifest.json build/models/zoo/.all.stamp
+  $(MODELS_DIR)/imagenet_manifest.json build/models/zoo/.all.stamp $(ZOO_COMPARE)
 
-.PHONY: bench bench-compiler bench-doc bench-zoo bench-zoo-doc
+.PHONY: bench bench-compiler bench-doc bench-zoo bench-zoo-doc bench-transformers bench-transformers-doc
 bench: deps
 	@$(MAKE) --no-print-directory $(BENCH_DEPS)
 	@LOOM=$(LOOM) BUILD=$(BUILD) MODELS=$(MODELS_DIR) OUT=$(BENCH_OUT) tests/bench/run_bench.sh all
@@ -53,11 +57,19 @@ bench-doc:
 
 # The zoo's part alone (results in $(BENCH_OUT)/zoo/), and its table in docs/performance.md.
 bench-zoo: deps
-	@$(MAKE) --no-print-directory $(LOOM) build/models/zoo/.all.stamp
+	@$(MAKE) --no-print-directory $(LOOM) $(BENCH_CONFIG_TOOL) build/models/zoo/.all.stamp
 	@LOOM=$(LOOM) BUILD=$(BUILD) MODELS=$(MODELS_DIR) OUT=$(BENCH_OUT)/zoo tests/bench/run_bench.sh zoo
 
 bench-zoo-doc:
 	tests/bench/gen_doc.sh $(BENCH_OUT)/zoo/results.json docs/performance.md zoo
+
+# The transformers' part alone (results in $(BENCH_OUT)/transformers/), and its block.
+bench-transformers: deps
+	@$(MAKE) --no-print-directory $(LOOM) $(BENCH_CONFIG_TOOL) $(ZOO_COMPARE) build/models/zoo/.transformers.stamp
+	@LOOM=$(LOOM) BUILD=$(BUILD) MODELS=$(MODELS_DIR) OUT=$(BENCH_OUT)/transformers tests/bench/run_bench.sh transformers
+
+bench-transformers-doc:
+	tests/bench/gen_doc.sh $(BENCH_OUT)/transformers/results.json docs/performance.md transformers
 
 SCRIPT_TESTS += tests/bench/test_bench_parse.sh
 TEST_DEPS += $(LOOM)

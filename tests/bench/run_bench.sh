@@ -5,9 +5,13 @@
 #   tests/bench/run_bench.sh compiler   ResNet-18 compile time, cycles on tsim and
 #                                       the per-layer table only
 #   tests/bench/run_bench.sh zoo        the model zoo's figures only (bench_zoo)
+#   tests/bench/run_bench.sh transformers
+#                                       issue 17's transformer figures only
+#                                       (bench_transformers)
 #
 # Environment: LOOM (build/bin/loom), BUILD (build), MODELS (build/models),
-# OUT (bench), CONFIG (default), PY3 (/usr/bin/python3).  The Makefile has
+# OUT (bench), CONFIG (default), PY3 (/usr/bin/python3), BENCH_RUNS (10: runs
+# per host time in bench_transformers, the minimum is kept).  The Makefile has
 # built the tools and the models before (tests/bench/module.mk).
 #
 # Every step leaves the tools' own output in $OUT/raw/ and a JSON part in
@@ -33,6 +37,7 @@ MODELS=${MODELS:-build/models}
 OUT=${OUT:-bench}
 CONFIG=${CONFIG:-default}
 PY3=${PY3:-/usr/bin/python3}
+RUNS=${BENCH_RUNS:-10}
 HERE=$(cd "$(dirname "$0")" && pwd)
 RAW=$OUT/raw
 PARTS=$OUT/parts
@@ -41,11 +46,11 @@ NETS="resnet18 mobilenetv2"
 TSIM_LIB=$(cd "$BUILD" && pwd)/tsim/$CONFIG/libloom_tsim.so
 
 case $MODE in
-  all | compiler | zoo) ;;
-  *) echo "usage: run_bench.sh all|compiler|zoo" >&2; exit 2 ;;
+  all | compiler | zoo | transformers) ;;
+  *) echo "usage: run_bench.sh all|compiler|zoo|transformers" >&2; exit 2 ;;
 esac
 [ "$MODE" = compiler ] && NETS=resnet18
-[ "$MODE" = zoo ] && NETS=""
+[ "$MODE" = zoo ] || [ "$MODE" = transformers ] && NETS=""
 
 T0=$(date +%s)
 say() { printf 'bench: [%4ds] %s\n' $(($(date +%s) - T0)) "$*" >&2; }
@@ -69,13 +74,13 @@ tee_progress() { tee "$2" | sed -u "s/^/bench: $1: /" >&3; }
 time_json() { awk '{ printf "{\"wall_s\": %s, \"cpu_s\": %.3f}", $1, $2 + $3 }' "$1"; }
 
 has_flag() { "$LOOM" "$1" --help 2>&1 | grep -q -- "$2"; }
-# parse report|counters TEXT -> TEXT.json, through parse_report.awk or parse_counters.awk
+# parse report|counters|placement|compare TEXT -> TEXT.json, through parse_WHAT.awk
 parse() { awk -f "$HERE/parse_$1.awk" "$2" > "$2.json" || die "$2: not the output parse_$1.awk expects"; }
 
 rm -rf "$RAW" "$PARTS"
 mkdir -p "$RAW" "$PARTS" "$WL"
 [ -x "$LOOM" ] || die "$LOOM: not built (run make bench)"
-[ "$MODE" = zoo ] || [ -f "$TSIM_LIB" ] || die "$TSIM_LIB: not built (make tsim CONFIG=$CONFIG)"
+[ -z "$NETS" ] || [ -f "$TSIM_LIB" ] || die "$TSIM_LIB: not built (make tsim CONFIG=$CONFIG)"
 
 # ---- the machine and the configuration ----
 "$BUILD/bench/bench_config" "$CONFIG" > "$PARTS/config.json"
@@ -83,9 +88,10 @@ BPC=$(jq -r .dram_bytes_per_cycle "$PARTS/config.json")
 # The configuration's estimated Fmax (`loom config fmax`: Yosys synth_xilinx
 # and loomsta's logic levels, docs/rtl.md "Timing"; minutes the first time,
 # cached after), so latencies are given at the nominal clock and at the
-# estimate.  BENCH_FMAX=0 leaves it out.
+# estimate.  BENCH_FMAX=0 leaves it out, and so do the modes without those
+# networks (zoo, transformers: their times are at the nominal clock).
 FMAX=null
-if [ "${BENCH_FMAX:-1}" = 1 ]; then
+if [ "${BENCH_FMAX:-1}" = 1 ] && [ -n "$NETS" ]; then
   say "config $CONFIG: estimated Fmax (loom config fmax; Yosys takes minutes the first time)"
   if "$LOOM" config fmax "$CONFIG" > "$RAW/fmax.txt" 2>&1; then
     FMAX=$(sed -n 's/.*estimated Fmax \([0-9.]*\) MHz.*/\1/p' "$RAW/fmax.txt" | head -n 1)
@@ -223,6 +229,17 @@ bench_torch() {
     || { cat "$RAW/pytorch.txt" >&2; die "PyTorch baseline failed"; }
 }
 
+# placement COMPILE_OUTPUT -> the placement summary's last line as JSON, or null
+placement() {
+  awk -f "$HERE/parse_placement.awk" "$1" 2> /dev/null | jq -c '{acc_nodes, host_nodes, acc_mac_pct}' || echo null
+}
+# loom_error LOG -> the last `loom...: ` line of LOG, or "WHAT failed: " and its last line
+loom_error() {
+  local e
+  e=$(grep '^loom[a-z ]*: ' "$1" | tail -1 || true)
+  echo "${e:-$2 failed: $(tail -1 "$1")}"
+}
+
 # ---- the model zoo (tests/zoo/zoo.list, made by scripts/models/make_zoo.py) ----
 # Per network: compile time (calibrated on its 8 calibration inputs), the
 # placement summary's last line (nodes on the accelerator and the host, share
@@ -248,21 +265,17 @@ bench_zoo() {
            2> "$RAW/zoo_$name.compile.time"; then
         compiled=1
       else
-        err=$(grep '^loom[a-z ]*: ' "$RAW/zoo_$name.compile.txt" | tail -1 || true)
-        [ -n "$err" ] || err="loom compile failed: $(tail -1 "$RAW/zoo_$name.compile.txt")"
+        err=$(loom_error "$RAW/zoo_$name.compile.txt" "loom compile")
       fi
     fi
     if [ $compiled = 1 ]; then
-      place=$(sed -n 's/^placement: \([0-9]*\) nodes on the accelerator, \([0-9]*\) on the host; \([0-9.]*\)% of MACs on the accelerator$/{"acc_nodes": \1, "host_nodes": \2, "acc_mac_pct": \3}/p' \
-        "$RAW/zoo_$name.compile.txt" | tail -1 || true)
-      [ -n "$place" ] || place=null
+      place=$(placement "$RAW/zoo_$name.compile.txt")
       if { time "$LOOM" run "$OUT/zoo_$name.loom" -b fsim --timing --profile-json "$RAW/zoo_$name.profile.json" \
              -i "$Z/$name/check/000.npy" > "$RAW/zoo_$name.run.txt" 2>&1; } 2> "$RAW/zoo_$name.run.time"; then
         jq -e . "$RAW/zoo_$name.profile.json" > /dev/null 2>&1 && prof=$RAW/zoo_$name.profile.json
         run=$(time_json "$RAW/zoo_$name.run.time")
       else
-        err=$(grep '^loom[a-z ]*: ' "$RAW/zoo_$name.run.txt" | tail -1 || true)
-        [ -n "$err" ] || err="loom run failed: $(tail -1 "$RAW/zoo_$name.run.txt")"
+        err=$(loom_error "$RAW/zoo_$name.run.txt" "loom run")
       fi
     fi
     jq -n -c --arg net "$name" --arg err "$err" --argjson place "$place" --argjson run "$run" \
@@ -278,6 +291,153 @@ bench_zoo() {
   rm "$PARTS/zoo.jsonl"
 }
 
+# ---- transformers (issue 17): the zoo's ViT, BERT-like encoder, nn.TransformerEncoder ----
+# Per network (made by make_zoo.py into $MODELS/zoo/NAME) and build (the
+# default compile, and --no-act: the element-wise activations such as GELU
+# on the host instead of activation tables): the placement summary (its
+# last line and its per-op rows), the host code line, one check input on
+# fsim --timing --profile-json BENCH_RUNS times (cycles: the timing model,
+# deterministic; host steps' wall time: every run kept, results.jq takes the
+# minimum), and the zoo's accuracy metrics on every check input (fsim,
+# tests/zoo/zoo_compare against the PyTorch fp32 references with
+# tests/zoo/zoo.list's thresholds).  Per network once: the host-only run,
+# `loom compile --target cpu`, timed the same way (its profile's host
+# seconds, BENCH_RUNS runs).  The time of a run is its inference only (the
+# profile's host steps), not the process's start and model load.
+XFMR_NETS="vit bert transformer"
+# xf_runs LOOMFILE INPUT TAG -> runs it BENCH_RUNS times with --profile-json;
+# prints the JSON array of the runs' {host_s, cycles, macs, host_ops, acc_ops}
+# (host_ops: the host steps' wall time summed per step name; acc_ops: the
+# jobs' cycles and MACs summed per kind, the first word of the op: fc, act..).
+xf_runs() {
+  local i
+  for i in $(seq "$RUNS"); do
+    "$LOOM" run "$1" -b fsim --timing --profile-json "$RAW/$3.profile$i.json" -i "$2" > "$RAW/$3.run$i.txt" 2>&1 ||
+      { loom_error "$RAW/$3.run$i.txt" "loom run" > "$RAW/$3.error"; exit 1; }
+    jq -c '{host_s: .host_seconds, cycles: (.total.cycles // null), macs: (.total.macs // null), clock_mhz,
+            host_ops: ([.steps[] | select(.job < 0)] | group_by(.name)
+              | map({op: .[0].name, steps: length, seconds: (map(.seconds) | add)}) | sort_by(-.seconds)),
+            acc_ops: ([.steps[] | select(.job >= 0) | . + {kind: (.op | split(" ")[0])}] | group_by(.kind)
+              | map({op: .[0].kind, jobs: length, cycles: (map(.cycles // 0) | add), macs: (map(.macs // 0) | add)})
+              | sort_by(-.cycles))}' \
+      "$RAW/$3.profile$i.json"
+  done | jq -s -c .
+}
+bench_transformers() {
+  local Z=$MODELS/zoo CMP=$BUILD/tests/zoo/zoo_compare name variant line top1 mincos shape vflag tag err
+  local place rows hcode runs acc cpu cpu_hcode cpu_err f outname sflag tflag checks
+  [ -x "$CMP" ] || die "$CMP: not built (make $CMP)"
+  : > "$PARTS/transformers.jsonl"
+  for name in $XFMR_NETS; do
+    line=$(awk -v n="$name" '!/^#/ && $1 == n' tests/zoo/zoo.list)
+    [ -n "$line" ] || die "transformers: $name is not in tests/zoo/zoo.list"
+    # shellcheck disable=SC2086 # the list's columns
+    set -- $line
+    top1=$4 mincos=$5 shape=$6
+    sflag=() tflag=()
+    [ "$shape" = - ] || sflag=(--input-shape "$shape")
+    [ "$top1" = - ] || tflag=(--top1 "$top1")
+    if [ ! -f "$Z/$name/meta.json" ]; then
+      jq -n -c --arg net "$name" '{net: $net, variant: "default", error: "not made (scripts/models/make_zoo.py)"}' \
+        >> "$PARTS/transformers.jsonl"
+      continue
+    fi
+    outname=$(jq -r '.outputs[0].name' "$Z/$name/meta.json")
+    say "transformers $name: host-only (--target cpu) compile, $RUNS runs"
+    cpu=null cpu_hcode=null cpu_err=""
+    if "$LOOM" compile "$Z/$name/model.onnx" --target cpu -o "$OUT/xf_$name.cpu.loom" "${sflag[@]}" \
+         > "$RAW/xf_$name.cpu.compile.txt" 2>&1; then
+      parse placement "$RAW/xf_$name.cpu.compile.txt"
+      cpu_hcode=$(jq -c .host_code "$RAW/xf_$name.cpu.compile.txt.json")
+      cpu=$(xf_runs "$OUT/xf_$name.cpu.loom" "$Z/$name/check/000.npy" "xf_$name.cpu") ||
+        { cpu=null; cpu_err=$(cat "$RAW/xf_$name.cpu.error"); }
+    else
+      cpu_err=$(loom_error "$RAW/xf_$name.cpu.compile.txt" "loom compile --target cpu")
+    fi
+    for variant in default no_act; do
+      tag=xf_$name.$variant
+      vflag=()
+      [ $variant = no_act ] && vflag=(--no-act)
+      say "transformers $name ($variant): compile, fsim --timing x$RUNS, accuracy on the check inputs"
+      err="" place=null rows=null hcode=null runs=null acc=null
+      if "$LOOM" compile "$Z/$name/model.onnx" --config "$CONFIG" --calib "$Z/$name/calib" -o "$OUT/$tag.loom" \
+           "${sflag[@]}" "${vflag[@]}" > "$RAW/$tag.compile.txt" 2>&1; then
+        parse placement "$RAW/$tag.compile.txt"
+        place=$(jq -c '{acc_nodes, host_nodes, acc_mac_pct}' "$RAW/$tag.compile.txt.json")
+        rows=$(jq -c .rows "$RAW/$tag.compile.txt.json")
+        hcode=$(jq -c .host_code "$RAW/$tag.compile.txt.json")
+        runs=$(xf_runs "$OUT/$tag.loom" "$Z/$name/check/000.npy" "$tag") || { runs=null; err=$(cat "$RAW/$tag.error"); }
+      else
+        err=$(loom_error "$RAW/$tag.compile.txt" "loom compile")
+      fi
+      if [ -z "$err" ]; then
+        rm -rf "$OUT/$tag.out" && mkdir -p "$OUT/$tag.out"
+        for f in "$Z/$name"/check/[0-9]*.npy; do
+          "$LOOM" run "$OUT/$tag.loom" -b fsim -i "$f" -o "$outname=$OUT/$tag.out/$(basename "$f")" \
+            > "$RAW/$tag.check.txt" 2>&1 || { err=$(loom_error "$RAW/$tag.check.txt" "loom run"); break; }
+        done
+      fi
+      if [ -z "$err" ]; then
+        "$CMP" "$Z/$name/ref" "$OUT/$tag.out" --min-cos "$mincos" "${tflag[@]}" > "$RAW/$tag.compare.txt" 2>&1 || true
+        parse compare "$RAW/$tag.compare.txt"
+        checks=("$Z/$name"/check/[0-9]*.npy)
+        acc=$(jq -c --argjson n ${#checks[@]} --argjson min_cos "$mincos" --arg top1 "$top1" \
+          '. + {inputs: $n, min_cos_threshold: $min_cos, top1_threshold: (if $top1 == "-" then null else ($top1 | tonumber) end)}' \
+          "$RAW/$tag.compare.txt.json")
+      fi
+      jq -n -c --arg net "$name" --arg variant "$variant" --arg err "$err" --arg cpu_err "$cpu_err" \
+        --argjson place "$place" --argjson rows "$rows" --argjson hcode "$hcode" --argjson runs "$runs" \
+        --argjson acc "$acc" --argjson cpu "$cpu" --argjson cpu_hcode "$cpu_hcode" \
+        '{net: $net, variant: $variant, error: (if $err == "" then null else $err end), placement: $place,
+          placement_rows: $rows, host_code: $hcode, runs: $runs, accuracy: $acc,
+          host_only: {runs: $cpu, host_code: $cpu_hcode, error: (if $cpu_err == "" then null else $cpu_err end)}}' \
+        >> "$PARTS/transformers.jsonl"
+    done
+  done
+  jq -s . "$PARTS/transformers.jsonl" > "$PARTS/transformers.json"
+  rm "$PARTS/transformers.jsonl"
+}
+
+# ---- DRAM traffic with and without cross-layer fusion ----
+# Per network (the bench networks, and the zoo's MobileNets and
+# EfficientNet-B0 when made): compiled as usual and with --no-chain (every
+# convolution its own job), one input on fsim --timing --counters; every
+# DRAM byte the counters saw (instructions, micro-ops, weights with PAR and
+# LUT rows, inputs, ACC rows, outputs) and the cycles.
+bench_dram() {
+  local list=() net onnx calib in v bytes cyc
+  has_flag compile --no-chain || { say "dram: loom compile has no --no-chain"; return; }
+  for net in $NETS; do list+=("$net|$MODELS/$net.onnx|$MODELS/calib_imagenet|$MODELS/check_imagenet/000.npy"); done
+  for net in mobilenetv2 mobilenetv3l efficientnet_b0; do
+    [ -f "$MODELS/zoo/$net/meta.json" ] &&
+      list+=("zoo_$net|$MODELS/zoo/$net/model.onnx|$MODELS/zoo/$net/calib|$MODELS/zoo/$net/check/000.npy")
+  done
+  : > "$PARTS/dram.jsonl"
+  for v in "${list[@]}"; do
+    IFS='|' read -r net onnx calib in <<< "$v"
+    say "dram $net: compile with and without chains, fsim --counters"
+    local parts=()
+    for mode in chains no_chain; do
+      "$LOOM" compile "$onnx" --config "$CONFIG" --calib "$calib" -o "$OUT/dram_$net.$mode.loom" \
+        $([ $mode = no_chain ] && echo --no-chain) > "$RAW/dram_$net.$mode.compile.txt" 2>&1 ||
+        die "dram $net: compile failed ($RAW/dram_$net.$mode.compile.txt)"
+      "$LOOM" run "$OUT/dram_$net.$mode.loom" -b fsim --timing --counters -i "$in" > "$RAW/dram_$net.$mode.txt" 2>&1 ||
+        die "dram $net: run failed ($RAW/dram_$net.$mode.txt)"
+      parse counters "$RAW/dram_$net.$mode.txt"
+      parts+=("$RAW/dram_$net.$mode.txt.json")
+    done
+    jq -n -c --arg net "$net" --slurpfile a "${parts[0]}" --slurpfile b "${parts[1]}" \
+      'def bytes: [.BYTES_RD_INSN, .BYTES_RD_UOP, .BYTES_RD_WGT, .BYTES_RD_INP, .BYTES_RD_ACC, .BYTES_WR_OUT] | map(. // 0) | add;
+       def act: [.BYTES_RD_INP, .BYTES_RD_ACC, .BYTES_WR_OUT] | map(. // 0) | add;
+       {net: $net, chains: {dram_bytes: ($a[0].total | bytes), act_bytes: ($a[0].total | act), weight_bytes: $a[0].total.BYTES_RD_WGT, cycles: $a[0].total.CYCLES},
+        no_chain: {dram_bytes: ($b[0].total | bytes), act_bytes: ($b[0].total | act), weight_bytes: $b[0].total.BYTES_RD_WGT, cycles: $b[0].total.CYCLES}}
+       | . + {ratio: (.chains.dram_bytes / .no_chain.dram_bytes), act_ratio: (.chains.act_bytes / .no_chain.act_bytes)}' \
+      >> "$PARTS/dram.jsonl"
+  done
+  jq -s . "$PARTS/dram.jsonl" > "$PARTS/dram.json"
+  rm "$PARTS/dram.jsonl"
+}
+
 if [ "$MODE" = all ]; then
   bench_workloads
   bench_gemm
@@ -289,6 +449,12 @@ if [ "$MODE" = all ]; then
 fi
 if [ "$MODE" = all ] || [ "$MODE" = zoo ]; then
   bench_zoo
+fi
+if [ "$MODE" = all ] || [ "$MODE" = transformers ]; then
+  bench_transformers
+fi
+if [ "$MODE" = all ] || [ "$MODE" = zoo ]; then
+  bench_dram
 fi
 
 jq --arg load "$(cut -d' ' -f1-3 /proc/loadavg)" --argjson secs $(($(date +%s) - T0)) \

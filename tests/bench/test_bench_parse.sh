@@ -6,7 +6,10 @@
 # `loom compile`'s layer table and `loom run --counters` read every field,
 # that results.jq derives utilization, roofline bound and fraction of bound
 # as DESIGN.md defines them (hand-computed values below), that the table,
-# the doc sections and gen_doc.sh run on the result, and that the parsers
+# the doc sections and gen_doc.sh run on the result, that the transformer
+# figures (minimum host time of the runs, end to end, shares, speedup over
+# the host-only run, the goals) are derived as docs/performance.md says, and
+# that the parsers (also of the placement summary and zoo_compare's verdict)
 # refuse text that is not what they expect.  Then, when the digits CNN is
 # built, the same parsers read the real output of this `loom` (so a change
 # of the CLI's format breaks this test, not a 15-minute benchmark run).
@@ -56,6 +59,22 @@ echo '[{"net": "unet", "error": null, "compile": {"wall_s": 1.5, "cpu_s": 1.2},
   "macs": 1000, "cycles": 300000, "host_s": 0.001, "clock_mhz": 100},
   {"net": "lstm", "error": "loom: m.onnx: node 3 (LSTM): op | x", "compile": null, "placement": null,
   "fsim_run": null, "macs": null, "cycles": null, "host_s": null, "clock_mhz": null}]' > "$T/parts/zoo.json"
+# Transformers: t1's default build (three runs: the minimum host time is the
+# second's, 1 ms; cycles 200000 = 2 ms at 100 MHz; host-only minimum 9 ms) and
+# its --no-act build; t2 not made.  Hand-computed: end to end 3 ms, host share
+# 1/3, accelerator share 2/3, speedup 3x, utilization 25.6 M / (200000 x 256) = 0.5.
+jq -n '[{net: "t1", variant: "default", error: null, placement: {acc_nodes: 20, host_nodes: 5, acc_mac_pct: 97.5},
+    placement_rows: [], host_code: {native: 7, portable: 3},
+    runs: [{host_s: 0.003, cycles: 200000, macs: 25600000, clock_mhz: 100, host_ops: [{op: "SOFTMAX", steps: 2, seconds: 0.002}]},
+           {host_s: 0.001, cycles: 200000, macs: 25600000, clock_mhz: 100, host_ops: [{op: "Pow", steps: 4, seconds: 0.0006}, {op: "COPY", steps: 9, seconds: 0.0004}],
+            acc_ops: [{op: "act", jobs: 2, cycles: 150000, macs: 0}, {op: "fc", jobs: 9, cycles: 50000, macs: 25600000}]},
+           {host_s: 0.002, cycles: 200000, macs: 25600000, clock_mhz: 100, host_ops: []}],
+    accuracy: {pass: true, cos_min: 0.99, cos_mean: 0.995, top1: 0.875, inputs: 8},
+    host_only: {runs: [{host_s: 0.012}, {host_s: 0.009}, {host_s: 0.01}], host_code: {native: 0, portable: 10}, error: null}},
+  {net: "t1", variant: "no_act", error: null, placement: {acc_nodes: 18, host_nodes: 7, acc_mac_pct: 97.5},
+    runs: [{host_s: 0.0001, cycles: 100000, macs: 25600000, clock_mhz: 100, host_ops: []}],
+    host_only: {runs: [{host_s: 0.009}]}},
+  {net: "t2", variant: "default", error: "not made (scripts/models/make_zoo.py)"}]' > "$T/parts/transformers.json"
 "$HERE/assemble.sh" "$T/parts" > "$T/results.json" || echo '{}' > "$T/results.json"
 check "workload: utilization = MACs / (cycles x peak)" '.workloads[0].utilization - 118013952 / (712779 * 256) | fabs < 1e-12' "$T/results.json"
 check "workload: compulsory bytes (in + weights + out)" '.workloads[0].compulsory_bytes == 438272' "$T/results.json"
@@ -63,7 +82,24 @@ check "workload: compute-bound bound = peak" '.workloads[0].bound_macs_per_cycle
 check "layer: memory-bound bound = B/cycle x intensity" '.networks[0].layers[1] | .intensity == 25.6 and (.bound_macs_per_cycle - 204.8 | fabs < 1e-9) and (.of_bound - 1 | fabs < 1e-9) and .utilization == 0.8' "$T/results.json"
 check "layer: no MACs, no bound" '.networks[0].layers[2] | .bound_macs_per_cycle == null and .of_bound == null' "$T/results.json"
 check "zoo: host share = host / (host + cycles at the clock)" '(.zoo[0].host_share - 0.001 / 0.004 | fabs < 1e-12) and .zoo[1].host_share == null' "$T/results.json"
-check "network: cycles/s and goals" '.networks[0].tsim.cycles_per_s == 128225.9 and (.goals | map(select(.unit == "cycles"))[0].met) and (.goals | map(select(.goal | startswith("ResNet-18 through fsim (wall)")))[0].met)' "$T/results.json"
+check "network: cycles/s and goals" '.networks[0].tsim.cycles_per_s == 128225.9 and (.goals | map(select(.unit == "cycles"))[0].met) and (.goals | map(select(.goal | startswith("ResNet-18 through fsim (CPU)")))[0].met) and (.goals | map(select(.unit == "cycles/s"))[0] | .cmp == ">=" and (.met | not))' "$T/results.json"
+check "transformers: host times are the minimum of the runs, cycles of that run" \
+  '.transformers[0] | .runs == 3 and .host_s == 0.001 and .host_s_max == 0.003 and .host_only.s == 0.009 and .host_only.runs == 3 and .cycles == 200000 and (.cycles_vary | not) and (.host_ops[0].op == "Pow")' "$T/results.json"
+check "transformers: end to end = host + cycles at the clock, shares, speedup over host-only, utilization" \
+  '.transformers[0] | (.accel_s - 0.002 | fabs < 1e-12) and (.end_to_end_s - 0.003 | fabs < 1e-12) and (.host_share - 1/3 | fabs < 1e-9) and (.accel_share - 2/3 | fabs < 1e-9) and (.speedup - 3 | fabs < 1e-9) and .utilization == 0.5' "$T/results.json"
+check "transformers: a model not made has no figures" '.transformers[2] | .error != null and .speedup == null and .host_share == null and .host_only.s == null' "$T/results.json"
+check "transformers: goals of the default builds (MACs >= 95%, accelerator >= 90% of the time, >= 5x), with cmp" \
+  '[.goals[] | select(.goal | startswith("t1: ") or startswith("t2: "))] | length == 6 and all(.cmp == ">=")
+   and (map(select(.goal == "t1: share of MACs on the accelerator"))[0] | .value == 0.975 and .met)
+   and (map(select(.goal == "t1: accelerator'"'"'s share of the end-to-end time"))[0] | .target == 0.9 and (.met | not))
+   and (map(select(.goal == "t1: modelled end-to-end speedup over the host-only run"))[0] | .target == 5 and .unit == "x" and (.met | not))
+   and (map(select(.goal | startswith("t2: "))) | all(.value == null and (.met | not)))' "$T/results.json"
+jq '.[0].host_only.runs = [{host_s: 0.02}, {host_s: 0.015}] | .[0].runs[2].host_s = 0.0005' "$T/parts/transformers.json" > "$T/t.json"
+mkdir -p "$T/parts2" && cp "$T/parts/meta.json" "$T/parts/config.json" "$T/parts2/" && mv "$T/t.json" "$T/parts2/transformers.json"
+"$HERE/assemble.sh" "$T/parts2" > "$T/results2.json" || echo '{}' > "$T/results2.json"
+check "transformers: the speedup goal is met at >= 5x" \
+  '(.transformers[0] | .host_s == 0.0005 and .host_only.s == 0.015 and (.speedup - 6 | fabs < 1e-9) and (.accel_share - 0.8 | fabs < 1e-9))
+   and (.goals | map(select(.goal | startswith("t1: "))) | map(.met) == [true, false, true])' "$T/results2.json"
 
 if jq -r -f "$HERE/table.jq" "$T/results.json" > "$T/table.txt" && grep -q "^Goals" "$T/table.txt"; then
   echo "ok   table.jq"
@@ -81,10 +117,29 @@ if "$HERE/gen_doc.sh" "$T/results.json" "$T/zoo.md" zoo && grep -q '^kept$' "$T/
    && grep -q '^| unet | 1.5 s / 1.2 s | 20 / 5 | 97.5% | 0.3 M | 25% |  |$' "$T/zoo.md"; then
   echo "ok   gen_doc.sh with a section filter"
 else echo "FAIL gen_doc.sh with a section filter"; fails=$((fails + 1)); fi
-for s in run goals workloads networks cpu reference zoo; do
+jq -r --arg section transformers -f "$HERE/doc.jq" "$T/results.json" > "$T/xf.md" 2>&1
+if grep -q '^| t1 | 97.5% | 20 / 5 | 0.2 M | 50% | 1 ms (3 ms) | 33.3% | 3 ms | 9 ms (12 ms) | 3x | 0.99 / 0.995 | 7 of 8 |$' "$T/xf.md" \
+   && grep -q '^| t1: modelled end-to-end speedup over the host-only run | >= 5x | 3x | \*\*no\*\* |$' "$T/xf.md" \
+   && grep -q '^| t2 | .*`not made' "$T/xf.md" && grep -q 'the minimum of 3 runs' "$T/xf.md" \
+   && grep -q '^| t1 | act 2: 0.15 M, fc 9: 0.05 M | Pow 4: 0.6 ms, COPY 9: 0.4 ms | 7 / 3 | 0 / 10 |$' "$T/xf.md" && ! grep -q 'resnet18' "$T/xf.md"; then
+  echo "ok   doc.jq transformers (row, host steps, goals, caption)"
+else echo "FAIL doc.jq transformers"; cat "$T/xf.md"; fails=$((fails + 1)); fi
+for s in run goals workloads networks cpu reference zoo transformers; do
   jq -r --arg section $s -f "$HERE/doc.jq" "$T/results.json" > /dev/null || { echo "FAIL doc.jq $s"; fails=$((fails + 1)); }
 done
 
+awk -f "$HERE/parse_placement.awk" "$TD/placement.txt" > "$T/place.json" || echo '{}' > "$T/place.json"
+check "placement: summary line, per-op rows, host code line" \
+  '.acc_nodes == 35 and .host_nodes == 216 and .acc_mac_pct == 100 and (.rows | length) == 21 and .host_code == {"native": 145, "portable": 82}
+   and .rows[6] == {"op": "Div*Erf*Add*Mul*Mul", "acc": 2, "host": 0, "why": ""}
+   and .rows[17] == {"op": "Softmax", "acc": 0, "host": 2, "why": "no int8 form: float32 softmax on the host"}' "$T/place.json"
+printf 'zoo_compare: FAIL cos_min=0.1000 cos_mean=-0.2000 top1=- cos=0.3000 relerr=1.5000\nzoo_compare: PASS cos_min=0.9853 cos_mean=0.9955 top1=0.8750 cos=0.9975 relerr=0.1471\n' \
+  | awk -f "$HERE/parse_compare.awk" > "$T/cmp.json" || echo '{}' > "$T/cmp.json"
+check "compare: the last verdict line" '. == {"pass": true, "cos_min": 0.9853, "cos_mean": 0.9955, "top1": 0.875, "cos": 0.9975, "relerr": 0.1471}' "$T/cmp.json"
+printf 'zoo_compare: FAIL cos_min=-nan cos_mean=0.2 top1=- cos=0.3 relerr=1.5\n' | awk -f "$HERE/parse_compare.awk" > "$T/cmp2.json" || echo '{}' > "$T/cmp2.json"
+check "compare: FAIL, no top-1, a NaN" '.pass == false and .cos_min == null and .top1 == null and .cos_mean == 0.2' "$T/cmp2.json"
+must_fail "placement parser refuses a report without the summary" awk -f "$HERE/parse_placement.awk" "$TD/report.txt"
+must_fail "compare parser refuses other text" awk -f "$HERE/parse_compare.awk" "$TD/report.txt"
 must_fail "report parser refuses counters" awk -f "$HERE/parse_report.awk" "$TD/counters.txt"
 must_fail "counters parser refuses a report" awk -f "$HERE/parse_counters.awk" "$TD/report.txt"
 printf 'intro\n<!-- bench:begin goals -->\n' > "$T/bad.md"
@@ -100,7 +155,18 @@ if [ -x "$LOOM" ] && [ -f $M/digits_cnn.onnx ]; then
   jq -s '{report: .[0], counters: .[1]}' "$T/d.json" "$T/r.json" > "$T/dr.json"
   check "real loom compile: every accelerator row is a job" '.report.total.jobs == (.report.layers | map(select(.job != null)) | length) and .report.total.jobs > 0' "$T/dr.json"
   check "real loom run --counters: one block per job" '(.counters.jobs | length) == .report.total.jobs and (.counters.total.GEMM_OPS > 0)' "$T/dr.json"
+  awk -f "$HERE/parse_placement.awk" "$T/d.txt" > "$T/dp.json" || echo '{}' > "$T/dp.json"
+  check "real loom compile: placement summary and its rows" '.acc_nodes > 0 and (.rows | length) > 0 and ((.rows | map(.acc + .host) | add) == .acc_nodes + .host_nodes)' "$T/dp.json"
 else
   echo "skip real-CLI check ($LOOM or $M/digits_cnn.onnx missing)"
+fi
+# zoo_compare's real verdict line (make test builds it and the quick zoo).
+CMP=$BUILD/tests/zoo/zoo_compare
+if [ -x "$CMP" ] && [ -d $M/zoo/bert/ref ]; then
+  "$CMP" $M/zoo/bert/ref $M/zoo/bert/ref --min-cos 0.9 --top1 0.75 > "$T/zc.txt" 2>&1
+  awk -f "$HERE/parse_compare.awk" "$T/zc.txt" > "$T/zc.json" || echo '{}' > "$T/zc.json"
+  check "real zoo_compare: the verdict line" '.pass and .cos_min == 1 and .top1 == 1' "$T/zc.json"
+else
+  echo "skip real zoo_compare check ($CMP or $M/zoo/bert/ref missing)"
 fi
 [ "$fails" -eq 0 ]

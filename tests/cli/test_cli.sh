@@ -82,7 +82,7 @@ G=$tmp/gemm64.loom
 SF=$tmp/store_fault.loom
 
 # ---- inspect ----
-expect 0 out "config:  tiny (0x2A77EAD3)" "$LOOM" inspect "$G"
+expect 0 out "config:  tiny (0xBE827F10)" "$LOOM" inspect "$G"
 for t in "A                input    int8 [64, 64] plain" \
          "B                input    int8 [8, 8, 8, 8] plain" \
          "C                output   int8 [64, 64] plain" \
@@ -90,14 +90,14 @@ for t in "A                input    int8 [64, 64] plain" \
          "segments: 0=a 1=b 2=c 3=uops" "STRTAB" "instructions: 51, all legal"; do
   expect 0 out "$t" "$LOOM" inspect "$G"
 done
-printf '.config tiny\n.job j\n  .insn 0x7\n  finish\n' >"$tmp/illegal.s"
+printf '.config tiny\n.job j\n  .insn 0x80000000000000000000000000000007\n  finish\n' >"$tmp/illegal.s"
 expect 0 out "" "$LOOM" asm "$tmp/illegal.s" -o "$tmp/illegal.loom"
 expect 1 err "instruction 0 (job 0, instruction 0 of the job) is illegal" \
   "$LOOM" inspect "$tmp/illegal.loom"
 
 # ---- devices ----
-expect 0 out "fsim     config tiny     hash 0x2A77EAD3" "$LOOM" devices
-expect 0 out "fsim     config default  hash 0x83225922" "$LOOM" devices
+expect 0 out "fsim     config tiny     hash 0xBE827F10" "$LOOM" devices
+expect 0 out "fsim     config default  hash 0xE7A797E1" "$LOOM" devices
 expect 1 err "unexpected argument" "$LOOM" devices extra
 
 # ---- run ----
@@ -132,7 +132,7 @@ expect 1 err "truncated.loom: offset 0x" "$LOOM" run "$tmp/truncated.loom"
 expect 1 err "flipped.loom: offset 0x" "$LOOM" run "$tmp/flipped.loom"
 expect 1 err "truncated.loom: offset 0x" "$LOOM" inspect "$tmp/truncated.loom"
 expect 1 err "truncated.loom: offset 0x" "$LOOM" disasm "$tmp/truncated.loom"
-expect 1 err "built for hardware config 'tiny' (0x2A77EAD3), but the fsim device implements config 'default' (0x83225922)" \
+expect 1 err "built for hardware config 'tiny' (0xBE827F10), but the fsim device implements config 'default' (0xE7A797E1)" \
   "$LOOM" run "$G" --config default -i A="$A" -i B="$B"
 expect 1 err "unknown backend 'warp' (compiled in: fsim" "$LOOM" run "$G" --backend warp
 expect 1 err "fsim: unknown config 'huge'" "$LOOM" run "$G" --config huge

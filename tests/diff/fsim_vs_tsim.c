@@ -17,7 +17,9 @@
  * On a mismatch it prints the seed, what differs first (segment, offset,
  * both values; or the counter; or the error) and the whole stream, and the
  * exit status is 1.  `--seed N --show` reproduces one seed.  --fsim-only
- * checks the generator against fsim alone (no error unless planted).  --time stops
+ * checks the generator against fsim alone: the job runs a second time with
+ * fsim's reverse schedule (fsim_set_reverse_schedule), and both runs must
+ * agree, so a token the generator forgot shows without tsim.  --time stops
  * starting new seeds after that many seconds (CI runs a bounded number).
  */
 #include <stdio.h>
@@ -69,8 +71,9 @@ static void outcome_free(struct outcome *o) {
 
 /* ---- the two runs ---- */
 
-static int run_fsim(struct runner *r, const struct randstream *rs, struct outcome *out) {
+static int run_fsim(struct runner *r, const struct randstream *rs, struct outcome *out, int reverse) {
   struct fsim_job job = {.insns = rs->insns, .insn_count = rs->insn_count};
+  fsim_set_reverse_schedule(r->fsim, reverse);
   struct fsim_result res;
   for (int s = 0; s < LOOM_NUM_SEGMENTS; s++) {
     if (!rs->seg[s].size) continue;
@@ -202,8 +205,9 @@ static int run_seed(struct runner *r, uint64_t seed) {
   memset(&f, 0, sizeof f);
   memset(&t, 0, sizeof t);
   if (r->o->show) randstream_describe(&rs, stdout);
-  int rc = run_fsim(r, &rs, &f) || (!r->o->fsim_only && run_tsim(r, &rs, &t)) ? -1 : 0;
-  if (r->o->fsim_only) t = f, memset(f.seg, 0, sizeof f.seg); /* fsim against the plan alone */
+  /* --fsim-only: fsim against fsim with the reverse schedule, which a
+   * stream missing a token fails (the generator's own check) */
+  int rc = run_fsim(r, &rs, &f, 0) || (r->o->fsim_only ? run_fsim(r, &rs, &t, 1) : run_tsim(r, &rs, &t)) ? -1 : 0;
   if (rc == 0) {
     if (!r->o->quiet)
       printf("seed %llu: %u insns, %s, %llu cycles, %llu GEMM ops, %llu ALU ops, %llu bytes stored\n",

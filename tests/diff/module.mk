@@ -5,12 +5,11 @@
 #                                      FIRST=K to start elsewhere, DIFF_ARGS for more flags
 
 DIFF_BIN := $(BUILD)/tests/diff/fsim_vs_tsim
-DIFF_SUPPORT := tests/support/randstream.c tests/support/randstream_ops.c tests/support/randstream_describe.c
 
-$(DIFF_BIN): tests/diff/fsim_vs_tsim.c $(call obj,$(DIFF_SUPPORT)) $(LIBLOOM) $(GEN_HEADERS)
+$(DIFF_BIN): tests/diff/fsim_vs_tsim.c $(call obj,$(RANDSTREAM_SRCS)) $(LIBLOOM) $(GEN_HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -Itests/support $(CFLAGS) $(LDFLAGS) -o $@ $< \
-	  $(call obj,$(DIFF_SUPPORT)) $(LIBLOOM) $(LOOM_EXTRA_LIBS) $(LDLIBS)
+	  $(call obj,$(RANDSTREAM_SRCS)) $(LIBLOOM) $(LOOM_EXTRA_LIBS) $(LDLIBS)
 
 SCRIPT_TESTS += tests/diff/run-diff.sh
 TEST_DEPS += $(DIFF_BIN) $(BUILD)/tsim/tiny/libloom_tsim.so

@@ -157,9 +157,12 @@ expect 0 out "" "$LOOM" dse "$tmp/sweep.txt" -q
 check "SPEC.txt = SPEC.toml" test "$(jq -c '.points' "$tmp/sweep.dse/results.json" | md5sum)" = "$(jq -c '.points' "$J" | md5sum)"
 
 # ---- invalid and unsupported points are reported, not run
-sed -e 's/^wgt_kib = \[/wgt_kib = [128, /' -e 's/^block_out = .*/block_out = [8, 16]/' "$tmp/sweep.toml" > "$tmp/mixed.toml"
+# (non-square arrays are invalid since ISA v2; batch 2 is legal but the compiler refuses it)
+sed -e 's/^wgt_kib = \[/wgt_kib = [128, /' -e 's/^block_out = .*/block_out = [8, 16]\nbatch = [1, 2]/' \
+  "$tmp/sweep.toml" > "$tmp/mixed.toml"
 expect 0 out "invalid: key 'wgt_kib': 2048 WGT rows exceed the 1024" "$LOOM" dse "$tmp/mixed.toml" --jobs 2
-check "unsupported: non-square arrays" grep -q "unsupported: digits_cnn: .*block_in != block_out" "$tmp/out"
+check "invalid: non-square arrays" grep -q "invalid: key 'block_out': must equal block_in" "$tmp/out"
+check "unsupported: batch 2" grep -q "unsupported: digits_cnn: .*batch 2 are not supported" "$tmp/out"
 check "mixed: statuses" test "$(jq -r '[.points[].status] | unique | join(",")' "$tmp/mixed.dse/results.json")" = \
   "done,invalid,unsupported"
 

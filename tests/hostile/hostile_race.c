@@ -25,7 +25,10 @@
  * UOP from CONST data (UOP loads and GEMM/ALU are all compute-module
  * instructions, so stream order is execution order).  A micro-op whose
  * value is unknown (never loaded in this job, or loaded from a WORK buffer)
- * counts as touching its whole buffers.  Supersets can only add races, so
+ * counts as touching its whole buffers.  ISA v2: a GEMM's `last` and an
+ * ALU EPI read the whole PAR buffer and the activation table, a depthwise
+ * GEMM's window the whole INP buffer, and a LOAD INP from OUT reads OUT
+ * rows instead of DRAM.  Supersets can only add races, so
  * the check never calls a racy program race-free; the runner makes sure no
  * base is reported racy.
  */
@@ -63,6 +66,8 @@ struct uops {
   struct loom_uop *v;
   uint8_t *known;
   uint32_t rows;
+  struct loom_insn_gcfg gcfg; /* the compute module's last GCFG in this job */
+  int gcfg_known;
 };
 
 static void widen(struct span *s, uint64_t lo, uint64_t hi) {
@@ -129,12 +134,18 @@ static void gemm_access(const struct loom_insn_gemm *g, const struct uops *u, st
                               g->acc_factor_in);
   widen(&a->wr[LOOM_BUF_ACC], acc.lo, acc.hi);
   widen(&a->wr[LOOM_BUF_OUT], acc.lo, acc.hi);
+  if (g->last) widen(&a->rd[LOOM_BUF_PAR], 0, LOOM_PAR_ROWS), widen(&a->rd[LOOM_BUF_LUT], 0, 1);
   if (g->reset) return;
   widen(&a->rd[LOOM_BUF_ACC], acc.lo, acc.hi);
   struct span x = loop_rows(lo[1], hi[1], g->iter_out, g->iter_in, g->inp_factor_out,
                             g->inp_factor_in);
   struct span w = loop_rows(lo[2], hi[2], g->iter_out, g->iter_in, g->wgt_factor_out,
                             g->wgt_factor_in);
+  if (g->dw) { /* the window: up to (kh - 1) rows and (kw - 1) columns further */
+    const struct loom_insn_gcfg *c = &u->gcfg;
+    uint64_t reach = (uint64_t)(c->dw_kh ? c->dw_kh - 1 : 0) * c->dw_row + (uint64_t)(c->dw_kw ? c->dw_kw - 1 : 0) * c->dw_col;
+    x.hi = u->gcfg_known ? x.hi + reach : UINT32_MAX;
+  }
   widen(&a->rd[LOOM_BUF_INP], x.lo, x.hi);
   widen(&a->rd[LOOM_BUF_WGT], w.lo, w.hi);
 }
@@ -149,6 +160,7 @@ static void alu_access(const struct loom_insn_alu *in, const struct uops *u, str
   widen(&a->rd[LOOM_BUF_ACC], d.lo, d.hi);
   widen(&a->wr[LOOM_BUF_ACC], d.lo, d.hi);
   widen(&a->wr[LOOM_BUF_OUT], d.lo, d.hi);
+  if (in->alu_op == LOOM_ALU_EPI) widen(&a->rd[LOOM_BUF_PAR], 0, LOOM_PAR_ROWS), widen(&a->rd[LOOM_BUF_LUT], 0, 1);
   if (in->use_imm) return;
   struct span s = loop_rows(lo[1], hi[1], in->iter_out, in->iter_in, in->src_factor_out,
                             in->src_factor_in);
@@ -171,7 +183,11 @@ static void mem_access(const struct loom_file_job *j, const struct loom_hw_confi
                        const struct loom_insn *in, struct access *a) {
   const struct loom_insn_mem *m = &in->mem;
   if (!m->x_size || !m->y_size) return;
-  dram_access(j, cfg, in, a);
+  if (in->opcode == LOOM_OP_LOAD && m->src_out) /* OUT rows, no DRAM */
+    widen(&a->rd[LOOM_BUF_OUT], m->dram_offset,
+          (uint64_t)m->dram_offset + (uint64_t)(m->y_size - 1) * m->x_stride + m->x_size);
+  else
+    dram_access(j, cfg, in, a);
   if (in->opcode == LOOM_OP_STORE) {
     widen(&a->rd[LOOM_BUF_OUT], m->sram_base, (uint64_t)m->sram_base + (uint64_t)m->y_size * m->x_size);
     return;
@@ -196,6 +212,7 @@ static void access_of(const struct loom_file *f, const struct loom_file_job *j,
   case LOOM_OP_STORE: mem_access(j, cfg, in, a); break;
   case LOOM_OP_GEMM: gemm_access(&in->gemm, u, a); break;
   case LOOM_OP_ALU: alu_access(&in->alu, u, a); break;
+  case LOOM_OP_GCFG: u->gcfg = in->gcfg, u->gcfg_known = 1; break;
   default: break;
   }
 }
@@ -302,7 +319,7 @@ static int job_race(const struct loom_file *f, const struct loom_file_job *j, ui
   struct event *ev = calloc(j->insn_count + 1, sizeof *ev);
   struct tokens t;
   memset(&t, 0, sizeof t);
-  struct uops u = {calloc(uop_rows, sizeof *u.v), calloc(uop_rows, 1), uop_rows};
+  struct uops u = {.v = calloc(uop_rows, sizeof *u.v), .known = calloc(uop_rows, 1), .rows = uop_rows};
   for (int q = 0; q < 4; q++) t.push[q] = calloc(j->insn_count + 1, sizeof *t.push[q]);
   int race = 0;
   if (insns && ev && u.v && u.known && t.push[0] && t.push[1] && t.push[2] && t.push[3]) {

@@ -18,10 +18,10 @@ $(BUILD)/tests/kernel/loom_hw.o: driver/linux/loom_hw.c driver/linux/loom_hw.h d
 	$(CC) $(KHW_CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
 $(KHW_TEST): tests/kernel/loom_hw_on_tsim.c $(BUILD)/tests/kernel/loom_hw.o \
-    $(call obj,tests/support/randstream.c tests/support/randstream_ops.c) $(LIBLOOM) $(KHW_LIB) $(KHW_SHIM) $(GEN_HEADERS)
+    $(call obj,$(RANDSTREAM_SRCS)) $(LIBLOOM) $(KHW_LIB) $(KHW_SHIM) $(GEN_HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(KHW_CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/tests/kernel/loom_hw.o \
-	  $(call obj,tests/support/randstream.c tests/support/randstream_ops.c) $(LIBLOOM) $(abspath $(KHW_LIB)) \
+	  $(call obj,$(RANDSTREAM_SRCS)) $(LIBLOOM) $(abspath $(KHW_LIB)) \
 	  -Wl,-rpath,$(abspath $(dir $(KHW_LIB))) $(LOOM_EXTRA_LIBS) -lcmocka $(LDLIBS)
 
 SCRIPT_TESTS += $(KHW_TEST)

@@ -45,7 +45,10 @@ ACCEL_STEPS = 2
 # --target accel runs the tests of these ops (single-node float32 tests):
 # the ops the accelerator takes in int8 when their weights are constants.
 ACCEL_OPS = {"Conv", "ConvTranspose", "Gemm", "MatMul", "Add", "Mul", "Sub", "Div", "Relu", "Clip", "MaxPool",
-             "AveragePool", "GlobalAveragePool", "Concat", "BatchNormalization", "Sum", "LeakyRelu"}
+             "AveragePool", "GlobalAveragePool", "Concat", "BatchNormalization", "Sum", "LeakyRelu",
+             # element-wise functions of one tensor: epilogue tables (docs/compiler.md, "Activation tables")
+             "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Exp", "Elu", "Softplus", "Softsign", "Erf", "Selu",
+             "Celu", "ThresholdedRelu"}
 
 RANDOM_OPS = {"Bernoulli", "Multinomial", "RandomNormal", "RandomNormalLike", "RandomUniform",
               "RandomUniformLike"}
@@ -178,7 +181,9 @@ def run_accel(args, test_dir, model):
             os.makedirs(calib, exist_ok=True)
             npy = os.path.join(calib, "x.npy")
             np.save(npy, read_pb(os.path.join(ds, "input_0.pb")))
-            cmd = [args.loom, "compile", freeze(model, ds, tmp), "-o", loom_file, "--calib", calib]
+            # --table-jobs: an activation op alone is a table job of its own, which
+            # the cost rule would leave to the host's lookup at these sizes
+            cmd = [args.loom, "compile", freeze(model, ds, tmp), "-o", loom_file, "--calib", calib, "--table-jobs"]
             if args.host_triple:
                 cmd += ["--host-triple", args.host_triple]
             p = subprocess.run(cmd, cwd=tmp, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

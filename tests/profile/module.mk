@@ -12,12 +12,13 @@ TEST_DEPS += $(BUILD)/tsim/default/libloom_tsim.so build/models/digits_manifest.
 # test_timeline: random legal jobs (the differential test's generator) on
 # the tiny RTL, each timeline against its counters; seeds 1..20, seconds.
 TIMELINE_TEST := $(BUILD)/tests/profile/test_timeline
-TIMELINE_SUPPORT := tests/support/randstream.c tests/support/randstream_ops.c tests/support/randstream_describe.c
 
-$(TIMELINE_TEST): tests/profile/test_timeline.c $(call obj,$(TIMELINE_SUPPORT)) $(LIBLOOM) $(GEN_HEADERS)
+$(TIMELINE_TEST): tests/profile/test_timeline.c \
+    $(call obj,$(RANDSTREAM_SRCS)) $(LIBLOOM) $(GEN_HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -Itests/support $(CFLAGS) $(LDFLAGS) -o $@ $< \
-	  $(call obj,$(TIMELINE_SUPPORT)) $(LIBLOOM) $(LOOM_EXTRA_LIBS) $(LDLIBS)
+	  $(call obj,$(RANDSTREAM_SRCS)) $(LIBLOOM) \
+	  $(LOOM_EXTRA_LIBS) $(LDLIBS)
 
 SCRIPT_TESTS += $(TIMELINE_TEST)
 TEST_DEPS += $(BUILD)/tsim/tiny/libloom_tsim.so

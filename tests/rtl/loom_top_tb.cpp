@@ -187,7 +187,7 @@ static int run_job(const job &j, int jobno, const char *mode, bool race_free) {
         CHECK(false, "job %d: DRAM byte 0x%zx RTL %02x fsim %02x", jobno, i, dram[i], ref[i]);
         break;
       }
-    static const char *names[] = {"UOP", "WGT", "INP", "ACC", "OUT"};
+    const char *const *names = loom_buffer_names;
     for (int b = 0; b < LOOM_BUF_COUNT; b++) {
       std::vector<uint8_t> rtl;
       rtl_sram(b, rtl);

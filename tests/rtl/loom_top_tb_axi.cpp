@@ -252,13 +252,28 @@ template <typename M> static void sram_load(M &mem, unsigned rows, unsigned row_
 
 void rtl_sram(int buf, std::vector<uint8_t> &out) {
   Vloom_top___024root *r = top->rootp;
-  unsigned lanes = (unsigned)(cfg->batch * cfg->block_out);
+  unsigned lanes = (unsigned)(cfg->batch * cfg->block_out), ib = (unsigned)(cfg->batch * cfg->block_in);
   switch (buf) {
-  case LOOM_BUF_UOP: sram_bytes(r->loom_top__DOT__u_uop__DOT__mem, cfg->uop_rows, 4, out); break;
-  case LOOM_BUF_WGT: sram_bytes(r->loom_top__DOT__u_wgt__DOT__mem, cfg->wgt_rows, cfg->block_in * cfg->block_out, out); break;
-  case LOOM_BUF_INP: sram_bytes(r->loom_top__DOT__u_inp__DOT__mem, cfg->inp_rows, cfg->batch * cfg->block_in, out); break;
-  case LOOM_BUF_ACC: sram_bytes(r->loom_top__DOT__u_acc__DOT__mem, cfg->acc_rows, lanes * 4, out); break;
-  default: sram_bytes(r->loom_top__DOT__u_out__DOT__mem, cfg->acc_rows, lanes, out); break;
+  case LOOM_BUF_UOP: sram_bytes(r->loom_top__DOT__u_uop__DOT__g_auto__DOT__mem, cfg->uop_rows, 4, out); break;
+  case LOOM_BUF_WGT:
+    sram_bytes(r->loom_top__DOT__u_wgt__DOT__g_auto__DOT__mem, cfg->wgt_rows, cfg->block_in * cfg->block_out, out);
+    break;
+  case LOOM_BUF_INP: // two banks by row parity: row k is row k >> 1 of bank k & 1
+    out.resize((size_t)cfg->inp_rows * ib);
+    for (unsigned k = 0; k < (unsigned)cfg->inp_rows; k++)
+      memcpy(&out[(size_t)k * ib],
+             k & 1 ? (const void *)&r->loom_top__DOT__u_inp1__DOT__g_auto__DOT__mem[k >> 1]
+                   : (const void *)&r->loom_top__DOT__u_inp0__DOT__g_auto__DOT__mem[k >> 1],
+             ib);
+    break;
+  case LOOM_BUF_ACC: sram_bytes(r->loom_top__DOT__u_acc__DOT__g_auto__DOT__mem, cfg->acc_rows, lanes * 4, out); break;
+  case LOOM_BUF_PAR: // biases in the low half, multipliers in the high half, as fsim's rows
+    sram_bytes(r->loom_top__DOT__u_par__DOT__g_block__DOT__mem, LOOM_PAR_ROWS, lanes * 8, out);
+    break;
+  case LOOM_BUF_LUT: // every lane holds the same table (LOAD LUT writes them all): lane 0's
+    sram_bytes(r->loom_top__DOT__u_compute__DOT__u_alu__DOT__g_lut__BRA__0__KET____DOT__lut, 256, 1, out);
+    break;
+  default: sram_bytes(r->loom_top__DOT__u_out__DOT__g_auto__DOT__mem, cfg->acc_rows, lanes, out); break;
   }
 }
 

@@ -14,7 +14,7 @@
  *   its last cross-module writer and reader (INP/WGT: written by load, read
  *   by GEMM; OUT: written by compute, read by store).  Before emitting an
  *   instruction of module B that conflicts with instruction w of module A,
- *   rs_need() makes B wait for a token pushed by A at or after w: if A's latest
+ *   need() makes B wait for a token pushed by A at or after w: if A's latest
  *   push is older than w, the push flag is set retroactively on A's last
  *   instruction; B then pops every outstanding token (NOPs pop the extra
  *   ones, the instruction itself the last).
@@ -26,57 +26,19 @@
  *   rules each instruction can complete as soon as every instruction before
  *   it has, so the whole stream completes under any timing.
  *
+ * ISA v2's state needs the same care: PAR and the table are loaded in full
+ * before the first action, an epilogue's PAR rows stay in the buffer (a
+ * QCFG is emitted first when the current one would not), a depthwise GEMM's
+ * window taps stay in INP's window, and a LOAD INP from OUT is ordered like
+ * a store (after compute writes its source rows) and like a load (before
+ * compute overwrites them).
+ *
  * Inputs (LOAD sources) and outputs (STORE targets) are separate segments,
  * so there are no DRAM hazards.  The stream ends with STOREs of the whole
  * OUT window, NOPs that drain every token, FINISH, and sometimes a few
  * legal instructions after FINISH (which must never execute).
- *
- * This file holds that machinery (random numbers, token queues, hazard
- * bookkeeping, segments and windows) and assembles the stream;
- * randstream_ops.c generates each kind of instruction and the planted
- * errors; randstream_gen.h is the state they share.
  */
-#include "randstream_gen.h"
-
-#include <stdlib.h>
-#include <string.h>
-
-/* Producer and consumer module of each token queue. */
-static const int tq_from[TQ_COUNT] = {LOOM_Q_LOAD, LOOM_Q_COMPUTE, LOOM_Q_COMPUTE, LOOM_Q_STORE};
-static const int tq_to[TQ_COUNT] = {LOOM_Q_COMPUTE, LOOM_Q_LOAD, LOOM_Q_STORE, LOOM_Q_COMPUTE};
-
-/* ---- random numbers (rnd64() and its helpers are in randstream_gen.h) ---- */
-
-static uint64_t seed_mix(uint64_t s) {
-  s += 0x9E3779B97F4A7C15ULL;
-  s = (s ^ (s >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  s = (s ^ (s >> 27)) * 0x94D049BB133111EBULL;
-  return (s ^ (s >> 31)) | 1;
-}
-
-/* A 32-bit value from a mix that reaches the interesting corners. */
-static int32_t rnd_i32(struct gen *g) {
-  switch (rnd(g, 6)) {
-  case 0: return (int32_t)range(g, 0, 600) - 300;
-  case 1: return (int32_t)(uint32_t)rnd64(g);
-  case 2: return chance(g, 50) ? INT32_MAX - (int32_t)rnd(g, 4) : INT32_MIN + (int32_t)rnd(g, 4);
-  case 3: return (int32_t)range(g, 0, 1u << 20) - (1 << 19);
-  default: return (int32_t)range(g, 0, 256) - 128;
-  }
-}
-
-/* ---- growing arrays ---- */
-
-static int grow(void **p, uint32_t *cap, uint32_t need, size_t elem) {
-  if (need <= *cap) return 0;
-  uint32_t nc = *cap ? *cap : 64;
-  while (nc < need) nc *= 2;
-  void *np = realloc(*p, (size_t)nc * elem);
-  if (!np) return -1;
-  *p = np;
-  *cap = nc;
-  return 0;
-}
+#include "randstream_int.h"
 
 /* ---- token machinery ---- */
 
@@ -172,29 +134,6 @@ static void drain_tokens(struct gen *g) {
   }
 }
 
-/* Takes back the pushes of instruction `idx` of `module` (a planted error:
- * nothing may rely on its tokens). */
-void rs_drop_pushes(struct gen *g, int32_t idx, int module) {
-  for (int q = 0; q < TQ_COUNT; q++)
-    if (tq_from[q] == module && *push_flag(&g->in[idx], q)) {
-      *push_flag(&g->in[idx], q) = 0;
-      g->q[q].pushed--;
-    }
-}
-
-/* ---- hazard bookkeeping ---- */
-
-int32_t rs_max_last(const int32_t *arr, uint32_t lo, uint32_t n) {
-  int32_t m = -1;
-  for (uint32_t r = lo; r < lo + n; r++)
-    if (arr[r] > m) m = arr[r];
-  return m;
-}
-
-void rs_set_rows(int32_t *arr, uint32_t lo, uint32_t n, int32_t v) {
-  for (uint32_t r = lo; r < lo + n; r++) arr[r] = v;
-}
-
 /* ---- segments ---- */
 
 static int fill_input(struct gen *g, struct randstream_seg *s, uint64_t size) {
@@ -269,11 +208,114 @@ static int make_windows(struct gen *g) {
     if (!g->last_write[b] || !g->last_read[b]) return -1;
     for (uint32_t r = 0; r < rows; r++) g->last_write[b][r] = g->last_read[b][r] = -1;
   }
+  for (int b = LOOM_BUF_PAR; b <= LOOM_BUF_LUT; b++) { /* loaded by the load module, read by epilogues */
+    uint32_t rows = loom_hw_buffer_rows(g->cfg, b);
+    g->last_write[b] = malloc(rows * sizeof(int32_t));
+    g->last_read[b] = malloc(rows * sizeof(int32_t));
+    if (!g->last_write[b] || !g->last_read[b]) return -1;
+    for (uint32_t r = 0; r < rows; r++) g->last_write[b][r] = g->last_read[b][r] = -1;
+  }
   uint32_t urows = loom_hw_buffer_rows(g->cfg, LOOM_BUF_UOP);
+  uint32_t orows = loom_hw_buffer_rows(g->cfg, LOOM_BUF_ACC);
   g->uop_owner = malloc(urows * sizeof(int32_t));
-  if (!g->uop_owner) return -1;
+  g->out_load_read = malloc(orows * sizeof(int32_t));
+  if (!g->uop_owner || !g->out_load_read) return -1;
   for (uint32_t r = 0; r < urows; r++) g->uop_owner[r] = -1;
+  for (uint32_t r = 0; r < orows; r++) g->out_load_read[r] = -1;
   return 0;
+}
+
+/* ---- planted errors ---- */
+
+/* One instruction that raises an error; corruptions the encoder refuses
+ * are applied to the bytes afterwards (see encode_all). */
+static void plant_fault(struct gen *g) {
+  int f = (int)range(g, FAULT_RESERVED, g->k.v1_only ? FAULT_NOFINISH : FAULT_COUNT - 1);
+  struct loom_insn in = {.opcode = LOOM_OP_LOAD};
+  in.mem.buffer = LOOM_BUF_INP;
+  in.mem.segment = (uint32_t)g->inputs[0];
+  in.mem.y_size = 1, in.mem.x_size = 1, in.mem.x_stride = 1;
+  in.mem.sram_base = g->win_lo[LOOM_BUF_INP];
+  uint32_t rb = loom_hw_row_bytes(g->cfg, LOOM_BUF_INP, 0);
+  switch (f) {
+  case FAULT_BAD_ALU:
+    in.opcode = LOOM_OP_ALU;
+    memset(&in.alu, 0, sizeof in.alu);
+    in.alu.iter_out = in.alu.iter_in = 1;
+    break;
+  case FAULT_SEG_OVERFLOW:
+    in.mem.dram_offset = (uint32_t)(g->seg[in.mem.segment].size / rb);
+    break;
+  case FAULT_SEG_UNMAPPED:
+    for (int s = 0; s < LOOM_NUM_SEGMENTS; s++)
+      if (g->seg[s].size == 0 && s != g->uop_seg) in.mem.segment = (uint32_t)s;
+    break;
+  case FAULT_SRAM_LOAD:
+    in.mem.sram_base = loom_hw_buffer_rows(g->cfg, LOOM_BUF_INP) - rnd(g, 2);
+    in.mem.x_size = in.mem.x_stride = 2;
+    break;
+  case FAULT_BAD_COMBO:
+    in.opcode = LOOM_OP_GEMM;
+    memset(&in.gemm, 0, sizeof in.gemm);
+    in.gemm.reset = 1, in.gemm.iter_out = in.gemm.iter_in = 1; /* dw set in the bytes */
+    break;
+  case FAULT_SRAM_PAR: {
+    struct loom_insn q = {.opcode = LOOM_OP_QCFG};
+    q.qcfg = g->qcfg;
+    q.qcfg.par_src = 0, q.qcfg.par_base = LOOM_PAR_ROWS - 1;
+    g->qcfg = q.qcfg;
+    rs_emit(g, q);
+    in.opcode = LOOM_OP_ALU;
+    memset(&in.alu, 0, sizeof in.alu);
+    in.alu.alu_op = LOOM_ALU_EPI, in.alu.use_imm = 1, in.alu.iter_out = 1, in.alu.iter_in = 2;
+    in.alu.uop_begin = load_uops(g, &(struct loom_uop){g->win_lo[LOOM_BUF_ACC], 0, 0}, 1);
+    in.alu.uop_end = in.alu.uop_begin + 1;
+    break;
+  }
+  case FAULT_SRAM_SRC_OUT:
+    in.mem.src_out = 1, in.mem.segment = 0;
+    in.mem.dram_offset = loom_hw_buffer_rows(g->cfg, LOOM_BUF_ACC) - rnd(g, 2);
+    in.mem.x_size = in.mem.x_stride = 2;
+    break;
+  case FAULT_SRAM_GEMM:
+    in.opcode = LOOM_OP_GEMM;
+    memset(&in.gemm, 0, sizeof in.gemm);
+    in.gemm.reset = 1, in.gemm.iter_out = 2, in.gemm.iter_in = 1, in.gemm.acc_factor_out = 1;
+    in.gemm.uop_begin = load_uops(g, &(struct loom_uop){loom_hw_buffer_rows(g->cfg, LOOM_BUF_ACC) - 1, 0, 0}, 1);
+    in.gemm.uop_end = in.gemm.uop_begin + 1;
+    break;
+  default: break;
+  }
+  if (f == FAULT_NOFINISH) {
+    g->fault = f;
+    return;
+  }
+  g->fault = f;
+  g->fault_insn = rs_emit(g, in);
+  /* a planted instruction produces no tokens anyone may rely on */
+  for (int q = 0; q < TQ_COUNT; q++)
+    if (tq_from[q] == loom_insn_queue(&in) && *push_flag(&g->in[g->fault_insn], q)) {
+      *push_flag(&g->in[g->fault_insn], q) = 0;
+      g->q[q].pushed--;
+    }
+}
+
+static uint32_t fault_error(int f) {
+  switch (f) {
+  case FAULT_RESERVED:
+  case FAULT_BAD_BUFFER:
+  case FAULT_BAD_TOKEN:
+  case FAULT_BAD_ALU:
+  case FAULT_BAD_COMBO: return LOOM_ERR_ILLEGAL;
+  case FAULT_SEG_OVERFLOW:
+  case FAULT_SEG_UNMAPPED: return LOOM_ERR_SEGMENT;
+  case FAULT_SRAM_LOAD:
+  case FAULT_SRAM_GEMM:
+  case FAULT_SRAM_PAR:
+  case FAULT_SRAM_SRC_OUT: return LOOM_ERR_SRAM;
+  case FAULT_NOFINISH: return LOOM_ERR_NOFINISH;
+  default: return LOOM_ERR_NONE;
+  }
 }
 
 /* ---- the stream ---- */
@@ -292,7 +334,7 @@ static void init_buffer(struct gen *g, int buf) {
   uint32_t chunk_max = g->k.max_rows < fit ? g->k.max_rows : fit;
   while (n) {
     uint32_t c = n < chunk_max ? n : range(g, 1, chunk_max);
-    rs_gen_load(g, buf, lo, c);
+    gen_load(g, buf, lo, c);
     lo += c, n -= c;
   }
 }
@@ -303,23 +345,33 @@ static void final_stores(struct gen *g) {
   uint32_t cap = g->k.max_rows < out_rows ? g->k.max_rows : out_rows;
   while (n) {
     uint32_t c = n < cap ? n : range(g, 1, cap);
-    rs_gen_store(g, lo, c);
+    gen_store(g, lo, c);
     lo += c, n -= c;
   }
 }
 
+/* ISA v2 instructions, one in five actions. */
+static void random_v2_action(struct gen *g) {
+  uint32_t r = rnd(g, 100);
+  if (r < 30) gen_gcfg(g);
+  else if (r < 45) gen_par_load(g, rnd(g, LOOM_PAR_ROWS), 1);
+  else if (r < 55) gen_lut_load(g);
+  else gen_src_out(g);
+}
+
 static void random_action(struct gen *g) {
   uint32_t r = rnd(g, 100);
-  if (r < 14) rs_gen_load(g, LOOM_BUF_INP, 0, 0);
-  else if (r < 24) rs_gen_load(g, LOOM_BUF_WGT, 0, 0);
-  else if (r < 32) rs_gen_load(g, LOOM_BUF_ACC, 0, 0);
-  else if (r < 54) rs_gen_gemm(g);
-  else if (r < 72) rs_gen_alu(g);
-  else if (r < 77) rs_gen_qcfg(g);
-  else if (r < 92) rs_gen_store(g, 0, 0);
-  else if (r < 95) rs_gen_nop(g);
-  else if (r < 97) rs_gen_empty_transfer(g);
-  else rs_gen_empty_loop(g);
+  if (!g->k.v1_only && chance(g, 20)) random_v2_action(g);
+  else if (r < 14) gen_load(g, LOOM_BUF_INP, 0, 0);
+  else if (r < 24) gen_load(g, LOOM_BUF_WGT, 0, 0);
+  else if (r < 32) gen_load(g, LOOM_BUF_ACC, 0, 0);
+  else if (r < 54) gen_gemm(g);
+  else if (r < 72) gen_alu(g);
+  else if (r < 77) gen_qcfg(g);
+  else if (r < 92) gen_store(g, 0, 0);
+  else if (r < 95) gen_nop(g);
+  else if (r < 97) gen_empty_transfer(g);
+  else gen_empty_loop(g);
 }
 
 /* A few legal instructions after FINISH: they must never execute. */
@@ -341,12 +393,17 @@ static void generate(struct gen *g) {
   static const int init_order[3] = {LOOM_BUF_INP, LOOM_BUF_WGT, LOOM_BUF_ACC};
   int first = (int)rnd(g, 3);
   for (int i = 0; i < 3; i++) init_buffer(g, init_order[(first + i) % 3]);
+  if (!g->k.v1_only) { /* every PAR row and the table are defined before any epilogue */
+    for (uint32_t lo = 0; lo < LOOM_PAR_ROWS; lo += 8) gen_par_load(g, lo, 8);
+    gen_lut_load(g);
+    if (chance(g, 70)) gen_gcfg(g);
+  }
   uint32_t fault_at = g->k.errors ? rnd(g, g->k.actions + 1) : UINT32_MAX;
   for (uint32_t a = 0; a < g->k.actions && !g->oom; a++) {
-    if (a == fault_at) rs_plant_fault(g);
+    if (a == fault_at) plant_fault(g);
     random_action(g);
   }
-  if (g->k.errors && g->fault == FAULT_NONE) rs_plant_fault(g);
+  if (g->k.errors && g->fault == FAULT_NONE) plant_fault(g);
   final_stores(g);
   drain_tokens(g);
   if (g->fault == FAULT_NOFINISH) return;
@@ -369,10 +426,13 @@ static int encode_all(struct gen *g, struct randstream *rs, char *msg, size_t n)
   }
   uint8_t *f = rs->insns + 16 * (g->fault_insn >= 0 ? g->fault_insn : 0);
   switch (g->fault) {
-  case FAULT_RESERVED: loom_bits_set(f, LOOM_MEM_RESERVED_LSB + 1, 1, 1); break;
-  case FAULT_BAD_BUFFER: loom_bits_set(f, LOOM_MEM_BUFFER_LSB, LOOM_MEM_BUFFER_WIDTH, 5 + (uint64_t)rnd(g, 3)); break;
+  case FAULT_RESERVED: loom_bits_set(f, LOOM_MEM_RESERVED_LSB, 1, 1); break;
+  case FAULT_BAD_BUFFER:
+    loom_bits_set(f, LOOM_MEM_BUFFER_LSB, LOOM_MEM_BUFFER_WIDTH, chance(g, 50) ? LOOM_BUF_OUT : 7);
+    break;
+  case FAULT_BAD_COMBO: loom_bits_set(f, LOOM_GEMM_DW_LSB, 1, 1); break;
   case FAULT_BAD_TOKEN: loom_bits_set(f, LOOM_COMMON_PUSH_PREV_LSB, 1, 1); break;
-  case FAULT_BAD_ALU: loom_bits_set(f, LOOM_ALU_ALU_OP_LSB, LOOM_ALU_ALU_OP_WIDTH, 7); break;
+  case FAULT_BAD_ALU: loom_bits_set(f, LOOM_ALU_RESERVED_LSB + rnd(g, 2), 1, 1); break;
   default: break;
   }
   rs->insn_count = g->n;
@@ -392,6 +452,7 @@ static void gen_free(struct gen *g) {
   free(g->in);
   for (int b = 0; b < LOOM_BUF_COUNT; b++) free(g->last_write[b]), free(g->last_read[b]);
   free(g->uop_owner);
+  free(g->out_load_read);
   for (int q = 0; q < TQ_COUNT; q++) free(g->q[q].push_at);
 }
 
@@ -403,7 +464,7 @@ static int finish_output(struct gen *g, struct randstream *rs, char *msg, size_t
   memset(g->seg, 0, sizeof g->seg);
   rs->decoded = g->in;
   g->in = NULL;
-  rs->expect_error = rs_fault_error(g->fault);
+  rs->expect_error = fault_error(g->fault);
   rs->expect_error_insn = g->fault == FAULT_NOFINISH ? g->n : (uint32_t)g->fault_insn;
   return 0;
 }

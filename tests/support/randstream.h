@@ -40,6 +40,8 @@ struct randstream_knobs {
   uint32_t max_window;  /* working rows of a buffer (default 256) */
   uint32_t token_noise; /* percent chance of an extra token per instruction (default 10) */
   int errors;           /* 1: plant exactly one error (see above) */
+  int v1_only;          /* 1: only ISA version 1 operations (no GEMM first/last/dw, EPI, GCFG,
+                         * PAR, LUT, src_out): for hardware that lacks them */
 };
 
 struct randstream_seg {

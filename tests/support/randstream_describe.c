@@ -22,6 +22,7 @@ static void describe_mem(const struct loom_insn_mem *m, FILE *f) {
     fprintf(f, " pad=%u/%u/%u/%u", m->y_pad_top, m->y_pad_bottom, m->x_pad_left, m->x_pad_right);
   if (m->pad_value) fprintf(f, " pad_value=%d", m->pad_value);
   if (m->src_int8) fputs(" int8", f);
+  if (m->src_out) fputs(" src_out", f);
 }
 
 void randstream_describe_insn(const struct randstream *rs, uint32_t i, FILE *f) {
@@ -35,7 +36,8 @@ void randstream_describe_insn(const struct randstream *rs, uint32_t i, FILE *f) 
   case LOOM_OP_LOAD:
   case LOOM_OP_STORE: describe_mem(&in->mem, f); break;
   case LOOM_OP_GEMM:
-    fprintf(f, "%s uop=%u..%u iter=%ux%u acc=%u,%u inp=%u,%u wgt=%u,%u", in->gemm.reset ? " reset" : "",
+    fprintf(f, "%s%s%s%s uop=%u..%u iter=%ux%u acc=%u,%u inp=%u,%u wgt=%u,%u", in->gemm.reset ? " reset" : "",
+            in->gemm.first ? " first" : "", in->gemm.last ? " last" : "", in->gemm.dw ? " dw" : "",
             in->gemm.uop_begin, in->gemm.uop_end, in->gemm.iter_out, in->gemm.iter_in,
             in->gemm.acc_factor_out, in->gemm.acc_factor_in, in->gemm.inp_factor_out,
             in->gemm.inp_factor_in, in->gemm.wgt_factor_out, in->gemm.wgt_factor_in);
@@ -51,6 +53,12 @@ void randstream_describe_insn(const struct randstream *rs, uint32_t i, FILE *f) 
     fprintf(f, " mul=%d shift=%u zp=%d clamp=%d..%d%s", in->qcfg.multiplier, in->qcfg.shift,
             in->qcfg.zero_point, in->qcfg.clamp_lo, in->qcfg.clamp_hi,
             in->qcfg.round_even ? " round_even" : "");
+    fprintf(f, " bias=%d%s%s par=%u", in->qcfg.bias, in->qcfg.par_src ? " par_src" : "",
+            in->qcfg.act ? " act" : "", in->qcfg.par_base);
+    break;
+  case LOOM_OP_GCFG:
+    fprintf(f, " period=%u win=%ux%u step=%u,%u", in->gcfg.period, in->gcfg.dw_kh, in->gcfg.dw_kw,
+            in->gcfg.dw_row, in->gcfg.dw_col);
     break;
   case LOOM_OP_NOP: fprintf(f, " queue=%s", loom_queue_name(in->nop.queue)); break;
   default: break;

@@ -1,20 +1,16 @@
 /*
- * randstream_ops.c - the instructions of a random job, one generator per
- * kind: LOAD and STORE, GEMM and ALU loops with their micro-ops, QCFG, NOP,
- * transfers and loops that do nothing, and the planted errors
- * (randstream.h).
+ * randstream_ops.c - the random job generator's instructions, one
+ * generator per kind (randstream.h, randstream_int.h).
  *
- * Each generator keeps randstream.c's guarantees for the one instruction
- * it emits: every access stays in its buffer's working window, every
- * hazard with an earlier instruction is ordered by rs_need() before
- * rs_emit(), and the rows it writes or reads are recorded for the next
- * ones.  Micro-ops are written to the micro-op segment and loaded right
- * before the loop that uses them; a loop is repeated (memoized) only while
- * its micro-ops still sit in the UOP rows it names.
+ * Each generator picks a legal instruction whose every SRAM access stays in
+ * its buffer's working window, asks rs_need() for the tokens that order it
+ * after the other modules' conflicting accesses, emits it, and records what
+ * it read and wrote.  ISA v2 adds GEMM first/last/dw, ALU EPI, QCFG's
+ * epilogue fields, GCFG, LOAD PAR/LUT and LOAD INP from OUT; the generators
+ * keep them legal the same way (a PAR row an epilogue reads exists, a
+ * depthwise window stays in INP's window) and knobs.v1_only leaves them out.
  */
-#include "randstream_gen.h"
-
-#include <string.h>
+#include "randstream_int.h"
 
 /* ---- LOAD and STORE ---- */
 
@@ -68,7 +64,7 @@ static uint32_t sram_rows(const struct loom_insn_mem *m) {
 
 /* A LOAD of INP, WGT or ACC writing rows [lo, lo + n) when n > 0, or a
  * random transfer inside the buffer's window when n == 0. */
-void rs_gen_load(struct gen *g, int buf, uint32_t lo, uint32_t n) {
+void gen_load(struct gen *g, int buf, uint32_t lo, uint32_t n) {
   struct loom_insn in = {.opcode = LOOM_OP_LOAD};
   struct loom_insn_mem *m = &in.mem;
   m->buffer = (uint32_t)buf;
@@ -82,21 +78,27 @@ void rs_gen_load(struct gen *g, int buf, uint32_t lo, uint32_t n) {
   place_dram(g, m, s, loom_hw_row_bytes(g->cfg, buf, (int)m->src_int8));
   uint32_t rows = sram_rows(m);
   m->sram_base = n ? lo : g->win_lo[buf] + rnd(g, g->win_n[buf] - rows + 1);
-  if (buf == LOOM_BUF_ACC) rs_need(g, TQ_S2C, rs_max_last(g->last_read[buf], m->sram_base, rows));
-  else rs_need(g, TQ_C2L, rs_max_last(g->last_read[buf], m->sram_base, rows));
+  if (buf == LOOM_BUF_ACC) {
+    rs_need(g, TQ_S2C, max_last(g->last_read[buf], m->sram_base, rows));
+    rs_need(g, TQ_L2C, max_last(g->out_load_read, m->sram_base, rows));
+  } else {
+    rs_need(g, TQ_C2L, max_last(g->last_read[buf], m->sram_base, rows));
+  }
   int32_t idx = rs_emit(g, in);
-  rs_set_rows(g->last_write[buf], m->sram_base, rows, idx);
+  set_rows(g->last_write[buf], m->sram_base, rows, idx);
 }
 
 /* A transfer with a zero size: a no-op that checks no bounds at all. */
-void rs_gen_empty_transfer(struct gen *g) {
-  static const int bufs[] = {LOOM_BUF_INP, LOOM_BUF_WGT, LOOM_BUF_ACC, LOOM_BUF_UOP, LOOM_BUF_OUT};
+void gen_empty_transfer(struct gen *g) {
+  static const int bufs[] = {LOOM_BUF_INP, LOOM_BUF_WGT, LOOM_BUF_ACC, LOOM_BUF_UOP, LOOM_BUF_OUT,
+                             LOOM_BUF_PAR, LOOM_BUF_LUT};
   struct loom_insn in = {.opcode = LOOM_OP_LOAD};
   struct loom_insn_mem *m = &in.mem;
-  m->buffer = (uint32_t)bufs[rnd(g, 5)];
+  m->buffer = (uint32_t)bufs[rnd(g, g->k.v1_only ? 5 : 7)];
   if (m->buffer == LOOM_BUF_OUT) in.opcode = LOOM_OP_STORE;
   m->sram_base = rnd(g, 1u << 16);
   m->segment = rnd(g, LOOM_NUM_SEGMENTS);
+  if (!g->k.v1_only && m->buffer == LOOM_BUF_INP && chance(g, 30)) m->src_out = 1, m->segment = 0;
   m->dram_offset = rnd(g, 1u << 28);
   m->x_size = chance(g, 50) ? 0 : rnd(g, 100);
   m->y_size = m->x_size ? 0 : rnd(g, 100);
@@ -104,7 +106,7 @@ void rs_gen_empty_transfer(struct gen *g) {
   rs_emit(g, in);
 }
 
-void rs_gen_store(struct gen *g, uint32_t lo, uint32_t n) {
+void gen_store(struct gen *g, uint32_t lo, uint32_t n) {
   struct loom_insn in = {.opcode = LOOM_OP_STORE};
   struct loom_insn_mem *m = &in.mem;
   m->buffer = LOOM_BUF_OUT;
@@ -115,9 +117,20 @@ void rs_gen_store(struct gen *g, uint32_t lo, uint32_t n) {
   place_dram(g, m, s, loom_hw_row_bytes(g->cfg, LOOM_BUF_OUT, 0));
   uint32_t rows = m->y_size * m->x_size;
   m->sram_base = n ? lo : g->win_lo[LOOM_BUF_ACC] + rnd(g, g->win_n[LOOM_BUF_ACC] - rows + 1);
-  rs_need(g, TQ_C2S, rs_max_last(g->last_write[LOOM_BUF_ACC], m->sram_base, rows));
+  rs_need(g, TQ_C2S, max_last(g->last_write[LOOM_BUF_ACC], m->sram_base, rows));
   int32_t idx = rs_emit(g, in);
-  rs_set_rows(g->last_read[LOOM_BUF_ACC], m->sram_base, rows, idx);
+  set_rows(g->last_read[LOOM_BUF_ACC], m->sram_base, rows, idx);
+}
+
+/* The largest INP row offset of the depthwise window (GCFG), 0 for none. */
+static uint32_t dw_max_off(const struct gen *g) {
+  uint32_t kh = g->gcfg.dw_kh, t_n = kh * g->gcfg.dw_kw, m = 0;
+  if (t_n > (uint32_t)g->cfg->block_in) t_n = (uint32_t)g->cfg->block_in;
+  for (uint32_t t = 0; t < t_n; t++) {
+    uint32_t off = (t % kh) * g->gcfg.dw_row + (t / kh) * g->gcfg.dw_col;
+    if (off > m) m = off;
+  }
+  return m;
 }
 
 /* ---- micro-op loops (GEMM and ALU) ---- */
@@ -148,7 +161,7 @@ static uint32_t pick_factors(struct gen *g, uint32_t span, uint32_t io, uint32_t
 
 /* Writes the micro-ops to DRAM and emits the LOAD UOP that puts them at
  * UOP rows [base, base + n); returns base. */
-static uint32_t load_uops(struct gen *g, const struct loom_uop *u, uint32_t n) {
+uint32_t load_uops(struct gen *g, const struct loom_uop *u, uint32_t n) {
   struct loom_insn in = {.opcode = LOOM_OP_LOAD};
   struct loom_insn_mem *m = &in.mem;
   m->buffer = LOOM_BUF_UOP;
@@ -167,7 +180,7 @@ static uint32_t load_uops(struct gen *g, const struct loom_uop *u, uint32_t n) {
   m->dram_offset = (uint32_t)(off / 4);
   m->sram_base = g->win_lo[LOOM_BUF_UOP] + rnd(g, g->win_n[LOOM_BUF_UOP] - n + 1);
   int32_t idx = rs_emit(g, in);
-  rs_set_rows(g->uop_owner, m->sram_base, n, idx);
+  set_rows(g->uop_owner, m->sram_base, n, idx);
   return m->sram_base;
 }
 
@@ -190,7 +203,7 @@ static uint32_t uop_field(struct gen *g, int buf, uint32_t base_max, int anythin
 }
 
 static void gemm_hazards(struct gen *g, const struct loom_insn_gemm *gm, const struct loom_uop *u,
-                         int32_t *w_in, int32_t *r_out) {
+                         int32_t *w_in, int32_t *r_out, int32_t *r_load) {
   for (uint32_t i = 0; i < gm->iter_out; i++)
     for (uint32_t j = 0; j < gm->iter_in; j++)
       for (uint32_t k = 0; k < gm->uop_end - gm->uop_begin; k++) {
@@ -198,9 +211,12 @@ static void gemm_hazards(struct gen *g, const struct loom_insn_gemm *gm, const s
         uint32_t x = u[k].inp + i * gm->inp_factor_out + j * gm->inp_factor_in;
         uint32_t w = u[k].wgt + i * gm->wgt_factor_out + j * gm->wgt_factor_in;
         if (g->last_read[LOOM_BUF_ACC][a] > *r_out) *r_out = g->last_read[LOOM_BUF_ACC][a];
+        if (g->out_load_read[a] > *r_load) *r_load = g->out_load_read[a];
         if (gm->reset) continue;
-        if (g->last_write[LOOM_BUF_INP][x] > *w_in) *w_in = g->last_write[LOOM_BUF_INP][x];
         if (g->last_write[LOOM_BUF_WGT][w] > *w_in) *w_in = g->last_write[LOOM_BUF_WGT][w];
+        uint32_t reach = gm->dw ? dw_max_off(g) : 0;
+        for (uint32_t r = x; r <= x + reach; r++) /* every tap lies in [x, x + reach] */
+          if (g->last_write[LOOM_BUF_INP][r] > *w_in) *w_in = g->last_write[LOOM_BUF_INP][r];
       }
 }
 
@@ -211,7 +227,9 @@ static void gemm_mark(struct gen *g, const struct loom_insn_gemm *gm, const stru
       for (uint32_t k = 0; k < gm->uop_end - gm->uop_begin; k++) {
         g->last_write[LOOM_BUF_ACC][u[k].acc + i * gm->acc_factor_out + j * gm->acc_factor_in] = idx;
         if (gm->reset) continue;
-        g->last_read[LOOM_BUF_INP][u[k].inp + i * gm->inp_factor_out + j * gm->inp_factor_in] = idx;
+        uint32_t x = u[k].inp + i * gm->inp_factor_out + j * gm->inp_factor_in;
+        uint32_t reach = gm->dw ? dw_max_off(g) : 0;
+        for (uint32_t r = x; r <= x + reach; r++) g->last_read[LOOM_BUF_INP][r] = idx;
         g->last_read[LOOM_BUF_WGT][u[k].wgt + i * gm->wgt_factor_out + j * gm->wgt_factor_in] = idx;
       }
 }
@@ -229,15 +247,17 @@ static void uops_of(const struct gen *g, uint32_t b, uint32_t e, struct loom_uop
 
 /* A fresh GEMM loop and its micro-ops.  Returns 1 when the micro-ops'
  * inp/wgt fields are "wild" (anything the fields hold), which only a
- * resetting GEMM may use since it reads neither INP nor WGT. */
+ * resetting GEMM may use since it reads neither INP nor WGT.  A depthwise
+ * GEMM keeps every window tap inside INP's window. */
 static int new_gemm(struct gen *g, struct loom_insn *in, struct loom_uop *u) {
   struct loom_insn_gemm *gm = &in->gemm;
-  uint32_t n, io, ii;
+  uint32_t n, io, ii, reach = gm->dw ? dw_max_off(g) : 0;
+  if (reach >= g->win_n[LOOM_BUF_INP]) gm->dw = 0, reach = 0;
   pick_extents(g, &n, &io, &ii);
   gm->iter_out = io, gm->iter_in = ii;
   uint32_t ba = pick_factors(g, g->win_n[LOOM_BUF_ACC], io, ii, 2047, &gm->acc_factor_out,
                              &gm->acc_factor_in);
-  uint32_t bx = pick_factors(g, g->win_n[LOOM_BUF_INP], io, ii, 2047, &gm->inp_factor_out,
+  uint32_t bx = pick_factors(g, g->win_n[LOOM_BUF_INP] - reach, io, ii, 2047, &gm->inp_factor_out,
                              &gm->inp_factor_in);
   uint32_t bw = pick_factors(g, g->win_n[LOOM_BUF_WGT], io, ii, 1023, &gm->wgt_factor_out,
                              &gm->wgt_factor_in);
@@ -252,8 +272,44 @@ static int new_gemm(struct gen *g, struct loom_insn *in, struct loom_uop *u) {
   return wild;
 }
 
-void rs_gen_gemm(struct gen *g) {
-  struct loom_insn in = {.opcode = LOOM_OP_GEMM};
+/* A QCFG whose epilogue rows cover inner iterations 0 .. ii-1 (or that
+ * takes the QCFG bias and multiplier), emitted when the current one does
+ * not: every epilogue of the stream reads a loaded PAR row. */
+static void epilogue_rows(struct gen *g, uint32_t ii) {
+  if (g->qcfg.par_src || g->qcfg.par_base + ii <= LOOM_PAR_ROWS) return;
+  gen_qcfg(g);
+  if (g->qcfg.par_src || g->qcfg.par_base + ii <= LOOM_PAR_ROWS) return;
+  struct loom_insn in = {.opcode = LOOM_OP_QCFG};
+  in.qcfg = g->qcfg;
+  in.qcfg.par_base = rnd(g, LOOM_PAR_ROWS - ii + 1);
+  g->qcfg = in.qcfg;
+  rs_emit(g, in);
+}
+
+/* The PAR rows (and the LUT row) an epilogue over ii inner iterations
+ * reads: the latest load writing them into *w, or (idx >= 0) mark them
+ * read by instruction idx.  PAR and LUT are loaded by the load module. */
+static void epilogue_reads(struct gen *g, uint32_t ii, int32_t *w, int32_t idx) {
+  uint32_t lo = g->qcfg.par_base, n = g->qcfg.par_src || lo >= LOOM_PAR_ROWS ? 0 : ii;
+  if (lo + n > LOOM_PAR_ROWS) n = LOOM_PAR_ROWS - lo;
+  if (idx >= 0) {
+    set_rows(g->last_read[LOOM_BUF_PAR], lo, n, idx);
+    if (g->qcfg.act) g->last_read[LOOM_BUF_LUT][0] = idx;
+    return;
+  }
+  int32_t v = max_last(g->last_write[LOOM_BUF_PAR], lo, n);
+  if (v > *w) *w = v;
+  if (g->qcfg.act && g->last_write[LOOM_BUF_LUT][0] > *w) *w = g->last_write[LOOM_BUF_LUT][0];
+}
+
+static struct loom_insn pick_gcfg(struct gen *g);
+
+/* A GEMM; a new depthwise one now and then takes a new window from a GCFG
+ * emitted right before it (after its micro-op load and QCFG, with the
+ * tokens it needs), so that it may start two cycles after the GCFG, the
+ * first cycle loom_qgcfg's derived window values are final. */
+void gen_gemm(struct gen *g) {
+  struct loom_insn in = {.opcode = LOOM_OP_GEMM}, gcfg = {.opcode = LOOM_OP_NOP};
   struct loom_uop u[8];
   int reset = chance(g, 25), wild;
   if (memo_valid(g, 0) && chance(g, 30)) {
@@ -262,17 +318,26 @@ void rs_gen_gemm(struct gen *g) {
     uops_of(g, in.gemm.uop_begin, in.gemm.uop_end, u);
     wild = g->memo[0].wild;
     in.gemm.reset = (uint32_t)(reset || wild);
+    if (in.gemm.dw && g->memo[0].reach != dw_max_off(g)) in.gemm.dw = 0; /* GCFG changed */
   } else {
     in.gemm.reset = (uint32_t)reset;
+    in.gemm.dw = !reset && !g->k.v1_only && chance(g, 30);
+    if (in.gemm.dw && chance(g, 40)) gcfg = pick_gcfg(g);
     wild = new_gemm(g, &in, u);
   }
-  int32_t w_in = -1, r_out = -1;
-  gemm_hazards(g, &in.gemm, u, &w_in, &r_out);
-  rs_need(g, TQ_L2C, w_in);
+  if (in.gemm.reset) in.gemm.first = in.gemm.last = in.gemm.dw = 0;
+  else if (!g->k.v1_only) in.gemm.first = (uint32_t)chance(g, 35), in.gemm.last = (uint32_t)chance(g, 35);
+  if (in.gemm.last) epilogue_rows(g, in.gemm.iter_in);
+  int32_t w_in = -1, r_out = -1, r_load = -1;
+  gemm_hazards(g, &in.gemm, u, &w_in, &r_out, &r_load);
+  if (in.gemm.last) epilogue_reads(g, in.gemm.iter_in, &w_in, -1);
+  rs_need(g, TQ_L2C, w_in > r_load ? w_in : r_load);
   rs_need(g, TQ_S2C, r_out);
+  if (gcfg.opcode == LOOM_OP_GCFG) rs_emit(g, gcfg); /* takes the pops rs_need left pending */
   int32_t idx = rs_emit(g, in);
   gemm_mark(g, &in.gemm, u, idx);
-  g->memo[0].valid = 1, g->memo[0].wild = wild, g->memo[0].insn = in;
+  if (in.gemm.last) epilogue_reads(g, in.gemm.iter_in, NULL, idx);
+  g->memo[0].valid = 1, g->memo[0].wild = wild, g->memo[0].insn = in, g->memo[0].reach = dw_max_off(g);
   g->memo[0].owner = g->uop_owner[in.gemm.uop_begin];
 }
 
@@ -300,7 +365,7 @@ static void new_alu(struct gen *g, struct loom_insn *in, struct loom_uop *u) {
   a->uop_end = a->uop_begin + n;
 }
 
-void rs_gen_alu(struct gen *g) {
+void gen_alu(struct gen *g) {
   struct loom_insn in = {.opcode = LOOM_OP_ALU};
   struct loom_uop u[8];
   if (memo_valid(g, 1) && chance(g, 30)) {
@@ -310,19 +375,25 @@ void rs_gen_alu(struct gen *g) {
   } else {
     new_alu(g, &in, u);
   }
-  in.alu.alu_op = rnd(g, LOOM_ALU_COUNT);
+  in.alu.alu_op = rnd(g, g->k.v1_only ? LOOM_ALU_EPI : LOOM_ALU_COUNT);
   in.alu.use_imm = (uint32_t)chance(g, 50);
   in.alu.imm = rnd_imm(g, in.alu.alu_op);
-  int32_t r_out = -1;
+  if (in.alu.alu_op == LOOM_ALU_EPI) epilogue_rows(g, in.alu.iter_in);
+  int32_t r_out = -1, r_load = -1;
   const struct loom_insn_alu *a = &in.alu;
   for (uint32_t i = 0; i < a->iter_out; i++)
     for (uint32_t j = 0; j < a->iter_in; j++)
       for (uint32_t k = 0; k < a->uop_end - a->uop_begin; k++) {
         uint32_t d = u[k].acc + i * a->dst_factor_out + j * a->dst_factor_in;
         if (g->last_read[LOOM_BUF_ACC][d] > r_out) r_out = g->last_read[LOOM_BUF_ACC][d];
+        if (g->out_load_read[d] > r_load) r_load = g->out_load_read[d];
       }
+  int epi = in.alu.alu_op == LOOM_ALU_EPI;
+  if (epi) epilogue_reads(g, a->iter_in, &r_load, -1);
   rs_need(g, TQ_S2C, r_out);
+  rs_need(g, TQ_L2C, r_load);
   int32_t idx = rs_emit(g, in);
+  if (epi) epilogue_reads(g, a->iter_in, NULL, idx);
   for (uint32_t i = 0; i < a->iter_out; i++)
     for (uint32_t j = 0; j < a->iter_in; j++)
       for (uint32_t k = 0; k < a->uop_end - a->uop_begin; k++)
@@ -331,9 +402,11 @@ void rs_gen_alu(struct gen *g) {
 }
 
 /* A GEMM or ALU whose loop does nothing (zero extent or empty uop range). */
-void rs_gen_empty_loop(struct gen *g) {
+void gen_empty_loop(struct gen *g) {
   struct loom_insn in = {.opcode = chance(g, 50) ? LOOM_OP_GEMM : LOOM_OP_ALU};
-  uint32_t b = rnd(g, 1u << 13), e = rnd(g, 1u << 14), io = rnd(g, 1u << 14), ii = rnd(g, 1u << 14);
+  int gemm = in.opcode == LOOM_OP_GEMM;
+  uint32_t b = rnd(g, 1u << 13), e = rnd(g, 1u << 14), io = rnd(g, 1u << (gemm ? 12 : 14)),
+           ii = rnd(g, 1u << (gemm ? 12 : 14));
   switch (rnd(g, 3)) {
   case 0: io = 0; break;
   case 1: ii = 0; break;
@@ -342,14 +415,17 @@ void rs_gen_empty_loop(struct gen *g) {
   if (in.opcode == LOOM_OP_GEMM) {
     in.gemm.uop_begin = b, in.gemm.uop_end = e, in.gemm.iter_out = io, in.gemm.iter_in = ii;
     in.gemm.reset = rnd(g, 2);
+    if (!in.gemm.reset && !g->k.v1_only)
+      in.gemm.first = rnd(g, 2), in.gemm.last = rnd(g, 2), in.gemm.dw = rnd(g, 2);
   } else {
     in.alu.uop_begin = b, in.alu.uop_end = e, in.alu.iter_out = io, in.alu.iter_in = ii;
-    in.alu.alu_op = rnd(g, LOOM_ALU_COUNT);
+    in.alu.alu_op = rnd(g, g->k.v1_only ? LOOM_ALU_EPI : LOOM_ALU_COUNT);
+    in.alu.use_imm = rnd(g, 2);
   }
   rs_emit(g, in);
 }
 
-void rs_gen_qcfg(struct gen *g) {
+void gen_qcfg(struct gen *g) {
   struct loom_insn in = {.opcode = LOOM_OP_QCFG};
   struct loom_insn_qcfg *q = &in.qcfg;
   switch (rnd(g, 4)) {
@@ -366,71 +442,93 @@ void rs_gen_qcfg(struct gen *g) {
     q->clamp_lo = q->clamp_hi, q->clamp_hi = t;
   }
   q->round_even = rnd(g, 2);
+  if (!g->k.v1_only) {
+    q->bias = rnd_i32(g);
+    q->par_src = (uint32_t)chance(g, 25);
+    q->act = (uint32_t)chance(g, 40);
+    q->par_base = chance(g, 85) ? rnd(g, LOOM_PAR_ROWS) : rnd(g, 256); /* may be past PAR: unused */
+  }
+  g->qcfg = *q;
   rs_emit(g, in);
 }
 
-void rs_gen_nop(struct gen *g) { rs_emit_nop(g, (int)rnd(g, LOOM_Q_COUNT)); }
+/* ---- ISA v2 ---- */
 
-/* ---- planted errors ---- */
+/* The GEMM registers: a period for first/last and a depthwise window that
+ * mostly fits the INP window (new_gemm drops dw when it does not).
+ * pick_gcfg sets them in g->gcfg and returns the GCFG, for the caller to
+ * emit. */
+static struct loom_insn pick_gcfg(struct gen *g) {
+  struct loom_insn in = {.opcode = LOOM_OP_GCFG};
+  struct loom_insn_gcfg *c = &in.gcfg;
+  c->period = chance(g, 80) ? range(g, 1, 9) : rnd(g, 64);
+  c->dw_kh = chance(g, 90) ? range(g, 1, 4) : rnd(g, 16);
+  c->dw_kw = chance(g, 90) ? range(g, 1, 4) : rnd(g, 16);
+  c->dw_row = chance(g, 70) ? range(g, 1, 12) : rnd(g, 40);
+  c->dw_col = chance(g, 80) ? range(g, 1, 2) : rnd(g, 8);
+  g->gcfg = *c;
+  return in;
+}
 
-/* One instruction that raises an error; corruptions the encoder refuses
- * are applied to the bytes afterwards (encode_all() in randstream.c). */
-void rs_plant_fault(struct gen *g) {
-  int f = (int)range(g, FAULT_RESERVED, FAULT_COUNT - 1);
+void gen_gcfg(struct gen *g) { rs_emit(g, pick_gcfg(g)); }
+
+/* LOAD PAR of rows [lo, lo + n) (load queue: after the epilogues that
+ * read those rows). */
+void gen_par_load(struct gen *g, uint32_t lo, uint32_t n) {
   struct loom_insn in = {.opcode = LOOM_OP_LOAD};
-  in.mem.buffer = LOOM_BUF_INP;
-  in.mem.segment = (uint32_t)g->inputs[0];
-  in.mem.y_size = 1, in.mem.x_size = 1, in.mem.x_stride = 1;
-  in.mem.sram_base = g->win_lo[LOOM_BUF_INP];
-  uint32_t rb = loom_hw_row_bytes(g->cfg, LOOM_BUF_INP, 0);
-  switch (f) {
-  case FAULT_BAD_ALU:
-    in.opcode = LOOM_OP_ALU;
-    memset(&in.alu, 0, sizeof in.alu);
-    in.alu.iter_out = in.alu.iter_in = 1;
-    break;
-  case FAULT_SEG_OVERFLOW:
-    in.mem.dram_offset = (uint32_t)(g->seg[in.mem.segment].size / rb);
-    break;
-  case FAULT_SEG_UNMAPPED:
-    for (int s = 0; s < LOOM_NUM_SEGMENTS; s++)
-      if (g->seg[s].size == 0 && s != g->uop_seg) in.mem.segment = (uint32_t)s;
-    break;
-  case FAULT_SRAM_LOAD:
-    in.mem.sram_base = loom_hw_buffer_rows(g->cfg, LOOM_BUF_INP) - rnd(g, 2);
-    in.mem.x_size = in.mem.x_stride = 2;
-    break;
-  case FAULT_SRAM_GEMM:
-    in.opcode = LOOM_OP_GEMM;
-    memset(&in.gemm, 0, sizeof in.gemm);
-    in.gemm.reset = 1, in.gemm.iter_out = 2, in.gemm.iter_in = 1, in.gemm.acc_factor_out = 1;
-    in.gemm.uop_begin = load_uops(g, &(struct loom_uop){loom_hw_buffer_rows(g->cfg, LOOM_BUF_ACC) - 1, 0, 0}, 1);
-    in.gemm.uop_end = in.gemm.uop_begin + 1;
-    break;
-  default: break;
-  }
-  if (f == FAULT_NOFINISH) {
-    g->fault = f;
-    return;
-  }
-  g->fault = f;
-  g->fault_insn = rs_emit(g, in);
-  /* a planted instruction produces no tokens anyone may rely on */
-  rs_drop_pushes(g, g->fault_insn, loom_insn_queue(&in));
+  struct loom_insn_mem *m = &in.mem;
+  m->buffer = LOOM_BUF_PAR;
+  m->x_size = n, m->y_size = 1, m->x_stride = n;
+  if (n > 1 && chance(g, 30)) m->x_size = 1, m->y_size = n, m->x_stride = range(g, 1, 3);
+  place_dram(g, m, g->inputs[rnd(g, (uint32_t)g->n_inputs)], loom_hw_row_bytes(g->cfg, LOOM_BUF_PAR, 0));
+  m->sram_base = lo;
+  rs_need(g, TQ_C2L, max_last(g->last_read[LOOM_BUF_PAR], lo, n));
+  int32_t idx = rs_emit(g, in);
+  set_rows(g->last_write[LOOM_BUF_PAR], lo, n, idx);
 }
 
-uint32_t rs_fault_error(int f) {
-  switch (f) {
-  case FAULT_RESERVED:
-  case FAULT_BAD_BUFFER:
-  case FAULT_BAD_TOKEN:
-  case FAULT_BAD_ALU: return LOOM_ERR_ILLEGAL;
-  case FAULT_SEG_OVERFLOW:
-  case FAULT_SEG_UNMAPPED: return LOOM_ERR_SEGMENT;
-  case FAULT_SRAM_LOAD:
-  case FAULT_SRAM_GEMM: return LOOM_ERR_SRAM;
-  case FAULT_NOFINISH: return LOOM_ERR_NOFINISH;
-  default: return LOOM_ERR_NONE;
-  }
+void gen_lut_load(struct gen *g) {
+  struct loom_insn in = {.opcode = LOOM_OP_LOAD};
+  in.mem.buffer = LOOM_BUF_LUT;
+  in.mem.x_size = in.mem.y_size = in.mem.x_stride = 1;
+  place_dram(g, &in.mem, g->inputs[rnd(g, (uint32_t)g->n_inputs)], LOOM_LUT_ENTRIES);
+  rs_need(g, TQ_C2L, g->last_read[LOOM_BUF_LUT][0]);
+  g->last_write[LOOM_BUF_LUT][0] = rs_emit(g, in);
 }
+
+/* LOAD INP from OUT: OUT rows of the ACC window into INP's window, padded
+ * now and then.  The load waits for compute's last write of its source
+ * rows and for the GEMMs that still read its destination; compute waits
+ * for it before writing the source rows again (gen_gemm, gen_alu). */
+void gen_src_out(struct gen *g) {
+  struct loom_insn in = {.opcode = LOOM_OP_LOAD};
+  struct loom_insn_mem *m = &in.mem;
+  uint32_t cap = g->win_n[LOOM_BUF_ACC] < g->win_n[LOOM_BUF_INP] ? g->win_n[LOOM_BUF_ACC] : g->win_n[LOOM_BUF_INP];
+  m->buffer = LOOM_BUF_INP;
+  m->src_out = 1;
+  pick_shape(g, range(g, 1, cap < g->k.max_rows ? cap : g->k.max_rows), m);
+  while (span_rows(m) > g->win_n[LOOM_BUF_ACC]) { /* the source stays in the ACC window */
+    if (m->x_stride > m->x_size) m->x_stride = m->x_size;
+    else if (m->y_size > 1) m->y_size--;
+    else m->x_size--;
+  }
+  pick_pads(g, m, g->win_n[LOOM_BUF_INP]);
+  uint32_t span = (uint32_t)span_rows(m), rows = sram_rows(m);
+  m->dram_offset = g->win_lo[LOOM_BUF_ACC] + rnd(g, g->win_n[LOOM_BUF_ACC] - span + 1);
+  m->sram_base = g->win_lo[LOOM_BUF_INP] + rnd(g, g->win_n[LOOM_BUF_INP] - rows + 1);
+  int32_t w = -1;
+  for (uint32_t y = 0; y < m->y_size; y++)
+    for (uint32_t x = 0; x < m->x_size; x++) {
+      int32_t v = g->last_write[LOOM_BUF_ACC][m->dram_offset + y * m->x_stride + x];
+      if (v > w) w = v;
+    }
+  int32_t r = max_last(g->last_read[LOOM_BUF_INP], m->sram_base, rows);
+  rs_need(g, TQ_C2L, w > r ? w : r);
+  int32_t idx = rs_emit(g, in);
+  set_rows(g->last_write[LOOM_BUF_INP], m->sram_base, rows, idx);
+  for (uint32_t y = 0; y < m->y_size; y++)
+    for (uint32_t x = 0; x < m->x_size; x++) g->out_load_read[m->dram_offset + y * m->x_stride + x] = idx;
+}
+
+void gen_nop(struct gen *g) { rs_emit_nop(g, (int)rnd(g, LOOM_Q_COUNT)); }
 

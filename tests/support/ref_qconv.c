@@ -164,9 +164,10 @@ void ref_from_nchwc(const int8_t *x, int32_t n, int32_t c, int32_t h, int32_t w,
 #include <string.h>
 
 static uint32_t run_fsim(const struct lower_program *p, const int8_t *in, const int8_t *in2,
-                         int8_t *out, struct fsim_result *res, int timing) {
+                         int8_t *out, struct fsim_result *res, int timing, int reverse) {
   struct fsim *sim = fsim_create(p->cfg);
   if (timing) fsim_set_timing(sim, 1);
+  fsim_set_reverse_schedule(sim, reverse);
   uint8_t *code = lower_program_code(p);
   uint8_t *seg[LOWER_SEG_COUNT] = {0};
   struct fsim_job job;
@@ -191,14 +192,27 @@ static uint32_t run_fsim(const struct lower_program *p, const int8_t *in, const 
   return err;
 }
 
+/* The job again with the reverse schedule (fsim_set_reverse_schedule):
+ * a token the program lacks shows as a different output. */
 uint32_t ref_q_run_fsim(const struct lower_program *p, const int8_t *in, const int8_t *in2,
                         int8_t *out, struct fsim_result *res) {
-  return run_fsim(p, in, in2, out, res, 0);
+  uint32_t err = run_fsim(p, in, in2, out, res, 0, 0);
+  if (err) return err;
+  int8_t *again = malloc(p->seg_bytes[LOWER_SEG_OUT] + 1);
+  struct fsim_result r2;
+  uint32_t e2 = run_fsim(p, in, in2, again, &r2, 0, 1);
+  if (e2 || memcmp(out, again, p->seg_bytes[LOWER_SEG_OUT])) {
+    snprintf(res->message, sizeof res->message, "the reverse schedule %s: a dependency token is missing",
+             e2 ? "fails" : "gives another output");
+    err = res->error = REF_Q_ERR_RACE;
+  }
+  free(again);
+  return err;
 }
 
 uint32_t ref_q_run_fsim_timed(const struct lower_program *p, const int8_t *in, const int8_t *in2,
                               int8_t *out, struct fsim_result *res) {
-  return run_fsim(p, in, in2, out, res, 1);
+  return run_fsim(p, in, in2, out, res, 1, 0);
 }
 
 int ref_q_counter_mismatch(const struct lower_program *p, const struct fsim_result *res) {

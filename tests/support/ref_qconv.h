@@ -43,7 +43,11 @@ void ref_from_nchwc(const int8_t *x, int32_t n, int32_t c, int32_t h, int32_t w,
 
 /* Runs a lowered program on a fresh fsim: `in` / `in2` are the packed
  * activations of segments IN / IN2 (NULL when unused), `out` receives the
- * OUT segment.  Returns fsim's error code; res gets the counters. */
+ * OUT segment.  Returns fsim's error code; res gets the counters.  The job
+ * runs a second time with fsim's reverse schedule: when that fails or
+ * gives another output, a token is missing and the result is
+ * REF_Q_ERR_RACE. */
+#define REF_Q_ERR_RACE 1000u
 uint32_t ref_q_run_fsim(const struct lower_program *p, const int8_t *in, const int8_t *in2,
                         int8_t *out, struct fsim_result *res);
 /* The same with fsim's timing model on: res->counters[LOOM_CNT_CYCLES] is

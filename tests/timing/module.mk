@@ -7,8 +7,7 @@
 #                      TIMING_ARGS="--tsim-cache build/timing.cache --verbose")
 
 TIMING_AGREE := $(BUILD)/tests/timing/timing_agree
-TIMING_SUPPORT := tests/support/stream.c tests/support/randstream.c tests/support/randstream_ops.c \
-  tests/support/randstream_describe.c
+TIMING_SUPPORT := tests/support/stream.c $(RANDSTREAM_SRCS)
 
 $(TIMING_AGREE): tests/timing/timing_agree.c $(call obj,$(TIMING_SUPPORT)) $(LIBLOOMC) $(LIBLOOM) \
     $(GEN_HEADERS)

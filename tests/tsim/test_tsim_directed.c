@@ -323,7 +323,7 @@ static void test_hung_job_timeout(void **state) {
   assert_int_equal(loom_device_open_ops(&loom_backend_tsim, opts, &dev, msg), LOOM_OK);
   stream_init(&s);
   stream_load(&s, 0, LOOM_BUF_UOP, 0, 0, 0, 1);
-  struct loom_insn_gemm g = {.reset = 1, .uop_begin = 0, .uop_end = 1, .iter_out = 16000, .iter_in = 16000};
+  struct loom_insn_gemm g = {.reset = 1, .uop_begin = 0, .uop_end = 1, .iter_out = 4095, .iter_in = 4095};
   stream_gemm(&s, 0, &g);
   stream_finish(&s, 0);
   memset(&job, 0, sizeof job);

@@ -48,19 +48,26 @@ static const char full_program[] =
     "  load inp sram=65535 seg=1 off=268435455 y=65535 x=65535 stride=65535 pad=7,7,7,7 padval=127 pop_next push_next\n"
     "  load wgt sram=3 seg=1 off=1 y=1 x=1 stride=1 padval=-1\n"
     "  load uop sram=0 seg=3 off=0 y=1 x=3 stride=3\n"
-    "  gemm reset uop=8191:16383 iter=16383,16383 acc=2047,2047 inp=2047,2047 wgt=1023,1023 "
+    "  gemm reset uop=8191:16383 iter=4095,4095 acc=2047,2047 inp=2047,2047 wgt=1023,1023 "
     "pop_prev pop_next push_prev push_next\n"
     "  gemm uop=1:2 iter=3,4 acc=5,6 inp=7,8 wgt=9,10\n"
     "  alu requant use_imm imm=-32768 uop=1:2 iter=3,4 dst=5,6 src=7,8 pop_prev pop_next push_prev push_next\n"
     "  alu shr uop=0:1 iter=1,1 dst=0,1 src=1,0\n"
     "  alu mov use_imm imm=32767 uop=0:1 iter=1,1\n"
     "  qcfg mul=-2147483648 shift=63 zp=-128 lo=-100 hi=100 round_even pop_prev pop_next push_prev push_next\n"
+    "  gemm first last dw uop=0:9 iter=2,3\n"
+    "  alu epi use_imm uop=0:1 iter=1,4 dst=0,1\n"
+    "  qcfg mul=7 shift=1 bias=-2147483648 par=255 par_src act\n"
+    "  gcfg period=63 win=15,14 step=4095,1 push_prev\n"
+    "  load par sram=31 seg=1 off=2 y=1 x=1 stride=1\n"
+    "  load lut sram=0 seg=1 off=0 y=1 x=1 stride=1\n"
+    "  load inp sram=5 seg=0 off=6 y=2 x=3 stride=4 pad=1,1,1,1 padval=-3 src_out push_next\n"
     "  nop load pop_next push_next\n"
     "  nop compute pop_prev pop_next push_prev push_next\n"
     "  nop store pop_prev push_prev\n"
     "  store sram=9 seg=2 off=3 y=4 x=5 stride=6 pop_prev push_prev\n"
     "  finish pop_prev pop_next push_prev push_next\n"
-    "  .insn 0x00000000000000000000000000000007   ; undefined opcode 7\n"
+    "  .insn 0x80000000000000000000000000000007   ; gcfg with a reserved bit\n"
     "  .insn 0x000000000000000000000000000a0003   ; alu imm bits without use_imm\n"
     ".job second seg2=out\n"
     "  FINISH\n"
@@ -164,12 +171,34 @@ static void test_fields(void **state) {
   assert_int_equal(d.qcfg.multiplier, INT32_MIN);
   assert_int_equal(d.qcfg.clamp_hi, 100);
   assert_int_equal(d.qcfg.round_even, 1);
+  decode_at(&f, 11, &d);
+  assert_true(d.gemm.first && d.gemm.last && d.gemm.dw && !d.gemm.reset);
   decode_at(&f, 12, &d);
+  assert_int_equal(d.alu.alu_op, LOOM_ALU_EPI);
+  decode_at(&f, 13, &d);
+  assert_int_equal(d.qcfg.bias, INT32_MIN);
+  assert_int_equal(d.qcfg.par_base, 255);
+  assert_true(d.qcfg.par_src && d.qcfg.act);
+  decode_at(&f, 14, &d);
+  assert_int_equal(d.opcode, LOOM_OP_GCFG);
+  assert_int_equal(d.gcfg.period, 63);
+  assert_int_equal(d.gcfg.dw_kh, 15);
+  assert_int_equal(d.gcfg.dw_kw, 14);
+  assert_int_equal(d.gcfg.dw_row, 4095);
+  assert_int_equal(d.gcfg.dw_col, 1);
+  decode_at(&f, 15, &d);
+  assert_int_equal(d.mem.buffer, LOOM_BUF_PAR);
+  decode_at(&f, 16, &d);
+  assert_int_equal(d.mem.buffer, LOOM_BUF_LUT);
+  decode_at(&f, 17, &d);
+  assert_true(d.mem.src_out && d.mem.buffer == LOOM_BUF_INP && d.push_next);
+  decode_at(&f, 19, &d);
   assert_int_equal(d.nop.queue, LOOM_Q_COMPUTE);
-  assert_int_equal(f.insns[16 * 16], 7); /* the raw .insn */
+  assert_int_equal(f.insns[23 * 16], 7); /* the raw .insn */
+  assert_int_equal(f.insns[23 * 16 + 15], 0x80);
   assert_int_equal(f.job_count, 2);
-  assert_int_equal(f.jobs[0].insn_count, 18);
-  assert_int_equal(f.jobs[1].insn_first, 18);
+  assert_int_equal(f.jobs[0].insn_count, 25);
+  assert_int_equal(f.jobs[1].insn_first, 25);
   assert_int_equal(f.jobs[0].segments[7], 3);
   assert_int_equal(f.step_count, 4);
   assert_int_equal(f.steps[0].index, 1);
@@ -217,7 +246,7 @@ static void test_config_override(void **state) {
   uint8_t *p = assemble(".config tiny\n.job a\n finish\n", "o.s", "large", &n);
   assert_int_equal(p[28] | p[29] << 8 | p[30] << 16 | (uint32_t)p[31] << 24, LOOM_CONFIG_LARGE_HASH);
   free(p);
-  p = assemble(".job a\n finish\n", "o.s", "0x2a77ead3", &n);
+  p = assemble(".job a\n finish\n", "o.s", "0xbe827f10", &n);
   assert_int_equal(p[28] | p[29] << 8 | p[30] << 16 | (uint32_t)p[31] << 24, LOOM_CONFIG_TINY_HASH);
   free(p);
   struct loom_file_builder *b;
@@ -234,8 +263,8 @@ struct bad {
 #define HEAD ".config tiny\n.buffer a work 64\n.job j seg0=a\n"
 
 static const struct bad bad_sources[] = {
-    {HEAD "  gemm uop=0:1 iter=20000,1\n", "e.s:4:21: iter_out 20000 does not fit 14 bits (0..16383)"},
-    {HEAD "  gemm uop=0:1 iter=1,99999999999\n", "e.s:4:23: iter_in 99999999999 does not fit 14 bits (0..16383)"},
+    {HEAD "  gemm uop=0:1 iter=20000,1\n", "e.s:4:21: iter_out 20000 does not fit 12 bits (0..4095)"},
+    {HEAD "  gemm uop=0:1 iter=1,99999999999\n", "e.s:4:23: iter_in 99999999999 does not fit 12 bits (0..4095)"},
     {HEAD "  load inp sram=0 seg=8 off=0 y=1 x=1 stride=1\n", "e.s:4:23: segment 8 does not fit 3 bits (0..7)"},
     {HEAD "  load inp sram=0 seg=0 off=0 y=1 x=1 stride=1 pad=1,0,0,0 padval=200\n",
      "e.s:4:67: pad_value 200 does not fit 8 bits (-128..127)"},
@@ -248,12 +277,18 @@ static const struct bad bad_sources[] = {
     {HEAD "  finish reset\n", "e.s:4:10: finish has no flag 'reset'"},
     {HEAD "  gemm uop=0:1 iter\n", "e.s:4:16: iter needs a value: iter=OUT,IN"},
     {HEAD "  load inp sram=0 seg=0 off=0 y=1 x=1\n", "e.s:4:3: load needs stride=ROWS"},
-    {HEAD "  load sram=0\n", "e.s:4:8: load needs uop, wgt, inp or acc first"},
-    {HEAD "  alu\n", "e.s:4:3: alu needs add, max, min, shr, mul, mov or requant first"},
+    {HEAD "  load sram=0\n", "e.s:4:8: load needs uop, wgt, inp, acc, par or lut first"},
+    {HEAD "  alu\n", "e.s:4:3: alu needs add, max, min, shr, mul, mov, requant or epi first"},
     {HEAD "  finish push_next push_next\n", "e.s:4:20: flag push_next is given twice"},
     {HEAD "  gemm uop=0:1 iter=1,1 uop=0:1\n", "e.s:4:25: uop= is given twice"},
     {HEAD "  load uop sram=0 seg=0 off=0 y=1 x=1 stride=1 pad=1,0,0,0\n",
-     "e.s:4:3: illegal instruction: padding on a UOP or WGT load"},
+     "e.s:4:3: illegal instruction: padding on a UOP, WGT, PAR or LUT load"},
+    {HEAD "  load wgt sram=0 seg=0 off=0 y=1 x=1 stride=1 src_out\n",
+     "e.s:4:3: illegal instruction: src_out on a non-INP load"},
+    {HEAD "  load inp sram=0 seg=1 off=0 y=1 x=1 stride=1 src_out\n",
+     "e.s:4:3: illegal instruction: src_out with a segment other than 0"},
+    {HEAD "  gemm reset last uop=0:1 iter=1,1\n", "e.s:4:3: illegal instruction: reset with first, last or dw"},
+    {HEAD "  gcfg win=16,1\n", "e.s:4:12: dw_kh 16 does not fit 4 bits (0..15)"},
     {HEAD "  load inp sram=0 seg=0 off=0 y=1 x=1 stride=1 pop_prev\n",
      "e.s:4:3: illegal instruction: load-queue instruction uses a prev token"},
     {HEAD "  load out sram=0 seg=0 off=0 y=1 x=1 stride=1\n",

@@ -3,7 +3,8 @@
  * run on fsim, and compared bit for bit with the fused graph on the
  * reference interpreter (the int8 model).  Covers the model interface
  * (quantized inputs and outputs presented as float), host steps (Softmax,
- * layout repacks, Concat, uint8 conversions), several hardware
+ * layout repacks, Concat, uint8 conversions), attention's matmuls of two
+ * activations, several hardware
  * configurations, the per-layer report and the error messages.
  */
 #include <math.h>
@@ -73,6 +74,30 @@ static int count_rows(const struct compile_result *r, const char *op) {
   return n;
 }
 
+/* `text` compiled for `config` with COMPILE_* `flags`, calibrated on 8
+ * random inputs of `dims` (the calibration files are gone when this
+ * returns). */
+static void compile_calibrated(const char *text, int rank, const int64_t *dims, unsigned seed, const char *config,
+                               unsigned flags, struct compile_result *r) {
+  struct calib_file cf;
+  struct ir_error err = {{0}};
+  assert_int_equal(0, write_calib(&cf, rank, dims, 8, seed));
+  struct compile_options o = {.config = config, .calib = cf.path, .flags = flags};
+  int rc = compile_graph(parse_ok(text), &o, r, &err);
+  remove_calib(&cf);
+  if (rc) fail_msg("%s", err.msg);
+}
+
+/* Four inputs of n floats, amp * sin(i * (s + k)), each bit-exact. */
+static void bit_exact_on_waves(const struct compile_result *r, int n, int k, float amp) {
+  float *x = malloc((size_t)n * sizeof *x);
+  for (int s = 0; s < 4; s++) {
+    for (int i = 0; i < n; i++) x[i] = sinf((float)(i * (s + k))) * amp;
+    assert_bit_exact(r, LOOM_DT_F32, x);
+  }
+  free(x);
+}
+
 static const char *const convnet =
     "loom.ir 1\n"
     "input %x : f32[1,3,6,6]\n"
@@ -97,23 +122,162 @@ static const char *const convnet =
 
 static void convnet_on(const char *config) {
   int64_t dims[4] = {1, 3, 6, 6};
-  struct calib_file cf;
   struct compile_result r;
-  struct ir_error err = {{0}};
-  assert_int_equal(0, write_calib(&cf, 4, dims, 8, 1));
-  if (compile_text(convnet, cf.path, config, &r, &err)) fail_msg("%s", err.msg);
+  compile_calibrated(convnet, 4, dims, 1, config, 0, &r);
   assert_int_equal(r.calib_samples, 8);
   assert_int_equal(count_rows(&r, "conv"), 3);
   assert_int_equal(count_rows(&r, "maxpool") + count_rows(&r, "add") + count_rows(&r, "fc"), 3);
   assert_int_equal(count_rows(&r, "host"), 0); /* interface quantization is the runtime's */
-  float x[108];
-  for (int s = 0; s < 4; s++) {
-    for (int i = 0; i < 108; i++) x[i] = sinf((float)(i * (s + 1))) * 1.5f;
-    assert_bit_exact(&r, LOOM_DT_F32, x);
-  }
+  bit_exact_on_waves(&r, 108, 1, 1.5f);
   compile_result_free(&r);
-  remove_calib(&cf);
 }
+
+/* Activation tables (pass_fuse_act.c): HardSwish as x * HardSigmoid(x)
+ * and SiLU into their convolutions' epilogues, a Tanh of the model input
+ * as a job of its own, an SE block whose gate and product stay float on the
+ * host: fsim gives the reference interpreter's bytes. */
+static const char *const actnet =
+    "loom.ir 1\n"
+    "input %x : f32[1,3,6,6]\n"
+    "const %w1 : f32[20,3,3,3] = rand(11)\n"
+    "const %w2 : f32[20,1,3,3] = rand(12)\n"
+    "const %w3 : f32[8,20,1,1] = rand(13)\n"
+    "const %w4 : f32[20,8,1,1] = rand(14)\n"
+    "const %w5 : f32[24,20,1,1] = rand(15)\n"
+    "%t = Tanh@13(%x)\n"
+    "%c1 = Conv(%t, %w1) {kernel_shape=[3,3], pads=[1,1,1,1]}\n"
+    "%h1 = HardSigmoid@6(%c1) {alpha=0.16666667, beta=0.5}\n"
+    "%a1 = Mul(%c1, %h1)\n"
+    "%c2 = Conv(%a1, %w2) {kernel_shape=[3,3], pads=[1,1,1,1], group=20}\n"
+    "%s2 = Sigmoid@13(%c2)\n"
+    "%a2 = Mul(%c2, %s2)\n"
+    "%p = GlobalAveragePool(%a2)\n"
+    "%c3 = Conv(%p, %w3) {kernel_shape=[1,1]}\n"
+    "%r3 = Relu(%c3)\n"
+    "%c4 = Conv(%r3, %w4) {kernel_shape=[1,1]}\n"
+    "%g = HardSigmoid@6(%c4) {alpha=0.16666667, beta=0.5}\n"
+    "%se = Mul(%a2, %g)\n"
+    "%y = Conv(%se, %w5) {kernel_shape=[1,1]}\n"
+    "output %y\n";
+
+static void actnet_on(const char *config) {
+  int64_t dims[4] = {1, 3, 6, 6};
+  struct compile_result r;
+  compile_calibrated(actnet, 4, dims, 3, config, COMPILE_TABLE_JOBS, &r);
+  assert_int_equal(count_rows(&r, "+act"), 2); /* HardSwish, SiLU */
+  assert_int_equal(count_rows(&r, "act Tanh"), 1);
+  assert_int_equal(count_rows(&r, "host Mul"), 1); /* the SE product, */
+  assert_int_equal(count_rows(&r, "host HardSigmoid"), 1); /* its float gate (read by the host only) */
+  bit_exact_on_waves(&r, 108, 2, 2.5f);
+  compile_result_free(&r);
+  /* by default the host looks the Tanh's 108 codes up (place_tables.c) */
+  compile_calibrated(actnet, 4, dims, 3, config, 0, &r);
+  assert_int_equal(count_rows(&r, "act Tanh"), 0);
+  assert_int_equal(count_rows(&r, "host Cast") + count_rows(&r, "host Gather"), 2);
+  bit_exact_on_waves(&r, 108, 2, 2.5f);
+  compile_result_free(&r);
+}
+
+/* Rank-2 tables: a Tanh of the input, a job of [1, n, 1, 1] between two
+ * views (COMPILE_TABLE_JOBS: by default the host looks it up), and a
+ * classifier's HardSwish between two Gemms, such a job merged into the
+ * first Gemm's epilogue. */
+static const char *const fcact =
+    "loom.ir 1\n"
+    "input %x : f32[1,40]\n"
+    "const %w1 : f32[40,40] = rand(21)\n"
+    "const %w2 : f32[7,40] = rand(22)\n"
+    "%t = Tanh@13(%x)\n"
+    "%g = Gemm(%t, %w1) {transB=1}\n"
+    "%h = HardSigmoid@6(%g) {alpha=0.16666667, beta=0.5}\n"
+    "%a = Mul(%g, %h)\n"
+    "%y = Gemm(%a, %w2) {transB=1}\n"
+    "output %y\n";
+
+static void test_fcact(void **state) {
+  int64_t dims[2] = {1, 40};
+  struct compile_result r;
+  compile_calibrated(fcact, 2, dims, 5, "default", COMPILE_TABLE_JOBS, &r);
+  assert_int_equal(count_rows(&r, "fc+act"), 1);
+  assert_int_equal(count_rows(&r, "act Tanh"), 1);
+  assert_int_equal(count_rows(&r, "fc"), 2);
+  assert_int_equal(count_rows(&r, "host COPY"), 1); /* the plain input into the job's blocked view */
+  bit_exact_on_waves(&r, 40, 3, 2.0f);
+  compile_result_free(&r);
+}
+
+/* GELU as torch 1.13 exports it (Div, Erf, Add, Mul, Mul): its scalar
+ * steps stay float until quantization, then the whole is one table in the
+ * convolution's epilogue, not three depthwise jobs and a host Mul. */
+static const char *const gelunet =
+    "loom.ir 1\n"
+    "input %x : f32[1,8,5,5]\n"
+    "const %w1 : f32[16,8,1,1] = rand(31)\n"
+    "const %w2 : f32[8,16,3,3] = rand(32)\n"
+    "const %r2 : f32[] = [1.4142135]\n"
+    "const %one : f32[] = [1.0]\n"
+    "const %half : f32[] = [0.5]\n"
+    "%c = Conv(%x, %w1) {kernel_shape=[1,1]}\n"
+    "%d = Div@13(%c, %r2)\n"
+    "%e = Erf@13(%d)\n"
+    "%a = Add(%e, %one)\n"
+    "%m = Mul(%c, %a)\n"
+    "%g = Mul(%m, %half)\n"
+    "%y = Conv(%g, %w2) {kernel_shape=[3,3], pads=[1,1,1,1]}\n"
+    "output %y\n";
+
+static void test_gelunet(void **state) {
+  int64_t dims[4] = {1, 8, 5, 5};
+  struct compile_result r;
+  compile_calibrated(gelunet, 4, dims, 7, "default", 0, &r);
+  assert_int_equal(count_rows(&r, "conv 1x1/1+act"), 1);
+  assert_int_equal(r.n_layers, 2); /* two jobs, nothing else */
+  bit_exact_on_waves(&r, 200, 4, 1.5f);
+  compile_result_free(&r);
+}
+
+/* GELU after a Linear on [1, S, D] tokens (MatMul + Add as torch exports
+ * it): the QGemm on [S, D] has a Reshape to [1, S, D] and the table's own
+ * Reshape to [1, S*D, 1, 1] between it and the table, views the merge looks
+ * through, so the table is in the first Gemm's epilogue: two jobs, no
+ * table job of its own, bit-exact on both configurations. */
+static const char *const tokgelu =
+    "loom.ir 1\n"
+    "input %x : f32[1,6,32]\n"
+    "const %w1 : f32[32,48] = rand(41)\n"
+    "const %b1 : f32[48] = rand(42)\n"
+    "const %w2 : f32[48,32] = rand(43)\n"
+    "const %r2 : f32[] = [1.4142135]\n"
+    "const %one : f32[] = [1.0]\n"
+    "const %half : f32[] = [0.5]\n"
+    "%l = MatMul(%x, %w1)\n"
+    "%c = Add(%b1, %l)\n"
+    "%d = Div@13(%c, %r2)\n"
+    "%e = Erf@13(%d)\n"
+    "%a = Add(%e, %one)\n"
+    "%m = Mul(%c, %a)\n"
+    "%g = Mul(%m, %half)\n"
+    "%y = MatMul(%g, %w2)\n"
+    "output %y\n";
+
+static void test_tokgelu(void **state) {
+  int64_t dims[3] = {1, 6, 32};
+  static const char *const cfgs[] = {"default", "tiny"};
+  for (int c = 0; c < 2; c++) {
+    struct compile_result r;
+    compile_calibrated(tokgelu, 3, dims, 9, cfgs[c], 0, &r);
+    assert_int_equal(count_rows(&r, "fc+act"), 1);
+    assert_int_equal(count_rows(&r, "act "), 0); /* no table job of its own */
+    int jobs = 0;
+    for (int i = 0; i < r.n_layers; i++) jobs += r.layers[i].is_job;
+    assert_int_equal(jobs, 2);
+    bit_exact_on_waves(&r, 192, 5, 2.0f);
+    compile_result_free(&r);
+  }
+}
+
+static void test_actnet_default(void **state) { actnet_on("default"); }
+static void test_actnet_tiny(void **state) { actnet_on("tiny"); }
 
 static void test_convnet_default(void **state) { convnet_on("default"); }
 static void test_convnet_tiny(void **state) { convnet_on("tiny"); }
@@ -162,6 +326,122 @@ static void test_softmax_host(void **state) {
   for (int i = 0; i < 24; i++) x[i] = cosf((float)i);
   assert_bit_exact(&r, LOOM_DT_F32, x);
   compile_result_free(&r);
+  remove_calib(&cf);
+}
+
+/* Attention with two heads of width 8 over 6 tokens: both matmuls of two
+ * activations (scores Q x K^T, then Softmax x V) run on the accelerator as
+ * QGemm jobs whose weights are the second operand, loaded at run time in
+ * the WGT row layout (6 and 8 outputs: padded to one block); fsim equals
+ * the int8 graph on the reference interpreter on both configurations, and
+ * the summary has every MAC on the accelerator.  The heads are slices read
+ * and written in place: each job's operands are its rows of the stacked
+ * (once quantized, once laid out) operands, its result its rows of the
+ * heads' Concat, so no Gather and no Concat copy is left. */
+static void test_attention(void **state) {
+  const char *text =
+      "loom.ir 1\n"
+      "input %x : f32[1,6,16]\n"
+      "const %wq : f32[16,16] = rand(21)\n"
+      "const %wk : f32[16,16] = rand(22)\n"
+      "const %wv : f32[16,16] = rand(23)\n"
+      "const %hs : i64[3] = [6, 2, 8]\n"
+      "%q = MatMul(%x, %wq)\n%k = MatMul(%x, %wk)\n%v = MatMul(%x, %wv)\n"
+      "%q3 = Reshape(%q, %hs)\n%k3 = Reshape(%k, %hs)\n%v3 = Reshape(%v, %hs)\n"
+      "%qh = Transpose(%q3) {perm=[1,0,2]}\n%kt = Transpose(%k3) {perm=[1,2,0]}\n"
+      "%vh = Transpose(%v3) {perm=[1,0,2]}\n"
+      "%s = MatMul(%qh, %kt)\n%p = Softmax(%s) {axis=-1}\n%o = MatMul(%p, %vh)\n"
+      "output %o\n";
+  int64_t dims[3] = {1, 6, 16};
+  struct calib_file cf;
+  assert_int_equal(0, write_calib(&cf, 3, dims, 4, 5));
+  float x[96];
+  for (int i = 0; i < 96; i++) x[i] = sinf(0.37f * (float)i) * 1.5f;
+  static const char *const cfgs[] = {"default", "tiny"};
+  for (int c = 0; c < 2; c++) {
+    struct compile_result r;
+    struct ir_error err = {{0}};
+    if (compile_text(text, cf.path, cfgs[c], &r, &err)) fail_msg("%s", err.msg);
+    int runtime = 0, matmul = 0, gather = 0, heads = 0, in_place = 0;
+    for (int i = 0; i < r.graph->n_nodes; i++) {
+      const struct ir_node *n = &r.graph->nodes[i];
+      if (n->dead) continue;
+      runtime += n->op == IR_OP_QGEMM && !r.graph->tensors[n->in[1]].data && r.targets[i] == PART_ACCEL;
+      matmul += n->op == IR_OP_MATMUL;
+      gather += n->op == IR_OP_GATHER;
+      heads += ir_head_slice_of(r.graph, n->out[0], NULL, NULL) >= 0 && r.targets[i] == PART_ALIAS;
+      in_place += n->op == IR_OP_CONCAT && r.targets[i] == PART_ALIAS;
+    }
+    assert_int_equal(runtime, 4); /* 2 heads x 2 products */
+    assert_int_equal(matmul, 0);
+    assert_int_equal(gather, 0); /* no host copies of the heads: */
+    assert_int_equal(heads, 8);  /* each job reads its operands' rows in place */
+    assert_int_equal(in_place, 2); /* and stores its rows of the heads' result */
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    compile_placement_print(f, &r);
+    fclose(f);
+    if (!strstr(buf, "100.0% of MACs on the accelerator") || !strstr(buf, "MatMul                          4      0"))
+      fail_msg("summary:\n%s", buf);
+    free(buf);
+    assert_bit_exact(&r, LOOM_DT_F32, x);
+    compile_result_free(&r);
+  }
+  remove_calib(&cf);
+}
+
+/* The heads' results put side by side (Transpose [H, S, d] -> [S, H, d],
+ * Reshape [S, H * d]) and read by the output projection: the P x V jobs
+ * store their column blocks of the projection's int8 input in place (the
+ * Transpose, its DequantizeLinear and QuantizeLinear are gone); the
+ * Q x K^T jobs read their column blocks of the Q projection's int8 result
+ * in place (no DequantizeLinear, Transpose, QuantizeLinear).  Bit-exact on
+ * fsim on both configurations (head width 16: whole blocks of 16 and 8). */
+static void test_attention_columns(void **state) {
+  const char *text =
+      "loom.ir 1\n"
+      "input %x : f32[1,6,32]\n"
+      "const %wq : f32[32,32] = rand(31)\n"
+      "const %wk : f32[32,32] = rand(32)\n"
+      "const %wv : f32[32,32] = rand(33)\n"
+      "const %wo : f32[32,8] = rand(34)\n"
+      "const %hs : i64[3] = [6, 2, 16]\n"
+      "const %sd : i64[2] = [6, 32]\n"
+      "%q = MatMul(%x, %wq)\n%k = MatMul(%x, %wk)\n%v = MatMul(%x, %wv)\n"
+      "%q3 = Reshape(%q, %hs)\n%k3 = Reshape(%k, %hs)\n%v3 = Reshape(%v, %hs)\n"
+      "%qh = Transpose(%q3) {perm=[1,0,2]}\n%kt = Transpose(%k3) {perm=[1,2,0]}\n"
+      "%vh = Transpose(%v3) {perm=[1,0,2]}\n"
+      "%s = MatMul(%qh, %kt)\n%p = Softmax(%s) {axis=-1}\n%o = MatMul(%p, %vh)\n"
+      "%ot = Transpose(%o) {perm=[1,0,2]}\n%or = Reshape(%ot, %sd)\n%y = MatMul(%or, %wo)\n"
+      "output %y\n";
+  int64_t dims[3] = {1, 6, 32};
+  struct calib_file cf;
+  assert_int_equal(0, write_calib(&cf, 3, dims, 4, 6));
+  float x[192];
+  for (int i = 0; i < 192; i++) x[i] = sinf(0.29f * (float)i) * 1.5f;
+  static const char *const cfgs[] = {"default", "tiny"};
+  for (int c = 0; c < 2; c++) {
+    struct compile_result r;
+    struct ir_error err = {{0}};
+    if (compile_text(text, cf.path, cfgs[c], &r, &err)) fail_msg("%s", err.msg);
+    int columns = 0, transpose = 0, accel = 0, q_cols = 0;
+    for (int i = 0; i < r.graph->n_nodes; i++) {
+      const struct ir_node *n = &r.graph->nodes[i];
+      int axis = 0;
+      if (n->dead) continue;
+      q_cols += ir_head_slice_of(r.graph, n->out[0], NULL, &axis) >= 0 && axis == 1 && r.targets[i] == PART_ALIAS;
+      columns += n->op == IR_OP_CONCAT && r.targets[i] == PART_ALIAS && ir_attr_int(n, "axis", 0) == 1;
+      transpose += n->op == IR_OP_TRANSPOSE && r.graph->tensors[n->in[0]].rank == 3 && r.graph->tensors[n->out[0]].dims[0] == 6;
+      accel += r.targets[i] == PART_ACCEL;
+    }
+    assert_int_equal(columns, 1);   /* the P x V heads store their columns in place */
+    assert_int_equal(q_cols, 2);    /* the Q x K^T heads read their columns of Q's projection in place */
+    assert_int_equal(transpose, 0); /* no [H, S, d] -> [S, H, d] on the host */
+    assert_int_equal(accel, 8);     /* 3 projections, 2 x 2 heads, the output projection */
+    assert_bit_exact(&r, LOOM_DT_F32, x);
+    compile_result_free(&r);
+  }
   remove_calib(&cf);
 }
 
@@ -346,9 +626,16 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_convnet_default),
       cmocka_unit_test(test_convnet_tiny),
+      cmocka_unit_test(test_actnet_default),
+      cmocka_unit_test(test_actnet_tiny),
+      cmocka_unit_test(test_fcact),
+      cmocka_unit_test(test_tokgelu),
+      cmocka_unit_test(test_gelunet),
       cmocka_unit_test(test_report),
       cmocka_unit_test(test_softmax_host),
       cmocka_unit_test(test_repack_and_concat),
+      cmocka_unit_test(test_attention),
+      cmocka_unit_test(test_attention_columns),
       cmocka_unit_test(test_qlinear_uint8),
       cmocka_unit_test(test_integer_ops),
       cmocka_unit_test(test_errors),

@@ -291,7 +291,7 @@ static void test_alu_destination_violation_stops_at_the_micro_op(void **state) {
 /* Errors the hardware raises before the budget runs out are reported as
  * such, not as TIMEOUT (docs/isa.md: bounds are checked before any byte
  * moves; GEMM and ALU stop at the failing micro-op): a LOAD of 65535 x 65535
- * rows past its segment, a STORE past OUT, and a GEMM and an ALU of 2^28
+ * rows past its segment, a STORE past OUT, and a GEMM of 2^24 and an ALU of 2^28
  * iterations whose first micro-op is out of range. */
 static void test_errors_come_before_the_work_budget(void **state) {
   struct rig *r = rig_new("tiny");
@@ -307,8 +307,8 @@ static void test_errors_come_before_the_work_budget(void **state) {
                              .x_pad_left = 7, .x_pad_right = 7};
   assert_true(15 * 34 > r->cfg->inp_rows);
   expect_load_error(r, &m, LOOM_ERR_SRAM, "SRAM rows");
-  struct loom_insn_gemm g = {.uop_begin = ur, .uop_end = ur + 1, .iter_out = 16383,
-                             .iter_in = 16383};
+  struct loom_insn_gemm g = {.uop_begin = ur, .uop_end = ur + 1, .iter_out = 4095,
+                             .iter_in = 4095};
   stream_free(&r->s);
   stream_init(&r->s);
   stream_nop(&r->s, 0, LOOM_Q_COMPUTE);

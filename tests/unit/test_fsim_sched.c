@@ -178,7 +178,7 @@ static void test_instructions_after_finish_are_never_executed(void **state) {
     uint32_t fin = stream_finish(&r->s, 0);
     stream_store(&r->s, 0, 0, 3, 0, 1);
     stream_load(&r->s, 0, LOOM_BUF_INP, 0, 1, 0, 1);
-    uint8_t bad[LOOM_INSN_BYTES] = {7}; /* undefined opcode: never even decoded */
+    uint8_t bad[LOOM_INSN_BYTES] = {[0] = 7, [15] = 0x80}; /* GCFG with a reserved bit: never decoded */
     stream_emit_raw(&r->s, bad);
     rig_run_ok(r);
     assert_int_equal(out[0], 0xEE);
@@ -211,9 +211,9 @@ static void test_illegal_is_raised_by_fetch_at_its_stream_index(void **state) {
     rig_expect_error(r, LOOM_ERR_ILLEGAL, 2, "insn 2 (STORE INP): illegal instruction");
     stream_free(&r->s);
     stream_init(&r->s);
-    uint8_t bad[LOOM_INSN_BYTES] = {7};
+    uint8_t bad[LOOM_INSN_BYTES] = {[0] = 7, [15] = 0x80};
     stream_emit_raw(&r->s, bad);
-    rig_expect_error(r, LOOM_ERR_ILLEGAL, 0, "undefined opcode");
+    rig_expect_error(r, LOOM_ERR_ILLEGAL, 0, "insn 0 (GCFG): illegal instruction: reserved bits set");
     rig_free(r);
   }
 }
@@ -363,13 +363,13 @@ static void run_double_buffered_gemm(const char *config) {
   rig_free(r);
 }
 
-/* A legal stream with 2^41 micro-ops would run for hours: the work budget
+/* A legal stream with 2^33 micro-ops (tiny: 512 x 4095 x 4095) would run for hours: the work budget
  * stops it with TIMEOUT at that instruction, after the budget's worth of
  * micro-ops. */
 static void test_work_budget_stops_an_endless_gemm(void **state) {
   struct rig *r = rig_new("tiny");
-  struct loom_insn_gemm g = {.reset = 1, .uop_begin = 0, .uop_end = 1,
-                             .iter_out = 16383, .iter_in = 16383};
+  struct loom_insn_gemm g = {.reset = 1, .uop_begin = 0, .uop_end = (uint32_t)r->cfg->uop_rows,
+                             .iter_out = 4095, .iter_in = 4095};
   stream_nop(&r->s, 0, LOOM_Q_COMPUTE);
   uint32_t big = stream_gemm(&r->s, 0, &g);
   stream_finish(&r->s, 0);

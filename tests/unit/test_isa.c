@@ -54,17 +54,21 @@ static const struct field_case fields[] = {
     F("MEM", LOOM_OP_LOAD, LOOM_BUF_ACC, mem.x_pad_right, "x_pad_right", 114, 3, 0),
     F("MEM", LOOM_OP_LOAD, LOOM_BUF_ACC, mem.pad_value, "pad_value", 117, 8, 1),
     F("MEM", LOOM_OP_LOAD, LOOM_BUF_ACC, mem.src_int8, "src_int8", 125, 1, 0),
+    F("MEM", LOOM_OP_LOAD, LOOM_BUF_INP, mem.src_out, "src_out", 126, 1, 0),
     F("GEMM", LOOM_OP_GEMM, 0, gemm.reset, "reset", 7, 1, 0),
-    F("GEMM", LOOM_OP_GEMM, 0, gemm.uop_begin, "uop_begin", 8, 13, 0),
-    F("GEMM", LOOM_OP_GEMM, 0, gemm.uop_end, "uop_end", 21, 14, 0),
-    F("GEMM", LOOM_OP_GEMM, 0, gemm.iter_out, "iter_out", 35, 14, 0),
-    F("GEMM", LOOM_OP_GEMM, 0, gemm.iter_in, "iter_in", 49, 14, 0),
-    F("GEMM", LOOM_OP_GEMM, 0, gemm.acc_factor_out, "acc_factor_out", 63, 11, 0),
-    F("GEMM", LOOM_OP_GEMM, 0, gemm.acc_factor_in, "acc_factor_in", 74, 11, 0),
-    F("GEMM", LOOM_OP_GEMM, 0, gemm.inp_factor_out, "inp_factor_out", 85, 11, 0),
-    F("GEMM", LOOM_OP_GEMM, 0, gemm.inp_factor_in, "inp_factor_in", 96, 11, 0),
-    F("GEMM", LOOM_OP_GEMM, 0, gemm.wgt_factor_out, "wgt_factor_out", 107, 10, 0),
-    F("GEMM", LOOM_OP_GEMM, 0, gemm.wgt_factor_in, "wgt_factor_in", 117, 10, 0),
+    F("GEMM", LOOM_OP_GEMM, 0, gemm.first, "first", 8, 1, 0),
+    F("GEMM", LOOM_OP_GEMM, 0, gemm.last, "last", 9, 1, 0),
+    F("GEMM", LOOM_OP_GEMM, 0, gemm.dw, "dw", 10, 1, 0),
+    F("GEMM", LOOM_OP_GEMM, 0, gemm.uop_begin, "uop_begin", 11, 13, 0),
+    F("GEMM", LOOM_OP_GEMM, 0, gemm.uop_end, "uop_end", 24, 14, 0),
+    F("GEMM", LOOM_OP_GEMM, 0, gemm.iter_out, "iter_out", 38, 12, 0),
+    F("GEMM", LOOM_OP_GEMM, 0, gemm.iter_in, "iter_in", 50, 12, 0),
+    F("GEMM", LOOM_OP_GEMM, 0, gemm.acc_factor_out, "acc_factor_out", 62, 11, 0),
+    F("GEMM", LOOM_OP_GEMM, 0, gemm.acc_factor_in, "acc_factor_in", 73, 11, 0),
+    F("GEMM", LOOM_OP_GEMM, 0, gemm.inp_factor_out, "inp_factor_out", 84, 11, 0),
+    F("GEMM", LOOM_OP_GEMM, 0, gemm.inp_factor_in, "inp_factor_in", 95, 11, 0),
+    F("GEMM", LOOM_OP_GEMM, 0, gemm.wgt_factor_out, "wgt_factor_out", 106, 10, 0),
+    F("GEMM", LOOM_OP_GEMM, 0, gemm.wgt_factor_in, "wgt_factor_in", 116, 10, 0),
     F("ALU", LOOM_OP_ALU, 0, alu.alu_op, "alu_op", 7, 3, 0),
     F("ALU", LOOM_OP_ALU, 0, alu.use_imm, "use_imm", 10, 1, 0),
     F("ALU", LOOM_OP_ALU, 0, alu.imm, "imm", 11, 16, 1),
@@ -82,7 +86,16 @@ static const struct field_case fields[] = {
     F("QCFG", LOOM_OP_QCFG, 0, qcfg.clamp_lo, "clamp_lo", 53, 8, 1),
     F("QCFG", LOOM_OP_QCFG, 0, qcfg.clamp_hi, "clamp_hi", 61, 8, 1),
     F("QCFG", LOOM_OP_QCFG, 0, qcfg.round_even, "round_even", 69, 1, 0),
+    F("QCFG", LOOM_OP_QCFG, 0, qcfg.bias, "bias", 70, 32, 1),
+    F("QCFG", LOOM_OP_QCFG, 0, qcfg.par_src, "par_src", 102, 1, 0),
+    F("QCFG", LOOM_OP_QCFG, 0, qcfg.act, "act", 103, 1, 0),
+    F("QCFG", LOOM_OP_QCFG, 0, qcfg.par_base, "par_base", 104, 8, 0),
     F("NOP", LOOM_OP_NOP, 0, nop.queue, "queue", 7, 2, 0),
+    F("GCFG", LOOM_OP_GCFG, 0, gcfg.period, "period", 7, 6, 0),
+    F("GCFG", LOOM_OP_GCFG, 0, gcfg.dw_kh, "dw_kh", 13, 4, 0),
+    F("GCFG", LOOM_OP_GCFG, 0, gcfg.dw_kw, "dw_kw", 17, 4, 0),
+    F("GCFG", LOOM_OP_GCFG, 0, gcfg.dw_row, "dw_row", 21, 12, 0),
+    F("GCFG", LOOM_OP_GCFG, 0, gcfg.dw_col, "dw_col", 33, 12, 0),
 };
 
 #define NFIELDS (sizeof fields / sizeof fields[0])
@@ -103,7 +116,7 @@ static void set_field(struct loom_insn *in, const struct field_case *f, int64_t 
 
 /* Values whose decode is illegal although they encode: undefined codes. */
 static int decode_illegal(const struct field_case *f, int64_t v) {
-  if (!strcmp(f->name, "buffer")) return v >= LOOM_BUF_OUT; /* LOAD of OUT or undefined */
+  if (!strcmp(f->name, "buffer")) return v == LOOM_BUF_OUT || v >= LOOM_BUF_COUNT; /* LOAD of OUT or undefined */
   if (!strcmp(f->name, "alu_op")) return v >= LOOM_ALU_COUNT;
   if (!strcmp(f->name, "queue")) return v >= LOOM_Q_COUNT;
   return 0;
@@ -260,10 +273,16 @@ static struct loom_insn mem_insn(uint32_t opcode, uint32_t buffer) {
   return in;
 }
 
-static void test_decode_rejects_undefined_opcode(void **state) {
-  uint8_t bytes[LOOM_INSN_BYTES] = {0};
-  loom_bits_set(bytes, 0, 3, 7);
-  assert_int_equal(decode_bytes(bytes), LOOM_ERR_ILLEGAL);
+/* ISA v2 defines all eight opcodes (7 is GCFG): an all-zero GCFG is legal. */
+static void test_decode_every_opcode_is_defined(void **state) {
+  for (uint32_t op = 0; op < 8; op++) {
+    uint8_t bytes[LOOM_INSN_BYTES] = {0};
+    loom_bits_set(bytes, 0, 3, op);
+    if (op == LOOM_OP_NOP) loom_bits_set(bytes, 7, 2, LOOM_Q_COMPUTE);
+    if (op == LOOM_OP_STORE) loom_bits_set(bytes, 7, 3, LOOM_BUF_OUT);
+    assert_int_equal(decode_bytes(bytes), LOOM_ERR_NONE);
+  }
+  assert_int_equal(LOOM_OP_COUNT, 8);
 }
 
 static void test_decode_rejects_undefined_buffer_queue_and_alu_op(void **state) {
@@ -280,10 +299,35 @@ static void test_decode_rejects_undefined_buffer_queue_and_alu_op(void **state) 
   loom_bits_set(bytes, 0, 3, LOOM_OP_NOP);
   loom_bits_set(bytes, 7, 2, 3);
   assert_int_equal(decode_bytes(bytes), LOOM_ERR_ILLEGAL);
+  assert_int_equal(LOOM_ALU_COUNT, 8); /* every ALU op is defined, EPI in both operand forms */
   memset(bytes, 0, sizeof bytes);
   loom_bits_set(bytes, 0, 3, LOOM_OP_ALU);
-  loom_bits_set(bytes, 7, 3, 7);
-  assert_int_equal(decode_bytes(bytes), LOOM_ERR_ILLEGAL);
+  loom_bits_set(bytes, 7, 3, LOOM_ALU_EPI);
+  assert_int_equal(decode_bytes(bytes), LOOM_ERR_NONE);
+  loom_bits_set(bytes, 10, 1, 1);
+  assert_int_equal(decode_bytes(bytes), LOOM_ERR_NONE);
+}
+
+static void test_decode_rejects_v2_flag_combinations(void **state) {
+  struct loom_insn in = mem_insn(LOOM_OP_GEMM, 0);
+  in.gemm.first = in.gemm.last = in.gemm.dw = 1;
+  assert_int_equal(decode_insn(&in), LOOM_ERR_NONE);
+  for (int k = 0; k < 3; k++) {
+    in = mem_insn(LOOM_OP_GEMM, 0);
+    in.gemm.reset = 1;
+    in.gemm.first = k == 0, in.gemm.last = k == 1, in.gemm.dw = k == 2;
+    assert_int_equal(decode_insn(&in), LOOM_ERR_ILLEGAL);
+  }
+  for (uint32_t buf = 0; buf < LOOM_BUF_COUNT; buf++) {
+    in = mem_insn(LOOM_OP_LOAD, buf);
+    in.mem.src_out = 1;
+    assert_int_equal(decode_insn(&in), buf == LOOM_BUF_INP ? LOOM_ERR_NONE : LOOM_ERR_ILLEGAL);
+    in.opcode = LOOM_OP_STORE;
+    assert_int_equal(decode_insn(&in), LOOM_ERR_ILLEGAL);
+  }
+  in = mem_insn(LOOM_OP_LOAD, LOOM_BUF_INP);
+  in.mem.src_out = 1, in.mem.segment = 3;
+  assert_int_equal(decode_insn(&in), LOOM_ERR_ILLEGAL);
 }
 
 /* Sets one token flag (0 pop_prev, 1 pop_next, 2 push_prev, 3 push_next). */
@@ -308,12 +352,16 @@ static void test_decode_rejects_token_flags_the_queue_lacks(void **state) {
   check_flags(mem_insn(LOOM_OP_LOAD, LOOM_BUF_WGT), 0, 1);
   check_flags(mem_insn(LOOM_OP_LOAD, LOOM_BUF_UOP), 1, 1); /* compute queue */
   check_flags(mem_insn(LOOM_OP_LOAD, LOOM_BUF_ACC), 1, 1);
+  check_flags(mem_insn(LOOM_OP_LOAD, LOOM_BUF_PAR), 0, 1); /* load queue */
+  check_flags(mem_insn(LOOM_OP_LOAD, LOOM_BUF_LUT), 0, 1);
   check_flags(mem_insn(LOOM_OP_STORE, LOOM_BUF_OUT), 1, 0);
   struct loom_insn in = mem_insn(LOOM_OP_GEMM, 0);
   check_flags(in, 1, 1);
   in.opcode = LOOM_OP_ALU;
   check_flags(in, 1, 1);
   in.opcode = LOOM_OP_QCFG;
+  check_flags(in, 1, 1);
+  in.opcode = LOOM_OP_GCFG;
   check_flags(in, 1, 1);
   in.opcode = LOOM_OP_FINISH;
   check_flags(in, 1, 1);
@@ -340,11 +388,12 @@ static void check_reserved(struct loom_insn in, unsigned lsb, unsigned width) {
 }
 
 static void test_decode_rejects_nonzero_reserved_bits(void **state) {
-  check_reserved(mem_insn(LOOM_OP_LOAD, LOOM_BUF_INP), 126, 2);
-  check_reserved(mem_insn(LOOM_OP_STORE, LOOM_BUF_OUT), 126, 2);
-  check_reserved(mem_insn(LOOM_OP_GEMM, 0), 127, 1);
+  check_reserved(mem_insn(LOOM_OP_LOAD, LOOM_BUF_INP), 127, 1);
+  check_reserved(mem_insn(LOOM_OP_STORE, LOOM_BUF_OUT), 127, 1);
+  check_reserved(mem_insn(LOOM_OP_GEMM, 0), 126, 2);
   check_reserved(mem_insn(LOOM_OP_ALU, 0), 126, 2);
-  check_reserved(mem_insn(LOOM_OP_QCFG, 0), 70, 58);
+  check_reserved(mem_insn(LOOM_OP_QCFG, 0), 112, 16);
+  check_reserved(mem_insn(LOOM_OP_GCFG, 0), 45, 83);
   check_reserved(mem_insn(LOOM_OP_FINISH, 0), 7, 121);
   check_reserved(mem_insn(LOOM_OP_NOP, 0), 9, 119);
 }
@@ -353,8 +402,8 @@ static void test_decode_rejects_padding_on_uop_and_wgt_loads(void **state) {
   static const size_t pads[] = {
       offsetof(struct loom_insn, mem.y_pad_top), offsetof(struct loom_insn, mem.y_pad_bottom),
       offsetof(struct loom_insn, mem.x_pad_left), offsetof(struct loom_insn, mem.x_pad_right)};
-  for (uint32_t buf = 0; buf < LOOM_BUF_OUT; buf++)
-    for (size_t p = 0; p < 4; p++) {
+  for (uint32_t buf = 0; buf < LOOM_BUF_COUNT; buf++)
+    for (size_t p = 0; p < 4 && buf != LOOM_BUF_OUT; p++) {
       struct loom_insn in = mem_insn(LOOM_OP_LOAD, buf);
       uint32_t one = 1;
       memcpy((char *)&in + pads[p], &one, sizeof one);
@@ -368,7 +417,8 @@ static void test_decode_rejects_padding_on_uop_and_wgt_loads(void **state) {
 }
 
 static void test_decode_rejects_src_int8_except_on_acc_loads(void **state) {
-  for (uint32_t buf = 0; buf < LOOM_BUF_OUT; buf++) {
+  for (uint32_t buf = 0; buf < LOOM_BUF_COUNT; buf++) {
+    if (buf == LOOM_BUF_OUT) continue;
     struct loom_insn in = mem_insn(LOOM_OP_LOAD, buf);
     in.mem.src_int8 = 1;
     assert_int_equal(decode_insn(&in), buf == LOOM_BUF_ACC ? LOOM_ERR_NONE : LOOM_ERR_ILLEGAL);
@@ -397,10 +447,18 @@ static void test_queue_routing_follows_the_opcode_table(void **state) {
   assert_int_equal(loom_insn_queue(&in), LOOM_Q_COMPUTE);
   in.mem.buffer = LOOM_BUF_ACC;
   assert_int_equal(loom_insn_queue(&in), LOOM_Q_COMPUTE);
+  in.mem.buffer = LOOM_BUF_PAR; /* epilogue operands, prefetched like weights */
+  assert_int_equal(loom_insn_queue(&in), LOOM_Q_LOAD);
+  in.mem.buffer = LOOM_BUF_LUT;
+  assert_int_equal(loom_insn_queue(&in), LOOM_Q_LOAD);
+  in = mem_insn(LOOM_OP_LOAD, LOOM_BUF_INP);
+  in.mem.src_out = 1; /* the on-chip move is an INP load like any other */
+  assert_int_equal(loom_insn_queue(&in), LOOM_Q_LOAD);
   in = mem_insn(LOOM_OP_STORE, LOOM_BUF_OUT);
   assert_int_equal(loom_insn_queue(&in), LOOM_Q_STORE);
-  static const uint32_t compute_ops[] = {LOOM_OP_GEMM, LOOM_OP_ALU, LOOM_OP_QCFG, LOOM_OP_FINISH};
-  for (size_t i = 0; i < 4; i++) {
+  static const uint32_t compute_ops[] = {LOOM_OP_GEMM, LOOM_OP_ALU, LOOM_OP_QCFG, LOOM_OP_GCFG,
+                                         LOOM_OP_FINISH};
+  for (size_t i = 0; i < 5; i++) {
     in = mem_insn(compute_ops[i], 0);
     assert_int_equal(loom_insn_queue(&in), LOOM_Q_COMPUTE);
   }
@@ -474,7 +532,8 @@ int main(void) {
       cmocka_unit_test(test_store_and_finish_round_trip),
       cmocka_unit_test(test_opcode_and_bit_order_are_little_endian),
       cmocka_unit_test(test_bits_get_set_cross_byte_boundaries),
-      cmocka_unit_test(test_decode_rejects_undefined_opcode),
+      cmocka_unit_test(test_decode_every_opcode_is_defined),
+      cmocka_unit_test(test_decode_rejects_v2_flag_combinations),
       cmocka_unit_test(test_decode_rejects_undefined_buffer_queue_and_alu_op),
       cmocka_unit_test(test_decode_rejects_token_flags_the_queue_lacks),
       cmocka_unit_test(test_decode_rejects_nonzero_reserved_bits),

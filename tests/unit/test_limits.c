@@ -510,7 +510,7 @@ static void asm_refused(const char *src, const char *expect) {
 static void test_asm_caps(void **state) {
   asm_refused(".config tiny\n.buffer b work 4294967297\n", "4294967297");
   asm_refused(".config tiny\n.buffer b work 64\n.job j seg0=b\n  gemm uop=0:1 iter=20000,1\n  finish\n",
-              "iter_out 20000 does not fit 14 bits");
+              "iter_out 20000 does not fit 12 bits");
   asm_refused(".config tiny\n.buffer b work 64\n.tensor t input b 0 i32 [9223372036854775807,2]\n", "t");
   asm_refused(".config tiny\n.buffer b work 64\n.tensor t input b 0 i8 [1,1,1,1,1,1,1]\n", "t");
   /* constant data past LOOM_ASM_MAX_DATA (256 MiB), refused before it is allocated */

@@ -75,10 +75,13 @@ static void test_header(void **state) {
   p[n - 1] ^= 0x40;
   expect_reject(p, n, "m.loom: offset 0x18: crc32 0x", "does not match the contents (0x");
   p[n - 1] ^= 0x40;
-  wr32(p + 32, 2);
+  wr32(p + 32, 1); /* an ISA version 1 binary: refused, naming both versions */
   fix_crc(p, n);
-  expect_reject(p, n, "offset 0x20: isa_version 2 is not supported");
-  wr32(p + 32, 1);
+  expect_reject(p, n, "offset 0x20: isa_version 1 is not supported (this build implements ISA version 2;");
+  wr32(p + 32, 3);
+  fix_crc(p, n);
+  expect_reject(p, n, "offset 0x20: isa_version 3 is not supported");
+  wr32(p + 32, LOOM_ISA_VERSION);
   wr32(p + 48, 4);
   fix_crc(p, n);
   expect_reject(p, n, "offset 0x30: flags 0x4");

@@ -100,7 +100,10 @@ static uint64_t expected_gemm_ops(const struct loom_hw_config *cfg, const struct
   uint64_t pix = (uint64_t)l->n * (uint64_t)oh * (uint64_t)cols;
   uint64_t res = l->residual ? pix * cob : 0; /* the residual's identity GEMM */
   switch (p->report.kind) {
-  case LOWER_KIND_DWCONV: return res + pix * cob * kk;
+  case LOWER_KIND_DWCONV: { /* a micro-op per pixel and pass of whole window rows (ISA v2) */
+    int32_t rows = B / l->k_w < l->k_h ? B / l->k_w : l->k_h;
+    return res + pix * cob * (uint64_t)((l->k_h + rows - 1) / rows);
+  }
   case LOWER_KIND_CONV_IM2COL: return res + pix * cob * (uint64_t)((l->in_c * (int32_t)kk + B - 1) / B);
   default: return res + pix * cob * (uint64_t)((l->in_c + B - 1) / B) * kk;
   }
@@ -189,6 +192,9 @@ static const struct conv_case cases[] = {
     {"res_deep",   1, 96, 5,  5, 72, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1},
     {"res_dw",     1, 24, 10, 9, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 24, 0, 1},
     {"res_wide",   1, 8,  3,  70, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1},
+    /* more output blocks than PAR rows on tiny: PAR slots by tile */
+    {"par_slots",  1, 16, 4,  4, 300, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 0, 0},
+    {"par_slots3", 1, 8,  5,  6, 280, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1},
 };
 
 static void test_cases(void **state) {
@@ -324,12 +330,70 @@ static void test_errors(void **state) {
   free_conv(&d);
 }
 
+/* Max pooling 3x3/2 (padding 1) fused into the convolution: the job's
+ * output against ref_qconv followed by ref_qpool. */
+static void check_fused_pool(const struct loom_hw_config *cfg, const struct conv_case *k, int32_t pad_br,
+                             uint64_t seed) {
+  struct ref_q_rng r = {seed};
+  struct conv_data d;
+  make_conv(&r, k, &d);
+  int32_t oh = ref_q_out_size(k->h, k->k_h, k->s_h, k->d_h, k->p_t, k->p_b);
+  int32_t ow = ref_q_out_size(k->w, k->k_w, k->s_w, k->d_w, k->p_l, k->p_r);
+  struct lower_qpool pool = {.kind = LOWER_POOL_MAX, .n = k->n, .c = k->out_c, .in_h = oh, .in_w = ow,
+                             .k_h = 3, .k_w = 3, .stride_h = 2, .stride_w = 2, .pad_t = 1, .pad_l = 1,
+                             .pad_b = pad_br, .pad_r = pad_br};
+  assert_true(lower_conv_pool_fits(cfg, &d.l, &pool));
+  d.l.pool = &pool;
+  struct lower_program p;
+  char msg[LOWER_MSG_MAX];
+  int rc = lower_conv(cfg, &d.l, k->name, &p, msg);
+  if (rc) fprintf(stderr, "%s\n", msg);
+  assert_int_equal(rc, 0);
+  const struct lower_act *ia = &p.act[LOWER_SEG_IN], *oa = &p.act[LOWER_SEG_OUT];
+  assert_int_equal(oa->h, oh / 2);
+  size_t nx = (size_t)k->n * k->in_c * k->h * k->w, nc = (size_t)k->n * k->out_c * oh * ow;
+  size_t ny = (size_t)k->n * k->out_c * oa->h * oa->w;
+  int8_t *x = malloc(nx), *packed = malloc(ia->bytes), *out = malloc(oa->bytes);
+  int8_t *conv = malloc(nc), *ref = malloc(ny), *y = malloc(ny);
+  ref_q_fill(&r, x, nx, -128, 127);
+  if (ia->layout == LOWER_ACT_NCHWC) ref_to_nchwc(x, k->n, k->in_c, k->h, k->w, ia->block, 9, packed);
+  else lower_act_pack(ia, x, 9, packed);
+  struct fsim_result fr;
+  assert_int_equal(ref_q_run_fsim(&p, packed, NULL, out, &fr), LOOM_ERR_NONE);
+  assert_int_equal(ref_q_counter_mismatch(&p, &fr), -1);
+  ref_from_nchwc(out, oa->n, oa->c, oa->h, oa->w, oa->block, y);
+  d.l.pool = NULL;
+  ref_qconv(&d.l, x, NULL, conv);
+  ref_qpool(&pool, conv, ref);
+  for (size_t i = 0; i < ny; i++)
+    if (y[i] != ref[i]) fail_msg("%s/%s: pooled output %zu = %d, want %d", k->name, cfg->name, i, y[i], ref[i]);
+  free(x), free(packed), free(out), free(conv), free(ref), free(y);
+  lower_program_free(&p);
+  free_conv(&d);
+}
+
+static void test_fused_pool(void **state) {
+  (void)state;
+  static const struct conv_case pools[] = {
+      /* name        n  ic  h   w  oc kh kw sh sw pt pl pb pr dh dw  g  flags */
+      {"stem_pool",  1, 3,  28, 28, 16, 7, 7, 2, 2, 3, 3, 3, 3, 1, 1, 1, LOWER_CONV_ALLOW_IM2COL, 0},
+      {"conv_pool",  2, 12, 12, 8, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0},
+      {"dw_pool",    1, 24, 10, 8, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 24, 0, 0},
+  };
+  for (size_t i = 0; i < sizeof pools / sizeof *pools; i++)
+    for (int32_t pad = 0; pad < 2; pad++) {
+      check_fused_pool(loom_hw_config_by_name("tiny"), &pools[i], pad, 11 + i + 7 * (uint64_t)pad);
+      check_fused_pool(loom_hw_config_by_name("default"), &pools[i], pad, 21 + i + 7 * (uint64_t)pad);
+    }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_cases),
       cmocka_unit_test(test_random),
       cmocka_unit_test(test_wide),
       cmocka_unit_test(test_forced_tilings),
+      cmocka_unit_test(test_fused_pool),
       cmocka_unit_test(test_errors),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -272,7 +272,7 @@ static void test_convtranspose_upsampling(void **state) {
   for (int o = 0; o < 2; o++)
     for (int ij = 0; ij < 4; ij++)
       for (int c = 0; c < 3; c++) want[(o * 4 + ij) * 3 + c] = w[(c * 2 + o) * 4 + ij];
-  assert_int_equal(ir_pass_const_ops_to_conv(g, &err), 0);
+  assert_int_equal(ir_pass_const_ops_to_conv(g, 0, &err), 0);
   int conv = -1, d2s = -1, ct = 0;
   for (int i = 0; i < g->n_nodes; i++) {
     const char *op = ir_node_op(&g->nodes[i]);
@@ -295,13 +295,58 @@ static void test_convtranspose_upsampling(void **state) {
   ir_graph_free(g);
 }
 
+/* An activation table of its own is a job only when its estimate at the
+ * clock beats the host's lookup (place_tables.c): the Tanh of a 16x8x8
+ * input (1024 codes, 16 channels a GEMM row) stays a job; the Tanh of the
+ * pooled [1, 16] (a [1, 16, 1, 1] job of ~500 cycles = 5 us against
+ * 16 x 25 ns) becomes Cast + Gather on the host, with the reason in the
+ * summary.  The lookup is the same bytes as the job: both graphs, the
+ * second compiled with COMPILE_TABLE_JOBS, give the same output on the
+ * reference interpreter. */
+static void test_table_on_host(void **state) {
+  static const char text[] = "loom.ir 1\ninput %x : f32[1,16,8,8]\nconst %w : f32[16,16,1,1] = rand(1)\n"
+                             "const %fw : f32[10,16] = rand(2)\n%t = Tanh@13(%x)\n%c = Conv(%t, %w)\n"
+                             "%g = GlobalAveragePool(%c)\n%f = Flatten(%g)\n%s = Tanh@13(%f)\n"
+                             "%y = Gemm(%s, %fw) {transB=1}\noutput %y\n";
+  int64_t dims[4] = {1, 16, 8, 8};
+  struct compile_result r, jobs;
+  struct calib_file cf;
+  struct ir_error err = {{0}};
+  assert_int_equal(write_calib(&cf, 4, dims, 4, 7), 0);
+  struct compile_options o = {.calib = cf.path}, oj = {.calib = cf.path, .flags = COMPILE_TABLE_JOBS};
+  if (compile_graph(parse_ok(text), &o, &r, &err) || compile_graph(parse_ok(text), &oj, &jobs, &err))
+    fail_msg("%s", err.msg);
+  remove_calib(&cf);
+  assert_int_equal(count(&r, "loom.QConv", PART_ACCEL), 2); /* the 16x8x8 table, the Conv */
+  assert_int_equal(count(&r, "Cast", PART_KERNEL), 1);
+  assert_int_equal(count(&r, "Gather", PART_KERNEL), 1);
+  assert_int_equal(count(&jobs, "loom.QConv", PART_ACCEL), 3);
+  assert_int_equal(count(&jobs, "Gather", PART_KERNEL), 0);
+  assert_int_equal(r.n_host_tables, 1);
+  char *s = summary(&r);
+  expect_in(s, "Tanh                            1      2  table lookup on the host: a job of its own, ");
+  expect_in(s, " at 100 MHz > 0.4 us (25 ns/element)\n");
+  free(s);
+  float x[1024];
+  for (int i = 0; i < 1024; i++) x[i] = sinf(0.37f * (float)i) * 1.5f;
+  void *y[1] = {NULL}, *yj[1] = {NULL};
+  const void *in[1] = {x};
+  assert_int_equal(ir_eval_ref(r.graph, in, y, &err), 0);
+  assert_int_equal(ir_eval_ref(jobs.graph, in, yj, &err), 0);
+  assert_memory_equal(y[0], yj[0], (size_t)ir_tensor_bytes(&r.graph->tensors[r.graph->outputs[0]]));
+  free(y[0]);
+  free(yj[0]);
+  compile_result_free(&r);
+  compile_result_free(&jobs);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_host_op_between_convs), cmocka_unit_test(test_export_habits),
       cmocka_unit_test(test_constant_arithmetic),   cmocka_unit_test(test_batched_matmul),
       cmocka_unit_test(test_stays_on_host),         cmocka_unit_test(test_cpu_target),
       cmocka_unit_test(test_input_shapes),          cmocka_unit_test(test_two_inputs),
-      cmocka_unit_test(test_convtranspose_upsampling),
+      cmocka_unit_test(test_convtranspose_upsampling), cmocka_unit_test(test_table_on_host),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

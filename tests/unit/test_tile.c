@@ -91,7 +91,7 @@ static void check_fit(const struct loom_hw_config *cfg, const struct lower_progr
   int32_t sw = im2col ? 1 : l->stride_w;
   int32_t ih = kh == 1 && sh > 1 && l->pad_t == 0 && l->pad_b == 0 ? t->th : (t->th - 1) * sh + kh;
   int32_t iw = (t->tw - 1) * sw + kw;
-  assert_true(t->th * t->tw * t->tco <= (cfg->acc_rows - 2 * cob) / 2);
+  assert_true(t->th * t->tw * t->tco <= cfg->acc_rows / 2); /* ISA v2: no ACC parameter rows */
   assert_true(in_blocks * ih * iw <= cfg->inp_rows / 2);
   if (t->wgt == TILE_WGT_STREAM)
     assert_true(t->tco * (dw ? 1 : t->tci) * kk <= cfg->wgt_rows / 2);
@@ -159,8 +159,10 @@ static void check_halves(const struct lower_program *p, const struct halves *h) 
       uint32_t lo, hi;
       loop_range(p, a->uop_begin, a->uop_end, 0, a->iter_out, a->iter_in, a->dst_factor_out, a->dst_factor_in, &lo, &hi);
       assert_true(half_of(lo, hi, h->acc0, h->acc_half) >= 0);
-      loop_range(p, a->uop_begin, a->uop_end, 1, a->iter_out, a->iter_in, a->src_factor_out, a->src_factor_in, &lo, &hi);
-      assert_true(hi <= h->acc0); /* sources: parameter rows */
+      if (!a->use_imm) { /* sources: parameter rows */
+        loop_range(p, a->uop_begin, a->uop_end, 1, a->iter_out, a->iter_in, a->src_factor_out, a->src_factor_in, &lo, &hi);
+        assert_true(hi <= h->acc0);
+      }
     }
   }
   (void)prev_inp;
@@ -201,8 +203,7 @@ static void test_invariants(void **state) {
       if (rc) fprintf(stderr, "%s\n", msg);
       assert_int_equal(rc, 0);
       check_fit(cfg, &p, &oc.l);
-      int32_t cob = (y->out_c + cfg->block_out - 1) / cfg->block_out;
-      struct halves h = {(uint32_t)(2 * cob), (uint32_t)(cfg->acc_rows - 2 * cob) / 2, (uint32_t)cfg->inp_rows / 2,
+      struct halves h = {0, (uint32_t)cfg->acc_rows / 2, (uint32_t)cfg->inp_rows / 2, /* no ACC parameter rows */
                          p.report.tiling.wgt == TILE_WGT_STREAM ? (uint32_t)cfg->wgt_rows / 2 : 0};
       check_halves(&p, &h);
       check_tokens(&p);
@@ -244,7 +245,7 @@ static void test_cost_deadlock(void **state) {
   s[0].opcode = LOOM_OP_GEMM, s[0].pop_prev = 1;
   s[1].opcode = LOOM_OP_FINISH;
   struct cost_sim sim;
-  cost_simulate(cfg, s, 2, &sim);
+  cost_simulate(cfg, s, 2, NULL, 0, &sim);
   assert_true(sim.deadlock);
   assert_int_equal(sim.stuck_insn, 0);
   s[0] = emit_mem(LOOM_OP_LOAD, LOOM_BUF_INP, 0, 1, 0, 1, 4, 4);
@@ -252,7 +253,7 @@ static void test_cost_deadlock(void **state) {
   s[1] = emit_gemm(0, 1, 1, 1, 0, 0, 0, 0, 0, 0);
   s[1].pop_prev = 1;
   s[2].opcode = LOOM_OP_FINISH;
-  cost_simulate(cfg, s, 3, &sim);
+  cost_simulate(cfg, s, 3, NULL, 0, &sim);
   assert_false(sim.deadlock);
   assert_true(sim.cycles >= cost_dma(cfg, 4 * 8, 1, 0) + cost_gemm(1));
 }
@@ -353,7 +354,7 @@ static uint64_t resnet18_rest(const struct loom_hw_config *cfg) {
   int8_t *w = calloc(512 * 1000, 1);
   int32_t *mult = malloc(sizeof(int32_t) * 1000);
   for (int i = 0; i < 1000; i++) mult[i] = m;
-  struct lower_qfc fc = {1, 512, 1000, w, NULL, mult, shift, 0, 0, -128, 127, 0, 1, 0};
+  struct lower_qfc fc = {1, 512, 1000, w, NULL, mult, shift, 0, 0, -128, 127, 0, 1, 0, NULL};
   total += layer_cycles(lower_fc(cfg, &fc, "fc", &p, msg), &p, "fc 512,1000", msg);
   free(w), free(mult);
   return total;

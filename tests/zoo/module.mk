@@ -6,7 +6,8 @@
 #   make test-zoo     the whole zoo (making the models takes ~10 min once)
 #   make test         runs the quick set of tests/zoo/zoo.list
 #                     (tests/zoo/test_zoo_quick.sh)
-#   make bench        adds per-network figures (tests/bench/zoo_bench.sh)
+#   make bench        adds per-network figures (tests/bench/run_bench.sh: bench_zoo,
+#                     bench_transformers)
 
 ZOO_COMPARE := $(BUILD)/tests/zoo/zoo_compare
 ZOO_GEN := scripts/models/make_zoo.py scripts/models/zoo_nets.py scripts/models/common.py
@@ -25,6 +26,11 @@ zoo_force = $(if $(wildcard $@),$(if $(filter-out tests/zoo/zoo.list,$?),--force
 
 build/models/zoo/.quick.stamp: $(ZOO_GEN) tests/zoo/zoo.list
 	$(PY3) scripts/models/make_zoo.py --out build/models $(zoo_force) --models $(subst $(zoo_space),$(zoo_comma),$(ZOO_QUICK))
+	@touch $@
+
+# The transformers of issue 17's benchmark (make bench-transformers).
+build/models/zoo/.transformers.stamp: $(ZOO_GEN) tests/zoo/zoo.list
+	$(PY3) scripts/models/make_zoo.py --out build/models $(zoo_force) --models vit,bert,transformer
 	@touch $@
 
 build/models/zoo/.all.stamp: $(ZOO_GEN) tests/zoo/zoo.list

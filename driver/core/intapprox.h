@@ -1,0 +1,56 @@
+/*
+ * intapprox.h - integer-only approximations of the transcendental steps of
+ * a transformer (softmax's exp, GELU's erf, LayerNorm's square root), for
+ * int8 lowerings that must not leave integer arithmetic.
+ *
+ * Each function takes quantized integers and constants that the compiler
+ * computes once from the scales (the *_init functions, which use floats);
+ * evaluating them is integer arithmetic only (adds, multiplies, shifts, one
+ * integer division by a constant), so fsim, an RTL unit or a host kernel can
+ * implement it bit for bit.  The exp and erf polynomials are I-BERT's
+ * (Kim et al., 2021): second-order fits on a reduced range.  The bounds
+ * below are checked over every int8 input and a sweep of scales by
+ * tests/unit/test_intapprox.c:
+ *
+ *   loom_iexp:   |exp(x) - y|      <= 2.2e-3 + 2 * 2^-10   (x <= 0; y <= 1)
+ *   loom_igelu:  |gelu(x) - y|     <= 1.9e-2 + 2^-8 * |x|
+ *   loom_isqrt:  exactly floor(sqrt(n)) for every uint64 n
+ *
+ * The 2^-10 terms are the internal fixed point: the input is shifted up
+ * until ln 2 (exp) or the erf clip point (GELU) is at least 2^10 steps, so
+ * the floors of the constants cost at most that much; the rest is the
+ * polynomial's own error against float (0.00213 for exp on [-ln 2, 0],
+ * 0.0182 for x * erf's fit on the whole line).
+ */
+#ifndef LOOM_CORE_INTAPPROX_H
+#define LOOM_CORE_INTAPPROX_H
+
+#include <stdint.h>
+
+/* exp(q * scale) for q <= 0: y * out_scale. */
+struct loom_iexp {
+  uint32_t up;        /* q is shifted up by this many bits first */
+  int64_t q_ln2;      /* floor(ln 2 / s'), s' = scale / 2^up */
+  int64_t q_b, q_c;   /* floor(1.353 / s'), floor(0.344 / (0.3585 s'^2)) */
+  double out_scale;   /* 0.3585 s'^2 */
+};
+/* -1 when scale is not a positive finite number below 2^20. */
+int loom_iexp_init(double scale, struct loom_iexp *e);
+/* q <= 0 (positive q is clamped to 0), |q| 2^up < 2^31; the result is >= 0. */
+int64_t loom_iexp(const struct loom_iexp *e, int64_t q);
+
+/* gelu(q * scale) = x / 2 * (1 + erf(x / sqrt 2)): y * out_scale. */
+struct loom_igelu {
+  uint32_t up;        /* q is shifted up by this many bits first */
+  int64_t q_b;        /* floor(-1.769 / s_e), s_e = s' / sqrt 2, negative */
+  int64_t q_c;        /* floor(1 / s_L), s_L = -0.2888 s_e^2: the 1 in steps of s_L, negative */
+  double out_scale;   /* s' * s_L / 2 */
+};
+int loom_igelu_init(double scale, struct loom_igelu *g);
+/* |q| 2^up < 2^31 (every int8 q for scales down to 2^-20). */
+int64_t loom_igelu(const struct loom_igelu *g, int64_t q);
+
+/* floor(sqrt(n)) by Newton steps from a power of two above the root. */
+uint32_t loom_isqrt(uint64_t n);
+
+#endif

@@ -1,0 +1,333 @@
+/*
+ * pass_attention.c - matmuls of two activations (attention's scores
+ * Q x K^T and its weighted values P x V) onto the accelerator, one job per
+ * head, each reading and writing its head's slices in place.
+ *
+ * Two rewrites, around quantization:
+ *
+ *   1. before calibration (ir_pass_split_act_matmul): a float MatMul whose
+ *      operands are both activations, a [..., M, K] by a [..., K, N] batch
+ *      (the heads: [H, S, S] or [1, H, S, S]), becomes H 2-D MatMuls of
+ *      row slices (a Slice along axis 0) of the operands viewed as
+ *      [H * M, K] and [H * K, N], whose results a Concat along the rows
+ *      and a Reshape (a view) put back; when the result is only put side
+ *      by side (Transpose [.., H, M, N] -> [.., M, H, N], Reshape to
+ *      [.., M, H * N]) the Concat is along the columns and replaces those
+ *      two; when the first operand is x [.., M, H * K] split into heads
+ *      (Reshape, Transpose [.., M, H, K] -> [.., H, M, K]) its heads are
+ *      column slices of x as [M, H * K] (both when K or N is whole channel
+ *      blocks, so a head's columns are whole DRAM rows).  The quantizer gives each stacked operand symmetric int8
+ *      parameters (zero point 0: the lowering cannot correct the bias by
+ *      the runtime operand's sums) and each head's slice the same ones, so
+ *      a head's int8 operand is rows of one quantized tensor; the heads'
+ *      results share the Concat's;
+ *   2. after fusion (ir_pass_fuse_act_matmul): DQ(a) x DQ(b) -> Q becomes a
+ *      loom.QGemm whose weight operand is b itself, an activation, in the
+ *      WGT row layout: b [K, N] int8 padded to whole blocks of N (a Concat
+ *      of zeros), viewed as [K, N/B, B], transposed to [N/B, K, B] and
+ *      viewed as [N/B, K, B, 1], whose NCHWc layout is exactly the WGT rows
+ *      [out block][in block] (lower.h, LOWER_CONV_RUNTIME_WGT).  For heads
+ *      this is done once on the stacked int8 operand ([H * N/B, K, B, 1])
+ *      and each head's weights are its images of it (a row Slice).  The
+ *      job loads them by DMA at run time; the requantization multiplier is
+ *      s_a * s_b / s_y for every output.
+ *
+ * The partition makes the row slices views and the Concat of the heads'
+ * results an in-place one (pass_partition.c); compile_loom.c moves each
+ * job onto its slices (lower_program_rebase), so no host Gather or Concat
+ * copy is left.  A MatMul the second rewrite cannot take (uint8 operands,
+ * a nonzero zero point, a result not quantized) keeps its Q/DQ and runs on
+ * the host kernels in float, its slices copies.  What stays on the host:
+ * the float ops of the exported graph between the projection and the
+ * matmuls (slices, transposes, the scale), one QuantizeLinear per stacked
+ * operand, the WGT layout of b (one Concat and one Transpose per stacked
+ * operand) and the result's DequantizeLinear (docs/lowering.md says why
+ * the WGT rows cannot come from the load's addressing).
+ */
+#include "sw_compiler/pass_fuse.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SPLIT_MAX 256 /* heads one batched matmul may become */
+
+static int is_activation(const struct ir_graph *g, int t) {
+  return t >= 0 && !g->tensors[t].data && g->tensors[t].dtype == IR_DT_F32 && ir_shape_known(&g->tensors[t]);
+}
+
+/* The batch of a [..., M, K] x [..., K, N] product: the leading dims'
+ * product when both operands have the same ones. */
+static int64_t batch_of(const struct ir_tensor *a, const struct ir_tensor *b) {
+  int64_t h = 1;
+  for (int d = 0; d + 2 < a->rank; d++) {
+    if (a->dims[d] != b->dims[d]) return -1;
+    h *= a->dims[d];
+  }
+  return h;
+}
+
+/* Node i: a float MatMul of two activations, 2-D (batched: rank > 2, the
+ * same leading dims, at most SPLIT_MAX matrices). */
+static int act_matmul(const struct ir_graph *g, int i, int batched) {
+  const struct ir_node *n = &g->nodes[i];
+  if (n->dead || n->op != IR_OP_MATMUL || !is_activation(g, n->in[0]) || !is_activation(g, n->in[1])) return 0;
+  const struct ir_tensor *a = &g->tensors[n->in[0]], *b = &g->tensors[n->in[1]];
+  if (a->rank != b->rank || (a->rank == 2) == batched) return 0;
+  int64_t h = batch_of(a, b);
+  return !batched || (h >= 1 && h <= SPLIT_MAX);
+}
+
+/* t [..., R, C] as the rows [H * R, C] (a view), inserted at *pos. */
+static int as_rows(struct ir_graph *g, int t, int64_t h, int *pos) {
+  const struct ir_tensor *x = &g->tensors[t];
+  int64_t d[2] = {h * x->dims[x->rank - 2], x->dims[x->rank - 1]}, r = 2;
+  enum ir_dtype dt = x->dtype;
+  int in[2] = {t, ir_const_add(g, NULL, IR_DT_I64, 1, &r, d)}, y = ir_tensor_add(g, NULL, dt, 2, d);
+  ir_node_insert(g, (*pos)++, IR_OP_RESHAPE, NULL, 2, in, 1, &y);
+  return y;
+}
+
+/* Rows [h * R, (h + 1) * R) of t along `axis` (0: rows, 1: columns of a
+ * rank-2 t): a Slice, inserted at *pos. */
+static int head_slice(struct ir_graph *g, int t, int64_t h, int64_t R, int64_t axis, int *pos) {
+  const struct ir_tensor *x = &g->tensors[t];
+  int64_t d[IR_MAX_RANK], one = 1, se[2] = {h * R, h * R + R};
+  int rank = x->rank;
+  enum ir_dtype dt = x->dtype;
+  memcpy(d, x->dims, sizeof d);
+  d[axis] = R;
+  int in[4] = {t, ir_const_add(g, NULL, IR_DT_I64, 1, &one, &se[0]), ir_const_add(g, NULL, IR_DT_I64, 1, &one, &se[1]),
+               ir_const_add(g, NULL, IR_DT_I64, 1, &one, &axis)};
+  int y = ir_tensor_add(g, NULL, dt, rank, d), node = ir_node_insert(g, (*pos)++, IR_OP_ONNX, NULL, 4, in, 1, &y);
+  g->nodes[node].type = ir_xstrdup("Slice");
+  g->nodes[node].opset = 13;
+  return y;
+}
+
+static int64_t const_i64(const struct ir_graph *g, int t) {
+  if (t < 0) return INT64_MIN;
+  const struct ir_tensor *x = &g->tensors[t];
+  if (!x->data || ir_tensor_numel(x) != 1) return INT64_MIN;
+  return x->dtype == IR_DT_I64 ? *(const int64_t *)x->data : x->dtype == IR_DT_I32 ? *(const int32_t *)x->data : INT64_MIN;
+}
+
+int ir_head_slice_of(const struct ir_graph *g, int t, int64_t *start, int *axis) {
+  int i = t >= 0 ? ir_producer(g, t) : -1;
+  if (i < 0) return -1;
+  const struct ir_node *n = &g->nodes[i];
+  int64_t a = n->n_in == 4 ? const_i64(g, n->in[3]) : -1;
+  if (n->op != IR_OP_ONNX || strcmp(n->type, "Slice") || n->n_in != 4 || (a != 0 && a != 1)) return -1;
+  const struct ir_tensor *x = &g->tensors[n->in[0]];
+  int64_t s = const_i64(g, n->in[1]), e = const_i64(g, n->in[2]);
+  if (!ir_shape_known(x) || (a == 1 && x->rank != 2) || s < 0 || e <= s || e > x->dims[a] ||
+      g->tensors[t].dims[a] != e - s)
+    return -1;
+  if (start) *start = s;
+  if (axis) *axis = (int)a;
+  return n->in[0];
+}
+
+/* Whether node tr is a Transpose of t [..., H, M, K] (or of its result of
+ * that shape) that swaps H and M, every leading dim 1: heads <-> tokens. */
+static int swaps_heads(const struct ir_graph *g, int tr, const struct ir_tensor *t) {
+  const int64_t *perm;
+  int r = t->rank;
+  if (r < 3 || tr < 0 || g->nodes[tr].op != IR_OP_TRANSPOSE || ir_attr_ints(&g->nodes[tr], "perm", &perm) != r) return 0;
+  for (int d = 0; d < r; d++)
+    if (perm[d] != (d == r - 3 ? r - 2 : d == r - 2 ? r - 3 : d) || (d < r - 3 && t->dims[d] != 1)) return 0;
+  return 1;
+}
+
+/* Whether y [..., H, M, N] is only read as Transpose(y) swapping H and M
+ * (the heads back beside each other), then Reshape to [..., M, H * N]
+ * (leading dims 1): the heads' results side by side, a Concat along the
+ * columns.  Returns that Reshape node, else -1. */
+static int heads_side_by_side(const struct ir_graph *g, int y) {
+  const struct ir_tensor *t = &g->tensors[y];
+  int r = t->rank, tr = ir_sole_reader(g, y);
+  if (!swaps_heads(g, tr, t)) return -1;
+  int rs = ir_sole_reader(g, g->nodes[tr].out[0]);
+  if (rs < 0 || g->nodes[rs].op != IR_OP_RESHAPE) return -1;
+  const struct ir_tensor *z = &g->tensors[g->nodes[rs].out[0]];
+  if (!ir_shape_known(z) || z->dims[z->rank - 1] != t->dims[r - 3] * t->dims[r - 1] ||
+      ir_tensor_numel(z) != ir_tensor_numel(t))
+    return -1;
+  return rs;
+}
+
+/* Whether a [..., H, M, K] is Transpose(Reshape(x [..., M, H * K]))
+ * swapping H and M (leading dims 1): the heads' columns of x, which a
+ * head reads in place (a column slice of x as [M, H * K]).  Returns x. */
+static int heads_of_columns(const struct ir_graph *g, int a) {
+  const struct ir_tensor *t = &g->tensors[a];
+  int r = t->rank, tr = ir_producer(g, a);
+  if (!swaps_heads(g, tr, t)) return -1;
+  int rs = ir_producer(g, g->nodes[tr].in[0]);
+  if (rs < 0 || g->nodes[rs].op != IR_OP_RESHAPE) return -1;
+  int x = g->nodes[rs].in[0];
+  const struct ir_tensor *xt = &g->tensors[x];
+  if (!ir_shape_known(xt) || xt->dtype != IR_DT_F32 || xt->data || xt->dims[xt->rank - 1] != t->dims[r - 3] * t->dims[r - 1] ||
+      ir_tensor_numel(xt) != ir_tensor_numel(t))
+    return -1;
+  int v = ir_producer(g, x); /* a [1, M, H * K] view of a 2-D result: that result (no repacks) */
+  if (v >= 0 && g->nodes[v].op == IR_OP_RESHAPE && g->tensors[g->nodes[v].in[0]].rank == 2 &&
+      g->tensors[g->nodes[v].in[0]].dims[1] == xt->dims[xt->rank - 1])
+    x = g->nodes[v].in[0];
+  return x;
+}
+
+static void split(struct ir_graph *g, int i, int64_t block) {
+  const struct ir_node *n = &g->nodes[i];
+  int a = n->in[0], b = n->in[1], y = n->out[0], pos = i, yr = g->tensors[y].rank;
+  int64_t H = batch_of(&g->tensors[a], &g->tensors[b]), ydims[IR_MAX_RANK];
+  memcpy(ydims, g->tensors[y].dims, sizeof ydims);
+  char *name = n->name ? ir_xstrdup(n->name) : NULL;
+  int64_t M = g->tensors[a].dims[g->tensors[a].rank - 2], K = g->tensors[b].dims[g->tensors[b].rank - 2];
+  int64_t N = g->tensors[b].dims[g->tensors[b].rank - 1];
+  int xa = g->tensors[a].dims[g->tensors[a].rank - 1] % block ? -1 : heads_of_columns(g, a); /* whole blocks */
+  a = xa >= 0 ? as_rows(g, xa, 1, &pos) : as_rows(g, a, H, &pos); /* [M, H * K] or [H * M, K] */
+  b = as_rows(g, b, H, &pos); /* node i is now at pos */
+  g->nodes[pos].dead = 1, pos++;
+  int *parts = ir_xmalloc((size_t)H * sizeof *parts);
+  for (int64_t h = 0; h < H; h++) {
+    int64_t yd[2] = {M, N};
+    int in[2] = {xa >= 0 ? head_slice(g, a, h, K, 1, &pos) : head_slice(g, a, h, M, 0, &pos), head_slice(g, b, h, K, 0, &pos)};
+    parts[h] = ir_tensor_add(g, NULL, IR_DT_F32, 2, yd);
+    ir_node_insert(g, pos++, IR_OP_MATMUL, name, 2, in, 1, &parts[h]);
+  }
+  int rs = N % block ? -1 : heads_side_by_side(g, y), cols = rs >= 0;
+  if (cols) { /* the Transpose and the Reshape after it become the Concat's */
+    const struct ir_tensor *z = &g->tensors[g->nodes[rs].out[0]];
+    yr = z->rank, y = g->nodes[rs].out[0];
+    memcpy(ydims, z->dims, sizeof ydims);
+    g->nodes[rs].dead = 1;
+    g->nodes[ir_producer(g, g->nodes[rs].in[0])].dead = 1;
+    int v = ir_sole_reader(g, y); /* read as a 2-D [M, H * N] view (a projection's input): that view */
+    if (v >= 0 && g->nodes[v].op == IR_OP_RESHAPE && g->tensors[g->nodes[v].out[0]].rank == 2 &&
+        g->tensors[g->nodes[v].out[0]].dims[1] == H * N) {
+      g->nodes[v].dead = 1, y = g->nodes[v].out[0], yr = 2;
+      memcpy(ydims, g->tensors[y].dims, 2 * sizeof ydims[0]);
+    }
+  }
+  int64_t cd[2] = {cols ? M : H * M, cols ? H * N : N}, sd[1] = {yr};
+  int cat = ir_tensor_add(g, NULL, IR_DT_F32, 2, cd), rin[2] = {cat, ir_const_add(g, NULL, IR_DT_I64, 1, sd, ydims)};
+  ir_attr_set_int(g, ir_node_insert(g, pos++, IR_OP_CONCAT, NULL, (int)H, parts, 1, &cat), "axis", cols);
+  ir_node_insert(g, pos, IR_OP_RESHAPE, NULL, 2, rin, 1, &y);
+  free(parts);
+  free(name);
+}
+
+int ir_pass_split_act_matmul(struct ir_graph *g, int block, struct ir_error *err) {
+  for (int i = 0; i < g->n_nodes; i++)
+    if (act_matmul(g, i, 1)) split(g, i, block);
+  ir_pass_dce(g);
+  return ir_pass_shape_infer(g, err);
+}
+
+int ir_is_act_matmul(const struct ir_graph *g, int i) { return act_matmul(g, i, 0); }
+
+/* ---- after fusion: DQ(a) x DQ(b) -> Q as a QGemm with runtime weights ---- */
+
+struct wcache { /* stacked operands whose WGT rows are built: src[k] -> rows[k] */
+  int *src, *rows, n;
+};
+
+static int node_at(struct ir_graph *g, int *pos, enum ir_op_kind op, int n_in, const int *in, int y) {
+  return ir_node_insert(g, (*pos)++, op, NULL, n_in, in, 1, &y);
+}
+
+static int reshaped(struct ir_graph *g, int t, int rank, const int64_t *dims, int *pos) {
+  int64_t r = rank;
+  int in[2] = {t, ir_const_add(g, NULL, IR_DT_I64, 1, &r, dims)}, y = ir_tensor_add(g, NULL, IR_DT_I8, rank, dims);
+  node_at(g, pos, IR_OP_RESHAPE, 2, in, y);
+  return y;
+}
+
+/* b [H * K, N] int8 (H heads' [K, N] stacked) -> [H * ceil(N/B), K, B, 1],
+ * the WGT rows of each b_h^T one after the other: head h's are images
+ * [h * ceil(N/B), (h + 1) * ceil(N/B)), a contiguous range of the NCHWc
+ * bytes. */
+static int wgt_rows(struct ir_graph *g, int b, int64_t H, int64_t block, int *pos) {
+  int64_t K = g->tensors[b].dims[0] / H, N = g->tensors[b].dims[1], nb = (N + block - 1) / block;
+  if (nb * block != N) { /* zero columns up to whole blocks */
+    int64_t zd[2] = {H * K, nb * block - N}, pd[2] = {H * K, nb * block};
+    int in[2] = {b, ir_const_add(g, NULL, IR_DT_I8, 2, zd, NULL)}, y = ir_tensor_add(g, NULL, IR_DT_I8, 2, pd);
+    ir_attr_set_int(g, node_at(g, pos, IR_OP_CONCAT, 2, in, y), "axis", 1);
+    b = y;
+  }
+  int64_t v[4] = {H, K, nb, block}, td[4] = {H, nb, K, block}, perm[4] = {0, 2, 1, 3}, wd[4] = {H * nb, K, block, 1};
+  int x = reshaped(g, b, 4, v, pos), t = ir_tensor_add(g, NULL, IR_DT_I8, 4, td);
+  ir_attr_set_ints(g, node_at(g, pos, IR_OP_TRANSPOSE, 1, &x, t), "perm", 4, perm);
+  return reshaped(g, t, 4, wd, pos);
+}
+
+/* The runtime weights of matmul operand b8 ([K, N] int8): the WGT rows of
+ * its head when b8 is a head's rows of a stacked operand (built once for
+ * all heads, the first time one is asked for), else of b8 alone. */
+static int runtime_wgt(struct fctx *f, struct wcache *wc, int b8, const struct qparam *pb, int64_t block, int *pos) {
+  struct ir_graph *g = f->g;
+  int64_t start, K = g->tensors[b8].dims[0], nb = (g->tensors[b8].dims[1] + block - 1) / block;
+  int axis, src = ir_head_slice_of(g, b8, &start, &axis), w = -1;
+  if (src < 0 || axis || g->tensors[src].rank != 2 || start % K || g->tensors[src].dims[0] % K) {
+    w = wgt_rows(g, b8, 1, block, pos);
+    ir_quant_set(g, w, -1, 1, &pb->scale, &pb->zp);
+    return w;
+  }
+  for (int k = 0; k < wc->n && w < 0; k++)
+    if (wc->src[k] == src) w = wc->rows[k];
+  if (w < 0) {
+    w = wgt_rows(g, src, g->tensors[src].dims[0] / K, block, pos);
+    ir_quant_set(g, w, -1, 1, &pb->scale, &pb->zp);
+    wc->src = ir_xrealloc(wc->src, (size_t)(wc->n + 1) * sizeof *wc->src);
+    wc->rows = ir_xrealloc(wc->rows, (size_t)(wc->n + 1) * sizeof *wc->rows);
+    wc->src[wc->n] = src, wc->rows[wc->n++] = w;
+  }
+  int y = head_slice(g, w, start / K, nb, 0, pos);
+  ir_quant_set(g, y, -1, 1, &pb->scale, &pb->zp);
+  return y;
+}
+
+static int fuse(struct fctx *f, struct wcache *wc, int i, int64_t block) {
+  struct ir_graph *g = f->g;
+  struct qparam pa, pb;
+  struct out_chain oc;
+  int a8, b8;
+  if (!ir_is_act_matmul(g, i) || !fu_dq_of(g, g->nodes[i].in[0], &a8, &pa) || !fu_dq_of(g, g->nodes[i].in[1], &b8, &pb) ||
+      pa.dt != IR_DT_I8 || pb.dt != IR_DT_I8 || pa.zp || pb.zp || !fu_match_output(g, g->nodes[i].out[0], 0, 0, &oc) ||
+      oc.p.dt != IR_DT_I8)
+    return 0;
+  int64_t N = g->tensors[b8].dims[1];
+  double real = (double)(pa.scale * pb.scale / oc.p.scale);
+  int32_t *mult = ir_xmalloc((size_t)N * sizeof *mult), *zeros = ir_xcalloc((size_t)N, sizeof *zeros);
+  uint32_t shift;
+  if (quant_multipliers(&real, 1, mult, &shift)) {
+    free(mult), free(zeros);
+    return 0; /* an extreme scale ratio: stays on the host */
+  }
+  for (int64_t o = 1; o < N; o++) mult[o] = mult[0];
+  char *name = g->nodes[i].name ? ir_xstrdup(g->nodes[i].name) : NULL;
+  fu_kill_chain(g, i, &oc);
+  int pos = oc.q, w = runtime_wgt(f, wc, b8, &pb, block, &pos);
+  int64_t od[1] = {N};
+  int in[4] = {a8, w, ir_const_add(g, NULL, IR_DT_I32, 1, od, zeros), ir_const_add(g, NULL, IR_DT_I32, 1, od, mult)};
+  int y = fu_result_of(g, &oc), node = ir_node_insert(g, pos, IR_OP_QGEMM, name, 4, in, 1, &y);
+  fu_set_req_attrs(g, node, 0, &oc, shift);
+  free(mult), free(zeros), free(name);
+  return 1;
+}
+
+int ir_pass_fuse_act_matmul(struct ir_graph *g, int block, struct ir_error *err) {
+  struct fctx f = {.g = g, .err = err};
+  struct wcache wc = {0};
+  int n = 0;
+  for (int i = 0; i < g->n_nodes; i++)
+    if (!g->nodes[i].dead) n += fuse(&f, &wc, i, block);
+  free(wc.src), free(wc.rows);
+  free(f.conv_from);
+  free(f.conv_to);
+  if (!n) return 0;
+  ir_pass_dce(g);
+  return ir_pass_shape_infer(g, err) || ir_verify(g, err) ? -1 : 0;
+}

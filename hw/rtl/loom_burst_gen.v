@@ -128,17 +128,20 @@ module loom_burst_gen #(
   // (the DMA's checks) does not run on into the adds and compares
   // (docs/rtl.md, "Timing").
   // (the span's low Shift bits are dropped: beats = ceil(span / BusBytes))
-  function [32:0] span_of(input [Shift-1:0] lo);
-    span_of = {1'b0, row_bytes_i} + {{(33 - Shift){1'b0}}, lo} + {{(33 - Shift){1'b0}}, {Shift{1'b1}}};
+  // (row_bytes is an argument, not read from the port inside: a continuous
+  // assignment is sensitive to a function's arguments only, so a 4-state
+  // simulator such as Icarus kept the span of the reset value.)
+  function [32:0] span_of(input [31:0] row_bytes, input [Shift-1:0] lo);
+    span_of = {1'b0, row_bytes} + {{(33 - Shift){1'b0}}, lo} + {{(33 - Shift){1'b0}}, {Shift{1'b1}}};
   endfunction
-  wire [32:0] base_span = span_of(base_i[Shift-1:0]);
+  wire [32:0] base_span = span_of(row_bytes_i, base_i[Shift-1:0]);
   wire [63:0]      row_next   = row_addr_q + {32'd0, stride_i};
   wire [Shift-1:0] next_lo    = row_addr_q[Shift-1:0] + stride_i[Shift-1:0];
   wire [12:0]      base_to4k  = to4k_of(base_i[11:Shift]);
   wire [12:0]      next_to4k  = to4k_of(row_next[11:Shift]);
   wire [63:0]      row_new    = start_i ? base_i : row_next;
   wire [Shift-1:0] row_new_lo = start_i ? base_i[Shift-1:0] : next_lo;
-  wire [32:0]      next_span  = span_of(next_lo);
+  wire [32:0]      next_span  = span_of(row_bytes_i, next_lo);
   wire [32:0]      row_span   = start_i ? base_span : next_span;
   wire [31:0]      row_beats_new = {{(Shift - 1){1'b0}}, row_span[32:Shift]};
   wire [Shift-1:0] unused_row_span = row_span[Shift-1:0];

@@ -35,6 +35,8 @@ if $section == "run" then
   "`loom run --profile-json`: \(if .meta.profile_flag then "present" else "not in this build" end). The whole run took \(.meta.bench_seconds) s."
 elif $section == "goals" then goal_rows(.goals)
 elif $section == "transformers" then
+  def xf_label: .net + (if .variant == "default" then "" elif .variant == "large" then " `\(.flags)`"
+                        else " `--\(.variant | gsub("_"; "-"))`" end);
   ((.transformers // []) | map(.runs) | max) as $n | (.transformers // []) as $t |
   "Measured by `tests/bench/run_bench.sh \(.meta.mode)` on \(.meta.date | sub("T"; " ") | sub("Z"; " UTC")), commit `\(.meta.commit)`, configuration",
   "`\(.config.name)` at \(.config.clock_mhz) MHz, load average \(.meta.load_start) at the start and \(.meta.load_end // "-") at the end. Cycles",
@@ -46,14 +48,18 @@ elif $section == "transformers" then
   "MACs on the accelerator, the accelerator >= 90% of the end-to-end time and a modelled speedup of",
   ">= 5x over the host-only run, where GEMM-only offload (softmax, LayerNorm and GELU on the CPU, as the",
   "PYNQ-Z2 designs the issue cites) gains about 1.4x. Rows `--no-act`: the same model compiled with",
-  "`--no-act` (GELU on the host instead of its activation table in the Linear's epilogue).",
+  "`--no-act` (GELU on the host instead of its activation table in the Linear's epilogue); rows",
+  "`--config \([$t[] | select(.variant == "large") | .config] | first // "large")`: the same model on that configuration, at its own clock. Speedup bound: the",
+  "host-only run over the jobs' roofline bound at the clock (no host time at all, and every job at",
+  "min(peak, DRAM bytes per cycle x its intensity), the profile's `bound_cycles`): no build of the",
+  "model on that configuration can do better, whatever moves off the host.",
   "",
-  head(["model", "MACs on acc.", "nodes acc. / host", "cycles (fsim timing)", "utilization", "host time (slowest run)", "host share", "end to end", "host-only (slowest run)", "speedup", "centered cos min / mean", "top-1"]),
-  ($t[] | [(.net + (if .variant == "default" then "" else " `--\(.variant | gsub("_"; "-"))`" end)),
+  head(["model", "MACs on acc.", "nodes acc. / host", "cycles (fsim timing)", "utilization", "host time (slowest run)", "host share", "end to end", "host-only (slowest run)", "speedup", "speedup bound", "centered cos min / mean", "top-1"]),
+  ($t[] | [xf_label,
      (if .placement then "\(.placement.acc_mac_pct)%" else "-" end),
      (if .placement then "\(.placement.acc_nodes) / \(.placement.host_nodes)" else "-" end),
      (.cycles | mega), (.utilization | pct), "\(.host_s | ms2) (\(.host_s_max | ms2))", (.host_share | pct), (.end_to_end_s | ms2),
-     "\(.host_only.s | ms2) (\(.host_only.s_max | ms2))", (if .speedup then "\(.speedup | r(2))x" else "-" end),
+     "\(.host_only.s | ms2) (\(.host_only.s_max | ms2))", (if .speedup then "\(.speedup | r(2))x" else "-" end), (if .speedup_bound then "\(.speedup_bound | r(2))x" else "-" end),
      (if .accuracy then "\(.accuracy.cos_min | r(3)) / \(.accuracy.cos_mean | r(3))" else "-" end),
      (if .accuracy.top1 != null then "\(.accuracy.top1 * .accuracy.inputs | round) of \(.accuracy.inputs)" else "-" end)]
      + (if .error then ["`\(.error | gsub("\\|"; "/"))`"] else [] end) | row),
@@ -64,14 +70,14 @@ elif $section == "transformers" then
   "this build and of the host-only build:",
   "",
   head(["model", "accelerator cycles by job kind", "host steps, largest first", "native / portable", "host-only: native / portable"]),
-  ($t[] | select(.host_ops) | [(.net + (if .variant == "default" then "" else " `--\(.variant | gsub("_"; "-"))`" end)),
+  ($t[] | select(.host_ops) | [xf_label,
      ((.acc_ops // []) | map("\(.op) \(.jobs): \(.cycles | mega)") | join(", ")),
      (.host_ops[:8] | map("\(.op) \(.steps): \(.seconds | ms2)") | join(", "))
      + (if (.host_ops | length) > 8 then ", others \(.host_ops[8:] | map(.seconds) | add | ms2)" else "" end),
      (if .host_code then "\(.host_code.native) / \(.host_code.portable)" else "-" end),
      (if .host_only.host_code then "\(.host_only.host_code.native) / \(.host_only.host_code.portable)" else "-" end)] | row),
   "",
-  goal_rows(.goals | map(select(.goal as $g | $t | map(.net + ": ") | any(. as $p | $g | startswith($p)))))
+  goal_rows(.goals | map(select(.goal as $g | $t | map(.net + ": ", .net + " `") | any(. as $p | $g | startswith($p)))))
 elif $section == "workloads" then
   head(["wl", "H=W", "C -> K", "kernel/stride", "MACs", "cycles", "compiler est.", "util.", "MACs/B", "bound", "of bound", ">= 92%", "cycles: GEMM / ALU / other"]),
   (.workloads[] | [.name, .h, "\(.c) -> \(.k)", "\(.r)x\(.r)/\(.s)", (.macs | mega), .cycles, .est_cycles,

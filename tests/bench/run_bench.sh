@@ -293,8 +293,8 @@ bench_zoo() {
 
 # ---- transformers (issue 17): the zoo's ViT, BERT-like encoder, nn.TransformerEncoder ----
 # Per network (made by make_zoo.py into $MODELS/zoo/NAME) and build (the
-# default compile, and --no-act: the element-wise activations such as GELU
-# on the host instead of activation tables): the placement summary (its
+# default compile; --no-act: the element-wise activations such as GELU on the
+# host instead of activation tables; --config $XFMR_LARGE): the placement summary (its
 # last line and its per-op rows), the host code line, one check input on
 # fsim --timing --profile-json BENCH_RUNS times (cycles: the timing model,
 # deterministic; host steps' wall time: every run kept, results.jq takes the
@@ -305,8 +305,14 @@ bench_zoo() {
 # seconds, BENCH_RUNS runs).  The time of a run is its inference only (the
 # profile's host steps), not the process's start and model load.
 XFMR_NETS="vit bert transformer"
+# The builds per network: the default compile, --no-act, and the same model on
+# the UltraScale+ configuration (XFMR_LARGE, default `large`: 32x32 at 200 MHz),
+# where the host's share decides the speedup instead of the GEMM core's peak.
+XFMR_LARGE=${XFMR_LARGE:-large}
 # xf_runs LOOMFILE INPUT TAG -> runs it BENCH_RUNS times with --profile-json;
-# prints the JSON array of the runs' {host_s, cycles, macs, host_ops, acc_ops}
+# prints the JSON array of the runs' {host_s, cycles, macs, clock_mhz, config,
+# peak, bound_cycles, host_ops, acc_ops} (peak: MACs per cycle; bound_cycles:
+# the profile's roofline bound of the jobs, min(peak, DRAM bytes x intensity))
 # (host_ops: the host steps' wall time summed per step name; acc_ops: the
 # jobs' cycles and MACs summed per kind, the first word of the op: fc, act..).
 xf_runs() {
@@ -354,13 +360,14 @@ bench_transformers() {
     else
       cpu_err=$(loom_error "$RAW/xf_$name.cpu.compile.txt" "loom compile --target cpu")
     fi
-    for variant in default no_act; do
+    for variant in default no_act large; do
       tag=xf_$name.$variant
-      vflag=()
-      [ $variant = no_act ] && vflag=(--no-act)
+      vflag=(--config "$CONFIG")
+      [ $variant = no_act ] && vflag+=(--no-act)
+      [ $variant = large ] && vflag=(--config "$XFMR_LARGE")
       say "transformers $name ($variant): compile, fsim --timing x$RUNS, accuracy on the check inputs"
       err="" place=null rows=null hcode=null runs=null acc=null
-      if "$LOOM" compile "$Z/$name/model.onnx" --config "$CONFIG" --calib "$Z/$name/calib" -o "$OUT/$tag.loom" \
+      if "$LOOM" compile "$Z/$name/model.onnx" --calib "$Z/$name/calib" -o "$OUT/$tag.loom" \
            "${sflag[@]}" "${vflag[@]}" > "$RAW/$tag.compile.txt" 2>&1; then
         parse placement "$RAW/$tag.compile.txt"
         place=$(jq -c '{acc_nodes, host_nodes, acc_mac_pct}' "$RAW/$tag.compile.txt.json")
@@ -385,10 +392,10 @@ bench_transformers() {
           '. + {inputs: $n, min_cos_threshold: $min_cos, top1_threshold: (if $top1 == "-" then null else ($top1 | tonumber) end)}' \
           "$RAW/$tag.compare.txt.json")
       fi
-      jq -n -c --arg net "$name" --arg variant "$variant" --arg err "$err" --arg cpu_err "$cpu_err" \
+      jq -n -c --arg net "$name" --arg variant "$variant" --arg flags "${vflag[*]}" --arg err "$err" --arg cpu_err "$cpu_err" \
         --argjson place "$place" --argjson rows "$rows" --argjson hcode "$hcode" --argjson runs "$runs" \
         --argjson acc "$acc" --argjson cpu "$cpu" --argjson cpu_hcode "$cpu_hcode" \
-        '{net: $net, variant: $variant, error: (if $err == "" then null else $err end), placement: $place,
+        '{net: $net, variant: $variant, flags: $flags, error: (if $err == "" then null else $err end), placement: $place,
           placement_rows: $rows, host_code: $hcode, runs: $runs, accuracy: $acc,
           host_only: {runs: $cpu, host_code: $cpu_hcode, error: (if $cpu_err == "" then null else $cpu_err end)}}' \
         >> "$PARTS/transformers.jsonl"

@@ -62,17 +62,23 @@ echo '[{"net": "unet", "error": null, "compile": {"wall_s": 1.5, "cpu_s": 1.2},
 # Transformers: t1's default build (three runs: the minimum host time is the
 # second's, 1 ms; cycles 200000 = 2 ms at 100 MHz; host-only minimum 9 ms) and
 # its --no-act build; t2 not made.  Hand-computed: end to end 3 ms, host share
-# 1/3, accelerator share 2/3, speedup 3x, utilization 25.6 M / (200000 x 256) = 0.5.
+# 1/3, accelerator share 2/3, speedup 3x, utilization 25.6 M / (200000 x 256) = 0.5,
+# roofline bound 100000 cycles = 1 ms, so the speedup bound is 9 ms / 1 ms = 9x.
+# Its --config large build (peak 1024 at 200 MHz: 50000 cycles = 0.25 ms, host
+# 0.5 ms; end to end 0.75 ms, speedup 12x, utilization 25.6 M / (50000 x 1024) = 0.5).
 jq -n '[{net: "t1", variant: "default", error: null, placement: {acc_nodes: 20, host_nodes: 5, acc_mac_pct: 97.5},
     placement_rows: [], host_code: {native: 7, portable: 3},
     runs: [{host_s: 0.003, cycles: 200000, macs: 25600000, clock_mhz: 100, host_ops: [{op: "SOFTMAX", steps: 2, seconds: 0.002}]},
-           {host_s: 0.001, cycles: 200000, macs: 25600000, clock_mhz: 100, host_ops: [{op: "Pow", steps: 4, seconds: 0.0006}, {op: "COPY", steps: 9, seconds: 0.0004}],
+           {host_s: 0.001, cycles: 200000, macs: 25600000, clock_mhz: 100, bound_cycles: 100000, host_ops: [{op: "Pow", steps: 4, seconds: 0.0006}, {op: "COPY", steps: 9, seconds: 0.0004}],
             acc_ops: [{op: "act", jobs: 2, cycles: 150000, macs: 0}, {op: "fc", jobs: 9, cycles: 50000, macs: 25600000}]},
            {host_s: 0.002, cycles: 200000, macs: 25600000, clock_mhz: 100, host_ops: []}],
     accuracy: {pass: true, cos_min: 0.99, cos_mean: 0.995, top1: 0.875, inputs: 8},
     host_only: {runs: [{host_s: 0.012}, {host_s: 0.009}, {host_s: 0.01}], host_code: {native: 0, portable: 10}, error: null}},
   {net: "t1", variant: "no_act", error: null, placement: {acc_nodes: 18, host_nodes: 7, acc_mac_pct: 97.5},
     runs: [{host_s: 0.0001, cycles: 100000, macs: 25600000, clock_mhz: 100, host_ops: []}],
+    host_only: {runs: [{host_s: 0.009}]}},
+  {net: "t1", variant: "large", flags: "--config large", error: null, placement: {acc_nodes: 20, host_nodes: 5, acc_mac_pct: 97.5},
+    runs: [{host_s: 0.0005, cycles: 50000, macs: 25600000, clock_mhz: 200, config: "large", peak: 1024, bound_cycles: 40000, host_ops: []}],
     host_only: {runs: [{host_s: 0.009}]}},
   {net: "t2", variant: "default", error: "not made (scripts/models/make_zoo.py)"}]' > "$T/parts/transformers.json"
 "$HERE/assemble.sh" "$T/parts" > "$T/results.json" || echo '{}' > "$T/results.json"
@@ -87,7 +93,13 @@ check "transformers: host times are the minimum of the runs, cycles of that run"
   '.transformers[0] | .runs == 3 and .host_s == 0.001 and .host_s_max == 0.003 and .host_only.s == 0.009 and .host_only.runs == 3 and .cycles == 200000 and (.cycles_vary | not) and (.host_ops[0].op == "Pow")' "$T/results.json"
 check "transformers: end to end = host + cycles at the clock, shares, speedup over host-only, utilization" \
   '.transformers[0] | (.accel_s - 0.002 | fabs < 1e-12) and (.end_to_end_s - 0.003 | fabs < 1e-12) and (.host_share - 1/3 | fabs < 1e-9) and (.accel_share - 2/3 | fabs < 1e-9) and (.speedup - 3 | fabs < 1e-9) and .utilization == 0.5' "$T/results.json"
-check "transformers: a model not made has no figures" '.transformers[2] | .error != null and .speedup == null and .host_share == null and .host_only.s == null' "$T/results.json"
+check "transformers: a model not made has no figures" '.transformers[3] | .error != null and .speedup == null and .host_share == null and .host_only.s == null' "$T/results.json"
+check "transformers: speedup bound = host-only / (roofline bound cycles at the clock)" \
+  '(.transformers[0].speedup_bound - 9 | fabs < 1e-9) and .transformers[1].speedup_bound == null' "$T/results.json"
+check "transformers: a --config large build uses its own peak and clock" \
+  '.transformers[2] | .peak == 1024 and .config == "large" and .utilization == 0.5 and (.speedup - 12 | fabs < 1e-9) and (.speedup_bound - 45 | fabs < 1e-9)' "$T/results.json"
+check "transformers: the large build gets its own speedup goal" \
+  '[.goals[] | select(.goal == "t1 `--config large`: modelled end-to-end speedup over the host-only run")] | length == 1 and .[0].met' "$T/results.json"
 check "transformers: goals of the default builds (MACs >= 95%, accelerator >= 90% of the time, >= 5x), with cmp" \
   '[.goals[] | select(.goal | startswith("t1: ") or startswith("t2: "))] | length == 6 and all(.cmp == ">=")
    and (map(select(.goal == "t1: share of MACs on the accelerator"))[0] | .value == 0.975 and .met)
@@ -118,7 +130,9 @@ if "$HERE/gen_doc.sh" "$T/results.json" "$T/zoo.md" zoo && grep -q '^kept$' "$T/
   echo "ok   gen_doc.sh with a section filter"
 else echo "FAIL gen_doc.sh with a section filter"; fails=$((fails + 1)); fi
 jq -r --arg section transformers -f "$HERE/doc.jq" "$T/results.json" > "$T/xf.md" 2>&1
-if grep -q '^| t1 | 97.5% | 20 / 5 | 0.2 M | 50% | 1 ms (3 ms) | 33.3% | 3 ms | 9 ms (12 ms) | 3x | 0.99 / 0.995 | 7 of 8 |$' "$T/xf.md" \
+if grep -q '^| t1 | 97.5% | 20 / 5 | 0.2 M | 50% | 1 ms (3 ms) | 33.3% | 3 ms | 9 ms (12 ms) | 3x | 9x | 0.99 / 0.995 | 7 of 8 |$' "$T/xf.md" \
+   && grep -q '^| t1 `--config large` | 97.5% | 20 / 5 | 0.05 M | 50% | 0.5 ms (0.5 ms) | 66.7% | 0.75 ms | 9 ms (9 ms) | 12x | 45x | - | - |$' "$T/xf.md" \
+   && grep -q '^| t1 `--config large`: modelled end-to-end speedup over the host-only run | >= 5x | 12x | yes |$' "$T/xf.md" \
    && grep -q '^| t1: modelled end-to-end speedup over the host-only run | >= 5x | 3x | \*\*no\*\* |$' "$T/xf.md" \
    && grep -q '^| t2 | .*`not made' "$T/xf.md" && grep -q 'the minimum of 3 runs' "$T/xf.md" \
    && grep -q '^| t1 | act 2: 0.15 M, fc 9: 0.05 M | Pow 4: 0.6 ms, COPY 9: 0.4 ms | 7 / 3 | 0 / 10 |$' "$T/xf.md" && ! grep -q 'resnet18' "$T/xf.md"; then

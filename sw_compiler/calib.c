@@ -24,10 +24,13 @@
  * (non-finite values skipped: they would make every scale infinite), and a
  * clipping range that minimizes the mean squared int8 quantization error
  * on a subsample of the values (every k-th value of each sample, about
- * 4096 per sample).  Clipping a long tail trades a few saturated values
- * for a finer step on all others; for ReLU outputs of ResNet-18 it roughly
- * halves the error (docs/quantization.md).  pass_quantize.c decides which
- * range each tensor uses.
+ * 4096 per sample), or, when asked for instead, the (100 - p)th and pth
+ * percentiles of that subsample (`loom compile --calib-range
+ * percentile=P`: the outliers of attention and LayerNorm).  Clipping a long
+ * tail trades a few saturated values for a finer step on all others; for
+ * ReLU outputs of ResNet-18 it roughly halves the error
+ * (docs/quantization.md).  pass_quantize.c decides which range each tensor
+ * uses.
  *
  * A model with several inputs (token ids and an attention mask, two
  * images) reads each input's samples from PATH/NAME/ (a directory of .npy
@@ -190,6 +193,38 @@ static void choose_clip(struct calib_range *r) {
 
 void calib_choose_clip(struct calib_range *ranges, int n) {
   for (int t = 0; t < n; t++) choose_clip(&ranges[t]);
+}
+
+static int cmp_float(const void *a, const void *b) {
+  float x = *(const float *)a, y = *(const float *)b;
+  return (x > y) - (x < y);
+}
+
+/* The pth percentile of a sorted array (linear between neighbours). */
+static float percentile_of(const float *v, int n, double p) {
+  double at = p / 100.0 * (n - 1);
+  int i = (int)at;
+  return i + 1 < n ? (float)(v[i] + (at - i) * (v[i + 1] - v[i])) : v[n - 1];
+}
+
+int calib_choose_percentile(struct calib_range *ranges, int n, double p, struct ir_error *err) {
+  if (!(p > 50.0 && p <= 100.0))
+    return ir_errorf(err, "calibration percentile %g: expected a value above 50 and at most 100", p), -1;
+  float *v = NULL;
+  int cap = 0;
+  for (int t = 0; t < n; t++) {
+    struct calib_range *r = &ranges[t];
+    r->clip_lo = r->lo, r->clip_hi = r->hi;
+    if (!r->seen || r->n_sample < 2) continue;
+    if (r->n_sample > cap) v = ir_xrealloc(v, (size_t)(cap = r->n_sample) * sizeof *v);
+    memcpy(v, r->sample, (size_t)r->n_sample * sizeof *v);
+    qsort(v, (size_t)r->n_sample, sizeof *v, cmp_float);
+    float lo = percentile_of(v, r->n_sample, 100.0 - p), hi = percentile_of(v, r->n_sample, p);
+    r->clip_lo = lo > r->lo ? lo : r->lo;
+    r->clip_hi = hi < r->hi ? hi : r->hi;
+  }
+  free(v);
+  return 0;
 }
 
 void calib_ranges_free(struct calib_range *ranges, int n) {

@@ -46,10 +46,11 @@ static int quantize(struct ir_graph *g, const struct compile_options *o, struct 
   int n = g->n_tensors;
   struct calib_range *ranges = ir_xcalloc((size_t)n + 1, sizeof *ranges);
   int rc = calib_collect(g, o->calib, ranges, &r->calib_samples, &o->progress, err);
-  if (!rc && (o->flags & COMPILE_CLIP_MSE)) calib_choose_clip(ranges, n);
+  int clip = o->flags & (COMPILE_CLIP_MSE | COMPILE_CLIP_PERCENTILE);
+  if (!rc && (o->flags & COMPILE_CLIP_PERCENTILE)) rc = calib_choose_percentile(ranges, n, o->clip_percentile, err);
+  else if (!rc && (o->flags & COMPILE_CLIP_MSE)) calib_choose_clip(ranges, n);
   rc = rc ||
-           ir_pass_quantize(g, ranges, n,
-                            (o->flags & COMPILE_CLIP_MSE ? QUANT_CLIP_MSE : 0) | (o->flags & COMPILE_NO_ACT ? QUANT_NO_ACT : 0),
+           ir_pass_quantize(g, ranges, n, (clip ? QUANT_CLIP : 0) | (o->flags & COMPILE_NO_ACT ? QUANT_NO_ACT : 0),
                             err);
   calib_ranges_free(ranges, n);
   free(ranges);

@@ -36,6 +36,7 @@
 #define COMPILE_NO_CHAIN 8u    /* do not fuse chains of convolutions into one job */
 #define COMPILE_NO_ACT 16u     /* activations stay float on the host (no epilogue tables) */
 #define COMPILE_TABLE_JOBS 32u /* a table of its own is a job even where the host's lookup costs less (--table-jobs) */
+#define COMPILE_CLIP_PERCENTILE 64u /* clip activation ranges to clip_percentile (--calib-range percentile=P) */
 
 enum compile_target {
   COMPILE_TARGET_ACCEL = 0, /* int8 accelerator jobs, the rest on the host */
@@ -56,6 +57,7 @@ struct compile_options {
   const struct loom_hw_config *hw; /* when set, this configuration (a file's) instead of `config` */
   const char *calib;   /* .npy file or directory of them: required for float models */
   unsigned flags;      /* COMPILE_* */
+  double clip_percentile; /* with COMPILE_CLIP_PERCENTILE: P in (50, 100], the range kept */
   FILE *trace;         /* when set, the IR after each stage is printed here */
   const struct compile_input_shape *input_shapes; /* fix dynamic input dims */
   int n_input_shapes;

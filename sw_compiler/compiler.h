@@ -188,7 +188,7 @@ void conv_f32(const struct conv_geo *g, const float *x, const float *w, const fl
 /* The range of values one float tensor took over the calibration set. */
 struct calib_range {
   float lo, hi;             /* observed */
-  float clip_lo, clip_hi;   /* minimizing the int8 quantization error */
+  float clip_lo, clip_hi;   /* the clipped range: MSE-optimal or a percentile (when asked for) */
   int seen;                 /* the tensor was computed (it is a float activation) */
   float *sample;            /* subsample of its values (owned) */
   int n_sample, cap_sample;
@@ -209,6 +209,10 @@ int calib_collect(const struct ir_graph *g, const char *path, struct calib_range
 /* Fills clip_lo / clip_hi of n ranges (the MSE search: costly, so only
  * when asked for). */
 void calib_choose_clip(struct calib_range *ranges, int n);
+/* Fills clip_lo / clip_hi of n ranges with the (100 - p)th and the pth
+ * percentile of each subsample (never wider than lo / hi); p in (50, 100],
+ * else an error naming it. */
+int calib_choose_percentile(struct calib_range *ranges, int n, double p, struct ir_error *err);
 /* Frees the subsamples of n ranges. */
 void calib_ranges_free(struct calib_range *ranges, int n);
 /* Mean of channel c (axis 1) over the calibration set; 0 when unknown. */
@@ -235,7 +239,7 @@ int quant_multipliers(const double *real, int n, int32_t *mult, uint32_t *shift)
  * every activation an accelerator op reads or writes gets a
  * QuantizeLinear -> DequantizeLinear pair with asymmetric per-tensor int8
  * parameters.  pass_fuse.c then folds the pairs into fused ops. */
-#define QUANT_CLIP_MSE 1u /* clip activation ranges to the MSE-optimal range (calib.c) */
+#define QUANT_CLIP 1u /* use the clipped activation ranges (clip_lo / clip_hi: MSE or percentile, calib.c) */
 #define QUANT_NO_ACT 2u   /* no int8 points around activations (they stay float: no tables) */
 int ir_pass_quantize(struct ir_graph *g, const struct calib_range *ranges, int n_ranges, unsigned flags,
                      struct ir_error *err);

@@ -233,7 +233,7 @@ static int choose_all_params(struct qctx *q) {
       return ir_errorf(q->err, "%s: tensor '%s' has no calibration range (it was never computed)",
                        q->g->source, TN(q, r)->name), -1;
     const struct calib_range *cr = &q->ranges[r];
-    int clip = (q->flags & QUANT_CLIP_MSE) && !is_edge(q, t) && !is_edge(q, r);
+    int clip = (q->flags & QUANT_CLIP) && !is_edge(q, t) && !is_edge(q, r);
     float lo = clip ? cr->clip_lo : cr->lo, hi = clip ? cr->clip_hi : cr->hi, m = fmaxf(fabsf(lo), fabsf(hi));
     if (q->sym[t] || q->sym[r]) lo = -m * 128.0f / 127.0f, hi = m; /* scale m / 127, zero point 0 (the lowering needs it) */
     quant_choose_params(lo, hi, &q->scale[t], &q->zp[t]);

@@ -33,7 +33,7 @@ extern const struct cli_cmd cli_cmd_compile;
 #define MAX_SHAPES 64
 
 struct compile_args {
-  const char *model, *out, *config, *calib, *trace, *target, *triple, *cpu;
+  const char *model, *out, *config, *calib, *trace, *target, *triple, *cpu, *calib_range;
   int quiet, no_im2col, no_chain, no_act, table_jobs;
   struct loom_hw_config hw; /* --config, a name or a file (default: default) */
   struct compile_input_shape shapes[MAX_SHAPES];
@@ -87,6 +87,7 @@ static int parse_option(struct compile_args *a, int argc, char **argv, int *i) {
   if ((r = cli_option_value(c, argc, argv, i, "--output", "-o", &a->out))) return r;
   if ((r = cli_option_value(c, argc, argv, i, "--config", "-c", &a->config))) return r;
   if ((r = cli_option_value(c, argc, argv, i, "--calib", NULL, &a->calib))) return r;
+  if ((r = cli_option_value(c, argc, argv, i, "--calib-range", NULL, &a->calib_range))) return r;
   if ((r = cli_option_value(c, argc, argv, i, "--trace", NULL, &a->trace))) return r;
   if ((r = cli_option_value(c, argc, argv, i, "--target", NULL, &a->target))) return r;
   if ((r = cli_option_value(c, argc, argv, i, "--host-triple", NULL, &a->triple))) return r;
@@ -98,6 +99,22 @@ static int parse_option(struct compile_args *a, int argc, char **argv, int *i) {
   if (!strcmp(argv[*i], "--no-chain")) return a->no_chain = 1;
   if (!strcmp(argv[*i], "--no-act")) return a->no_act = 1;
   if (!strcmp(argv[*i], "--table-jobs")) return a->table_jobs = 1;
+  return 0;
+}
+
+/* --calib-range minmax|mse|percentile=P: the COMPILE_* flag and P; -1 when
+ * the text is none of them. */
+static int calib_range_flags(const char *s, unsigned *flags, double *p) {
+  unsigned f = 0;
+  double v = 0;
+  char *end;
+  if (!strcmp(s, "minmax")) f = 0;
+  else if (!strcmp(s, "mse")) f = COMPILE_CLIP_MSE;
+  else if (!strncmp(s, "percentile=", 11) && (v = strtod(s + 11, &end), end != s + 11 && !*end) && v > 50.0 && v <= 100.0)
+    f = COMPILE_CLIP_PERCENTILE;
+  else return -1;
+  if (flags) *flags = f;
+  if (p) *p = v;
   return 0;
 }
 
@@ -119,6 +136,9 @@ static int parse_args(struct compile_args *a, int argc, char **argv) {
   if (!a->model) return cli_usage_error(&cli_cmd_compile, "no model file given");
   if (a->target && strcmp(a->target, "accel") && strcmp(a->target, "cpu"))
     return cli_usage_error(&cli_cmd_compile, "--target '%s': expected accel or cpu", a->target);
+  if (a->calib_range && calib_range_flags(a->calib_range, NULL, NULL))
+    return cli_usage_error(&cli_cmd_compile, "--calib-range '%s': expected minmax, mse or percentile=P (50 < P <= 100)",
+                           a->calib_range);
   char msg[LOOM_MSG_MAX];
   if (loom_hw_config_resolve(a->config ? a->config : "default", &a->hw, msg, sizeof msg))
     return cli_error("%s: --config: %s", a->model, msg);
@@ -173,9 +193,12 @@ static void print_host_summary(const struct hostgen_summary *sum) {
 }
 
 static int compile(const struct compile_args *a, const char *out, struct loom_progress **prog) {
-  struct compile_options o = {.config = a->config, .hw = &a->hw, .calib = a->calib,
+  unsigned clip = 0;
+  double percentile = 0;
+  if (a->calib_range) calib_range_flags(a->calib_range, &clip, &percentile); /* checked by parse_args */
+  struct compile_options o = {.config = a->config, .hw = &a->hw, .calib = a->calib, .clip_percentile = percentile,
                               .flags = (a->no_im2col ? 0 : COMPILE_IM2COL) | (a->no_chain ? COMPILE_NO_CHAIN : 0) |
-                                       (a->no_act ? COMPILE_NO_ACT : 0) | (a->table_jobs ? COMPILE_TABLE_JOBS : 0),
+                                       (a->no_act ? COMPILE_NO_ACT : 0) | (a->table_jobs ? COMPILE_TABLE_JOBS : 0) | clip,
                               .target = a->target && !strcmp(a->target, "cpu") ? COMPILE_TARGET_CPU : COMPILE_TARGET_ACCEL,
                               .input_shapes = a->shapes, .n_input_shapes = a->n_shapes,
                               .host_triple = a->triple, .host_cpu = a->cpu, .progress = {show_stage, *prog}};
@@ -254,6 +277,13 @@ const struct cli_cmd cli_cmd_compile = {
             "                      file (default: default; docs/configs.md)\n"
             "  --calib PATH        calibration inputs for a float model: a directory of\n"
             "                      .npy files (or one .npy), each one input or a batch\n"
+            "  --calib-range minmax|mse|percentile=P\n"
+            "                      each activation's range: the observed min and max\n"
+            "                      (minmax, the default), the range of least squared\n"
+            "                      int8 error (mse), or the (100-P)th to Pth percentile\n"
+            "                      of its values, e.g. percentile=99.99; model inputs,\n"
+            "                      outputs and float host code keep min and max\n"
+            "                      (docs/quantization.md)\n"
             "  --no-im2col         never fold small-channel stem convolutions with a\n"
             "                      host-side im2col (folding needs the runtime's IM2COL\n"
             "                      host op)\n"

@@ -141,6 +141,10 @@ expect 1 err "--timeout 'soon' is not a number" "$LOOM" run "$G" --timeout soon
 expect 1 err "option '--input' needs a value" "$LOOM" run "$G" --input
 expect 1 err "no model file given" "$LOOM" run
 expect 1 err "expected NAME=FILE.npy" "$LOOM" run "$G" -i =x.npy
+for r in percentile=50 percentile=100.5 percentile= percentile=9x median; do
+  expect 1 err "--calib-range '$r': expected minmax, mse or percentile=P (50 < P <= 100)" \
+    "$LOOM" compile "$tmp/any.onnx" --calib-range "$r"
+done
 
 # A job the accelerator stops: exit 2, with fsim's detail.
 mknpy "$tmp/x.npy" '<i4' '(8,)' 32

@@ -301,6 +301,46 @@ static void fused_matches(const char *text, const void *x, size_t out_bytes, int
   ir_graph_free(ref);
 }
 
+/* --calib-range percentile=P: the (100-P)th and Pth percentiles of the
+ * subsample, linear between neighbours, never wider than the observed range;
+ * P outside (50, 100] is an error. */
+static void test_calib_percentile(void **state) {
+  (void)state;
+  enum { N = 1001 };
+  struct calib_range r[3];
+  memset(r, 0, sizeof r);
+  float v[N];
+  for (int i = 0; i < N; i++) v[i] = (float)((i * 7919) % N) - 500.0f; /* -500..500, shuffled */
+  v[3] = 9000.0f;                                                    /* one outlier replaces a value */
+  r[0] = (struct calib_range){.lo = -500.0f, .hi = 9000.0f, .seen = 1, .sample = v, .n_sample = N};
+  r[1] = (struct calib_range){.lo = 1.0f, .hi = 2.0f, .seen = 0};  /* never computed: unchanged */
+  float w[2] = {0.25f, 0.75f};                                      /* narrower than the percentiles? no: clamped */
+  r[2] = (struct calib_range){.lo = 0.0f, .hi = 0.5f, .seen = 1, .sample = w, .n_sample = 2};
+  struct ir_error err = {{0}};
+  assert_int_equal(calib_choose_percentile(r, 3, 99.0, &err), 0);
+  /* Sorted: -500..500 without the replaced value, then 9000.  The 99th
+   * percentile sits at index 990 of 1001, the 1st at index 10. */
+  float sorted[N];
+  memcpy(sorted, v, sizeof v);
+  for (int i = 1; i < N; i++)
+    for (int j = i; j > 0 && sorted[j - 1] > sorted[j]; j--) {
+      float t = sorted[j];
+      sorted[j] = sorted[j - 1], sorted[j - 1] = t;
+    }
+  assert_float_equal(r[0].clip_hi, sorted[990], 1e-3);
+  assert_float_equal(r[0].clip_lo, sorted[10], 1e-3);
+  assert_true(r[0].clip_hi < 500.0f && r[0].clip_lo > -500.0f);
+  assert_true(r[1].clip_lo == 1.0f && r[1].clip_hi == 2.0f);
+  assert_float_equal(r[2].clip_lo, 0.255f, 1e-6); /* 1% of the way from 0.25 to 0.75 */
+  assert_float_equal(r[2].clip_hi, 0.5f, 0.0);    /* the 99th (0.745) is clamped to the observed hi */
+  /* P = 100 keeps the observed range. */
+  assert_int_equal(calib_choose_percentile(r, 1, 100.0, &err), 0);
+  assert_true(r[0].clip_lo == -500.0f && r[0].clip_hi == 9000.0f);
+  assert_int_equal(calib_choose_percentile(r, 1, 50.0, &err), -1);
+  assert_non_null(strstr(err.msg, "percentile 50"));
+  assert_int_equal(calib_choose_percentile(r, 1, 100.5, &err), -1);
+}
+
 static void test_fuse_qlinear(void **state) {
   const char *text =
       "loom.ir 1\n"
@@ -524,6 +564,7 @@ int main(void) {
       cmocka_unit_test(test_fused_ops_eval),
       cmocka_unit_test(test_calibrate_and_quantize),
       cmocka_unit_test(test_calib_errors),
+      cmocka_unit_test(test_calib_percentile),
       cmocka_unit_test(test_fuse_qlinear),
       cmocka_unit_test(test_fuse_qdq_patterns),
       cmocka_unit_test(test_fuse_wide_and_integer),

@@ -59,18 +59,31 @@ static int same_shape(const struct ir_graph *g, int a, int b) {
   return ir_shape_known(x) && x->rank == y->rank && !memcmp(x->dims, y->dims, (size_t)x->rank * sizeof x->dims[0]);
 }
 
-/* The one live node reading t (t no graph output, read once), or -1. */
-static int only_reader(const struct ir_graph *g, const int *uses, int t) {
-  return uses[t] == 1 ? ir_sole_reader(g, t) : -1;
+/* The node reading the result of node i, when it is the only one (and the
+ * result no graph output), else -1. */
+static int next(const struct ir_graph *g, int i) { return i < 0 ? -1 : ir_sole_reader(g, g->nodes[i].out[0]); }
+
+/* The readers of t, d of the pattern: a Pow (*p) and another (*v), and no
+ * third one nor a graph output. */
+static int two_readers(const struct ir_graph *g, int t, int *p, int *v) {
+  int reads = 0;
+  *p = *v = -1;
+  for (int j = 0; j < g->n_nodes; j++)
+    for (int k = 0; !g->nodes[j].dead && k < g->nodes[j].n_in; k++)
+      if (g->nodes[j].in[k] == t) *(is_type(&g->nodes[j], "Pow") ? p : v) = j, reads++;
+  for (int k = 0; k < g->n_outputs; k++)
+    if (g->outputs[k] == t) return 0;
+  return reads == 2 && *p >= 0 && *v >= 0;
 }
 
 /* Node i: ReduceMean of t over its last axis alone, keepdims 1 (the axes
  * attribute: the IR takes opsets up to 17, before axes became an operand). */
 static int mean_last(const struct ir_graph *g, int i, int t) {
+  if (i < 0) return 0;
   const struct ir_node *n = &g->nodes[i];
   const int64_t *ax;
   int rank = g->tensors[t].rank;
-  if (i < 0 || !is_type(n, "ReduceMean") || n->n_in != 1 || n->in[0] != t || rank < 1) return 0;
+  if (!is_type(n, "ReduceMean") || n->n_in != 1 || n->in[0] != t || rank < 1) return 0;
   if (!ir_attr_int(n, "keepdims", 1) || ir_attr_ints(n, "axes", &ax) != 1) return 0;
   return ax[0] == -1 || ax[0] == rank - 1;
 }
@@ -105,54 +118,49 @@ static int affine_step(const struct ir_graph *g, int i, const char *type, int t,
   return same_shape(g, g->nodes[i].out[0], x) ? c : -1;
 }
 
-/* Whether the pattern starts at node i (the first ReduceMean); fills m. */
-static int match(const struct ir_graph *g, int i, const int *uses, struct ln_match *m) {
-  const struct ir_node *n = &g->nodes[i];
-  if (n->dead || n->n_in < 1 || n->in[0] < 0 || n->n_out != 1) return 0;
-  int x = n->in[0];
-  const struct ir_tensor *xt = &g->tensors[x];
-  if (xt->dtype != IR_DT_F32 || !ir_shape_known(xt) || xt->rank < 1 || !mean_last(g, i, x)) return 0;
-  m->x = x, m->gamma = m->beta = -1;
-  for (int k = 0; k < LN_COUNT; k++) m->node[k] = -1;
-  m->node[LN_MEAN] = i;
-  /* d = x - m, read by Pow and Div alone */
-  int s = only_reader(g, uses, n->out[0]);
-  if (s < 0 || !is_type(&g->nodes[s], "Sub") || g->nodes[s].n_in != 2 || g->nodes[s].in[0] != x ||
-      g->nodes[s].in[1] != n->out[0])
+/* Pow(d, 2) of node p: the exponent a constant scalar 2. */
+static int square(const struct ir_graph *g, int p, int d, int x) {
+  const struct ir_node *n = &g->nodes[p];
+  if (n->n_in != 2 || n->in[0] != d || n->in[1] < 0 || !same_shape(g, n->out[0], x)) return 0;
+  const struct ir_tensor *e = &g->tensors[n->in[1]];
+  return e->data && ir_tensor_numel(e) == 1 && ir_load_f64(e->dtype, e->data, 0) == 2.0;
+}
+
+/* From the second ReduceMean r on: Add eps, Sqrt, Div(d, the root) at v;
+ * fills those nodes and eps into m. */
+static int std_dev(const struct ir_graph *g, int r, int d, int v, struct ln_match *m) {
+  int a = next(g, r), q = next(g, a), x = m->x;
+  if (a < 0 || !is_type(&g->nodes[a], "Add") || q < 0 || !is_type(&g->nodes[q], "Sqrt") || g->nodes[q].n_in != 1)
     return 0;
-  int d = g->nodes[s].out[0], p = -1, v = -1;
-  if (uses[d] != 2) return 0; /* two readers, or one and the graph's outputs */
-  for (int j = 0; j < g->n_nodes; j++)
-    for (int k = 0; !g->nodes[j].dead && k < g->nodes[j].n_in; k++)
-      if (g->nodes[j].in[k] == d) *(is_type(&g->nodes[j], "Pow") ? &p : &v) = j;
-  for (int k = 0; k < g->n_outputs; k++)
-    if (g->outputs[k] == d) return 0;
-  if (p < 0 || v < 0 || g->nodes[p].n_in != 2 || g->nodes[p].in[0] != d || g->nodes[p].in[1] < 0) return 0;
-  const struct ir_tensor *e = &g->tensors[g->nodes[p].in[1]];
-  if (!e->data || ir_tensor_numel(e) != 1 || ir_load_f64(e->dtype, e->data, 0) != 2.0) return 0;
-  if (!same_shape(g, g->nodes[p].out[0], x)) return 0;
-  m->node[LN_SUB] = s, m->node[LN_POW] = p;
-  /* v = mean(d^2) + eps, its square root the Div's divisor */
-  int r = only_reader(g, uses, g->nodes[p].out[0]);
-  if (r < 0 || !mean_last(g, r, g->nodes[p].out[0])) return 0;
-  int a = only_reader(g, uses, g->nodes[r].out[0]);
-  if (a < 0 || !is_type(&g->nodes[a], "Add")) return 0;
   int eps = other_operand(&g->nodes[a], g->nodes[r].out[0], 1);
   if (!is_f32_const(g, eps) || ir_tensor_numel(&g->tensors[eps]) != 1) return 0;
-  int q = only_reader(g, uses, g->nodes[a].out[0]);
-  if (q < 0 || !is_type(&g->nodes[q], "Sqrt") || g->nodes[q].n_in != 1) return 0;
-  if (only_reader(g, uses, g->nodes[q].out[0]) != v || !is_type(&g->nodes[v], "Div") ||
-      other_operand(&g->nodes[v], d, 0) != g->nodes[q].out[0] || !same_shape(g, g->nodes[v].out[0], x))
+  if (next(g, q) != v || !is_type(&g->nodes[v], "Div") || other_operand(&g->nodes[v], d, 0) != g->nodes[q].out[0] ||
+      !same_shape(g, g->nodes[v].out[0], x))
     return 0;
   m->node[LN_VAR] = r, m->node[LN_ADD_EPS] = a, m->node[LN_SQRT] = q, m->node[LN_DIV] = v;
   m->eps = *(const float *)g->tensors[eps].data;
-  /* the optional affine part */
-  int last = g->nodes[v].out[0], u = only_reader(g, uses, last);
-  if ((m->gamma = affine_step(g, u, "Mul", last, x)) >= 0) {
-    m->node[LN_MUL] = u, last = g->nodes[u].out[0];
-    u = only_reader(g, uses, last);
-  }
-  if ((m->beta = affine_step(g, u, "Add", last, x)) >= 0) m->node[LN_ADD_BETA] = u;
+  return 1;
+}
+
+/* Whether the pattern starts at node i (the first ReduceMean); fills m. */
+static int match(const struct ir_graph *g, int i, struct ln_match *m) {
+  const struct ir_node *n = &g->nodes[i];
+  if (n->n_in != 1 || n->in[0] < 0) return 0;
+  int x = n->in[0], p, v;
+  const struct ir_tensor *xt = &g->tensors[x];
+  if (xt->dtype != IR_DT_F32 || !ir_shape_known(xt) || !mean_last(g, i, x)) return 0;
+  for (int k = 0; k < LN_COUNT; k++) m->node[k] = -1;
+  m->x = x, m->node[LN_MEAN] = i;
+  int s = next(g, i); /* d = x - mean, read by Pow and Div alone */
+  if (s < 0 || !is_type(&g->nodes[s], "Sub") || other_operand(&g->nodes[s], x, 0) != n->out[0]) return 0;
+  int d = g->nodes[s].out[0];
+  if (!two_readers(g, d, &p, &v) || !square(g, p, d, x)) return 0;
+  int r = next(g, p);
+  if (r < 0 || !mean_last(g, r, g->nodes[p].out[0]) || !std_dev(g, r, d, v, m)) return 0;
+  m->node[LN_SUB] = s, m->node[LN_POW] = p;
+  int u = next(g, v); /* the optional affine part */
+  if ((m->gamma = affine_step(g, u, "Mul", g->nodes[v].out[0], x)) >= 0) m->node[LN_MUL] = u, v = u, u = next(g, u);
+  if ((m->beta = affine_step(g, u, "Add", g->nodes[v].out[0], x)) >= 0) m->node[LN_ADD_BETA] = u;
   return 1;
 }
 
@@ -206,17 +214,10 @@ static void rewrite(struct ir_graph *g, const struct ln_match *m) {
 int ir_pass_layernorm(struct ir_graph *g, struct ir_error *err) {
   int changed = 0;
   (void)err;
-  int *uses = ir_xmalloc(((size_t)g->n_tensors + 1) * sizeof *uses);
   for (int i = 0; i < g->n_nodes; i++) {
     struct ln_match m;
-    if (!is_type(&g->nodes[i], "ReduceMean")) continue;
-    ir_use_counts(g, uses);
-    if (!match(g, i, uses, &m)) continue;
-    rewrite(g, &m);
-    changed = 1;
-    uses = ir_xrealloc(uses, ((size_t)g->n_tensors + 1) * sizeof *uses);
+    if (is_type(&g->nodes[i], "ReduceMean") && match(g, i, &m)) rewrite(g, &m), changed = 1;
   }
-  free(uses);
   if (changed) ir_graph_compact(g);
   return 0;
 }

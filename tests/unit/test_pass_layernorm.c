@@ -13,7 +13,7 @@
  * must stay as they are: a mean over two axes, a second mean over another
  * axis, Pow 3, Div's operands swapped, a per-channel epsilon, and an
  * intermediate read outside the pattern (by another node, as a graph
- * output).
+ * output; d by a third node, a Pow too; the root by the Div and an Add).
  */
 #include <math.h>
 #include <setjmp.h>
@@ -181,6 +181,9 @@ static void test_layernorm_near_misses(void **state) {
   static const struct subst two_axes[] = {{"MEAN1", "ReduceMean@13(%x) {axes=[-2,-1]}"},
                                           {"MEAN2", "ReduceMean@13(%p) {axes=[-2,-1]}"}};
   check_case(two_axes, 2, 0, 1, 1);
+  static const struct subst last_two[] = {{"MEAN1", "ReduceMean@13(%x) {axes=[-1,-2]}"},
+                                          {"MEAN2", "ReduceMean@13(%p) {axes=[-1,-2]}"}};
+  check_case(last_two, 2, 0, 1, 1);
   static const struct subst other_axis[] = {{"MEAN2", "ReduceMean@13(%p) {axes=[1]}"}};
   check_case(other_axis, 1, 0, 1, 1);
   static const struct subst cube[] = {{"EXP", "3.0"}};
@@ -189,8 +192,13 @@ static void test_layernorm_near_misses(void **state) {
   check_case(swapped, 1, 0, 1, 1);
   static const struct subst eps_vec[] = {{"EPS_TYPE", "f32[8]"}, {"EPS", "rand(7)"}};
   check_case(eps_vec, 2, 0, 1, 1);
-  static const struct subst d_read[] = {{"OUTPUTS", "%r = Relu(%d)\n%z = Add(%y, %r)\noutput %z"}};
-  check_case(d_read, 1, 0, 1, 1);
+  static const struct subst d_read[] = {{"MEAN2", "ReduceMean@13(%p) {axes=[-1]}\n%r = Relu(%d)"},
+                                        {"OUTPUTS", "%z = Add(%y, %r)\noutput %z"}};
+  check_case(d_read, 2, 0, 1, 1);
+  static const struct subst d_pow[] = {{"OUTPUTS", "%p2 = Pow@13(%d, %two)\n%z = Add(%y, %p2)\noutput %z"}};
+  check_case(d_pow, 1, 0, 2, 1);
+  static const struct subst s_read[] = {{"OUTPUTS", "%z = Add(%y, %s)\noutput %z"}};
+  check_case(s_read, 1, 0, 1, 1);
   static const struct subst d_out[] = {{"OUTPUTS", "output %y\noutput %d"}};
   check_case(d_out, 1, 0, 1, 1);
   static const struct subst v_out[] = {{"OUTPUTS", "output %y\noutput %v"}};

@@ -11,7 +11,7 @@
  * and a Mul by a per-row (not per-channel)
  * constant that stays after the LayerNormalization.  The near misses, which
  * must stay as they are: a mean over two axes, a second mean over another
- * axis, Pow 3, Div's operands swapped, a per-channel epsilon, and an
+ * axis, means without keepdims, Pow 3, Div's operands swapped, a per-channel epsilon, and an
  * intermediate read outside the pattern (by another node, as a graph
  * output; d by a third node, a Pow too; the root by the Div and an Add).
  */
@@ -29,12 +29,12 @@
 #include "irtext.h"
 #include "sw_compiler/compiler.h"
 
-#define NX 48 /* x : f32[2,3,8] */
+#define NX 64 /* x : f32[2,3,8] uses 48 */
 
 /* The PyTorch export; MEAN1, EXP, ... are replaced per case. */
 static const char *const ln_text =
     "loom.ir 1\n"
-    "input %x : f32[2,3,8]\n"
+    "input %x : XTYPE\n"
     "const %two : f32[] = [EXP]\n"
     "const %eps : EPS_TYPE = EPS\n"
     "const %gamma : GAMMA_TYPE = rand(5)\n"
@@ -57,6 +57,7 @@ struct subst {
 /* ln_text with each key replaced by the case's value or the default. */
 static char *ln_case(const struct subst *s, int n) {
   static const struct subst dflt[] = {
+      {"XTYPE", "f32[2,3,8]"},
       {"EXP", "2.0"},
       {"EPS_TYPE", "f32[]"},
       {"EPS", "[0.00001]"},
@@ -188,6 +189,11 @@ static void test_layernorm_near_misses(void **state) {
   check_case(other_axis, 1, 0, 1, 1);
   static const struct subst cube[] = {{"EXP", "3.0"}};
   check_case(cube, 1, 0, 1, 1);
+  /* keepdims 0 on a square x: Sub broadcasts the rows' means down the columns */
+  static const struct subst no_keep[] = {{"XTYPE", "f32[8,8]"},
+                                         {"MEAN1", "ReduceMean@13(%x) {axes=[-1], keepdims=0}"},
+                                         {"MEAN2", "ReduceMean@13(%p) {axes=[-1], keepdims=0}"}};
+  check_case(no_keep, 3, 0, 1, 1);
   static const struct subst swapped[] = {{"DIV", "Div@13(%s, %d)"}};
   check_case(swapped, 1, 0, 1, 1);
   static const struct subst eps_vec[] = {{"EPS_TYPE", "f32[8]"}, {"EPS", "rand(7)"}};

@@ -93,25 +93,14 @@ static int count_op(const struct ir_graph *g, const char *op) {
   return c;
 }
 
-/* Output 0 of g on x (shapes inferred first). */
-static float *eval0(struct ir_graph *g, const float *x) {
-  struct ir_error err = {{0}};
-  if (ir_pass_shape_infer(g, &err)) fail_msg("%s", err.msg);
-  void *outs[4] = {0};
-  const void *ins[1] = {x};
-  if (ir_eval_ref(g, ins, outs, &err)) fail_msg("%s", err.msg);
-  for (int i = 1; i < g->n_outputs; i++) free(outs[i]);
-  return outs[0];
-}
-
 /* Runs text before and after the default passes; returns the graph after
  * (for the counts) and checks that output 0 agrees within tol. */
 static struct ir_graph *before_after(const char *text, const float *x, double tol) {
   struct ir_graph *a = parse_ok(text), *b = parse_ok(text);
   struct ir_error err = {{0}};
-  float *ya = eval0(a, x);
+  float *ya = eval_ok(a, x);
   if (ir_run_default_passes(b, &err)) fail_msg("%s", err.msg);
-  float *yb = eval0(b, x);
+  float *yb = eval_ok(b, x);
   int64_t n = ir_tensor_numel(&b->tensors[b->outputs[0]]);
   assert_int_equal(n, ir_tensor_numel(&a->tensors[a->outputs[0]]));
   for (int64_t i = 0; i < n; i++)

@@ -14,6 +14,8 @@
  * axis, means without keepdims, Pow 3, Div's operands swapped, a per-channel epsilon, and an
  * intermediate read outside the pattern (by another node, as a graph
  * output; d by a third node, a Pow too; the root by the Div and an Add).
+ * The rewrites that add a tensor, at every tensor count up to 40 (under
+ * ASan: no read of the tensor array that the addition moved).
  */
 #include <math.h>
 #include <setjmp.h>
@@ -232,12 +234,34 @@ static void test_unit_transpose(void **state) {
   check_transpose("2,1,3", "2,1,0", 6, 0);
 }
 
+/* The rewrites that add a constant (the Reshape's shape, Sub's negated
+ * operand) at every tensor count up to 40, so that one of them adds it to
+ * a full array (which moves): under ASan a read of the old array fails. */
+static void test_simplify_growth(void **state) {
+  char text[4096];
+  float x[32];
+  for (int i = 0; i < 32; i++) x[i] = 0.25f * (float)i - 3;
+  for (int extra = 0; extra < 36; extra++) {
+    int at = snprintf(text, sizeof text,
+                      "loom.ir 1\ninput %%x : f32[4,1,8]\nconst %%c : f32[1,4,8] = rand(3)\n"
+                      "%%t = Transpose(%%x) {perm=[1,0,2]}\n%%r0 = Sub@13(%%t, %%c)\n");
+    for (int k = 1; k <= extra; k++)
+      at += snprintf(text + at, sizeof text - (size_t)at, "%%r%d = Relu(%%r%d)\n", k, k - 1);
+    snprintf(text + at, sizeof text - (size_t)at, "output %%r%d\n", extra);
+    struct ir_graph *g = before_after(text, x, 0);
+    assert_int_equal(count_op(g, "Reshape"), 1);
+    assert_int_equal(count_op(g, "Sub"), 0);
+    ir_graph_free(g);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_layernorm_torch_form),
       cmocka_unit_test(test_layernorm_forms),
       cmocka_unit_test(test_layernorm_near_misses),
       cmocka_unit_test(test_unit_transpose),
+      cmocka_unit_test(test_simplify_growth),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

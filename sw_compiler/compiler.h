@@ -97,8 +97,18 @@ int ir_pass_const_fold(struct ir_graph *g, int *changed, struct ir_error *err);
 
 /* Export habits in the forms fusion matches, all exact: Relu/Clip chains as
  * one Clip, spatial ReduceMean as GlobalAveragePool, a zero Pad into the
- * next Conv's or AveragePool's pads, Sub of a constant as Add. */
+ * next Conv's or AveragePool's pads, Sub of a constant as Add, a Transpose
+ * that only moves axes of size 1 as a Reshape. */
 int ir_pass_simplify(struct ir_graph *g, struct ir_error *err);
+
+/*
+ * pass_layernorm.c
+ */
+
+/* A LayerNorm exported as ReduceMean, Sub, Pow 2, ReduceMean, Add eps,
+ * Sqrt, Div (and Mul gamma, Add beta) over the last axis, its
+ * intermediates read nowhere else: one LayerNormalization (opset 17). */
+int ir_pass_layernorm(struct ir_graph *g, struct ir_error *err);
 
 /*
  * pass_const_ops.c

@@ -15,7 +15,9 @@
  *     becomes GlobalAveragePool (and a Flatten when keepdims is 0);
  *   - a constant zero Pad of the spatial axes right before a Conv, or before
  *     an AveragePool that counts padding, moves into that op's pads;
- *   - Sub of a constant becomes Add of its negation (the accelerator adds).
+ *   - Sub of a constant becomes Add of its negation (the accelerator adds);
+ *   - a Transpose that only moves axes of size 1 becomes a Reshape (the
+ *     elements stay in order; the partition makes it a view, no copy).
  *
  * Ops whose accelerator form changes rounding (Div by a constant as Mul by
  * its reciprocal, Mul and Add by per-channel constants as depthwise 1x1
@@ -174,13 +176,48 @@ static int sub_const(struct ir_graph *g, int i) {
   int64_t cnt = ir_tensor_numel(c);
   float *neg = ir_xmalloc((size_t)cnt * sizeof *neg + 1);
   for (int64_t k = 0; k < cnt; k++) neg[k] = -((const float *)c->data)[k];
-  int t = ir_const_add(g, NULL, IR_DT_F32, c->rank, c->dims, neg);
+  int64_t dims[IR_MAX_RANK]; /* copied: adding a tensor may move g->tensors */
+  memcpy(dims, c->dims, sizeof dims);
+  int t = ir_const_add(g, NULL, IR_DT_F32, c->rank, dims, neg);
   free(neg);
   n = &g->nodes[i];
   n->in[1] = t;
   n->op = IR_OP_ADD;
   free(n->type);
   n->type = NULL;
+  return 1;
+}
+
+/* ---- Transpose of size-1 axes ---- */
+
+/* A Transpose that keeps the axes of size > 1 in their order (it only
+ * moves axes of size 1: torch's [S, 1, D] <-> [1, S, D] around
+ * nn.MultiheadAttention at batch 1) leaves the elements in the same order:
+ * a Reshape to its result's dims, which the partition makes a view. */
+static int unit_transpose(struct ir_graph *g, int i) {
+  struct ir_node *n = &g->nodes[i];
+  if (n->op != IR_OP_TRANSPOSE || n->n_in != 1) return 0;
+  const struct ir_tensor *x = &g->tensors[n->in[0]], *y = &g->tensors[n->out[0]];
+  if (!ir_shape_known(x) || !ir_shape_known(y) || x->rank != y->rank || x->rank < 1) return 0;
+  const int64_t *perm;
+  int np = ir_attr_ints(n, "perm", &perm), prev = -1;
+  if (np >= 0 && np != x->rank) return 0;
+  for (int k = 0; k < x->rank; k++) {
+    int a = np >= 0 ? (int)perm[k] : x->rank - 1 - k;
+    if (a < 0 || a >= x->rank || y->dims[k] != x->dims[a] || x->dims[a] == 0) return 0;
+    if (x->dims[a] == 1) continue;
+    if (a < prev) return 0;
+    prev = a;
+  }
+  int64_t dims[IR_MAX_RANK], rank = y->rank; /* copied: adding a tensor may move g->tensors */
+  memcpy(dims, y->dims, sizeof dims);
+  int t = ir_const_add(g, NULL, IR_DT_I64, 1, &rank, dims);
+  n = &g->nodes[i];
+  n->op = IR_OP_RESHAPE;
+  n->in = ir_xrealloc(n->in, 2 * sizeof *n->in);
+  n->in[1] = t;
+  n->n_in = 2;
+  while (n->n_attrs) ir_attr_remove(n, n->attrs[0].name);
   return 1;
 }
 
@@ -194,7 +231,7 @@ int ir_pass_simplify(struct ir_graph *g, struct ir_error *err) {
       free(uses);
       continue;
     }
-    int r = merge_act(g, i, uses) || pad_into(g, i, uses) || sub_const(g, i);
+    int r = merge_act(g, i, uses) || pad_into(g, i, uses) || sub_const(g, i) || unit_transpose(g, i);
     if (!r) r = reduce_mean(g, i), i += r == 2;
     changed |= r != 0;
     free(uses);

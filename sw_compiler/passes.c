@@ -5,7 +5,8 @@
  * can take: shape inference and constant folding alternate until nothing
  * folds any more (folding a Shape makes a Reshape's shape operand constant,
  * which lets inference type the Reshape, which may let the next Shape
- * fold), then the export-habit rewrites (pass_simplify.c) and
+ * fold), then a decomposed LayerNorm as one node (pass_layernorm.c), the
+ * export-habit rewrites (pass_simplify.c) and
  * BatchNormalization folding, dead code elimination, a last
  * shape inference for the nodes BN folding created, and verification.
  *
@@ -49,7 +50,7 @@ int ir_run_default_passes(struct ir_graph *g, struct ir_error *err) {
   int changed = 1;
   for (int round = 0; changed && round < MAX_FOLD_ROUNDS; round++)
     if (ir_pass_shape_infer(g, err) || ir_pass_const_fold(g, &changed, err)) return -1;
-  if (ir_pass_simplify(g, err) || ir_pass_bn_fold(g, err)) return -1;
+  if (ir_pass_layernorm(g, err) || ir_pass_simplify(g, err) || ir_pass_bn_fold(g, err)) return -1;
   ir_pass_dce(g);
   if (ir_pass_shape_infer(g, err) || check_dynamic(g, err)) return -1;
   return ir_verify(g, err);

@@ -138,17 +138,6 @@ static void test_shape_infer_errors(void **state) {
 
 /* ---- reference interpreter ---- */
 
-/* Infers shapes, runs the graph on one f32 (or raw) input, returns output 0. */
-static void *run1(struct ir_graph *g, const void *x) {
-  struct ir_error err = {{0}};
-  if (ir_pass_shape_infer(g, &err)) fail_msg("%s", err.msg);
-  void *outs[4] = {0};
-  const void *ins[1] = {x};
-  if (ir_eval_ref(g, ins, outs, &err)) fail_msg("%s", err.msg);
-  for (int i = 1; i < g->n_outputs; i++) free(outs[i]);
-  return outs[0];
-}
-
 static void test_eval_conv_pool(void **state) {
   struct ir_graph *g = parse_ok(
       "loom.ir 1\n"
@@ -158,7 +147,7 @@ static void test_eval_conv_pool(void **state) {
       "%y = Conv(%x, %w, %b) {pads=[0,0,1,1]}\n"
       "output %y\n");
   float x[9] = {0, 1, 2, 3, 4, 5, 6, 7, 8};
-  float *y = run1(g, x);
+  float *y = eval_ok(g, x);
   float want[18] = {8.5, 12.5, 7.5, 20.5, 24.5, 13.5, 13.5, 15.5, 8.5,
                     -4, -4, 2, -4, -4, 5, 6, 7, 8};
   for (int i = 0; i < 18; i++) assert_float_equal(y[i], want[i], 1e-6);
@@ -195,7 +184,7 @@ static void test_eval_gemm_softmax(void **state) {
       "%s = Softmax(%y)\n"
       "output %s\n");
   float x[6] = {1, 2, 3, 0, 0, 1};
-  float *s = run1(g, x);
+  float *s = eval_ok(g, x);
   /* y = [[2*(-2)+0.5, 2*12-0.5], [2*(-1)+0.5, 2*2-0.5]] */
   float y0[2] = {-3.5f, 23.5f}, y1[2] = {-1.5f, 3.5f};
   float e = expf(y1[0] - y1[1]);
@@ -215,7 +204,7 @@ static void test_eval_quant(void **state) {
       "%q = QuantizeLinear(%x, %s, %z)\n"
       "output %q\n");
   float x[8] = {0.5f, 1.5f, 2.5f, -0.5f, -1.5f, 300.0f, -300.0f, 2.4f};
-  int8_t *q = run1(g, x);
+  int8_t *q = eval_ok(g, x);
   int8_t want[8] = {0, 2, 2, 0, -2, 127, -128, 2};
   assert_memory_equal(q, want, 8);
   free(q);
@@ -236,7 +225,7 @@ static void test_eval_quant(void **state) {
       "%y = QLinearConv(%x, %xs, %xz, %w, %ws, %wz, %ys, %yz, %b)\n"
       "output %y\n");
   uint8_t xq[2] = {13, 255};
-  uint8_t *y = run1(g, xq);
+  uint8_t *y = eval_ok(g, xq);
   /* ch0: (3*1+1)*0.5 = 2 -> 102; (245+1)*0.5 = 123 -> 223
    * ch1: 3*-3*0.25 = -2.25 -> 98; 245*-3*0.25 = -183.75 -> -184+100 -> 0 (saturated) */
   uint8_t wy[4] = {102, 223, 98, 0};
@@ -253,7 +242,7 @@ static void test_eval_quant(void **state) {
       "%y = MatMulInteger(%a, %b, %az, %bz)\n"
       "output %y\n");
   uint8_t a[4] = {1, 2, 3, 4};
-  int32_t *mi = run1(g, a);
+  int32_t *mi = eval_ok(g, a);
   /* a-1 = [[0,1],[2,3]], b-bz = [[1,1],[3,3]] */
   int32_t wm[4] = {3, 3, 11, 11};
   assert_memory_equal(mi, wm, sizeof wm);
@@ -340,7 +329,7 @@ static void test_bn_fold_numerics(void **state) {
   struct ir_graph *ref = parse_ok(bn_text), *g = parse_ok(bn_text);
   float x[150];
   for (int i = 0; i < 150; i++) x[i] = sinf((float)i);
-  float *want = run1(ref, x);
+  float *want = eval_ok(ref, x);
   char *out = run_passes(g);
   int n_bn = 0, n_conv = 0, n_mul = 0;
   for (int i = 0; i < g->n_nodes; i++) {
@@ -352,7 +341,7 @@ static void test_bn_fold_numerics(void **state) {
   assert_int_equal(n_conv, 2);
   assert_int_equal(n_mul, 1); /* the BN after the Relu */
   assert_null(strstr(out, "%w :"));  /* originals dropped by DCE */
-  float *got = run1(g, x);
+  float *got = eval_ok(g, x);
   for (int i = 0; i < 2 * 8 * 25; i++)
     if (fabsf(got[i] - want[i]) > 1e-5f * fmaxf(1.0f, fabsf(want[i])))
       fail_msg("element %d: %g vs %g", i, got[i], want[i]);
@@ -419,7 +408,7 @@ static void check_conv_case(int c, int m, int h, int w, int k, int s, int d, int
   int64_t n = 2 * c * h * w;
   float *x = malloc((size_t)n * sizeof *x);
   for (int64_t i = 0; i < n; i++) x[i] = cosf((float)i * 0.7f);
-  float *y = run1(g, x);
+  float *y = eval_ok(g, x);
   const struct ir_tensor *yt = &g->tensors[ir_tensor_find(g, "y")], *wt = &g->tensors[ir_tensor_find(g, "w")];
   int64_t xd[4] = {2, c, h, w}, p[2] = {pt, pl}, ny = ir_tensor_numel(yt);
   float *want = malloc((size_t)ny * sizeof *want);

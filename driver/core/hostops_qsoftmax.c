@@ -3,7 +3,10 @@
  * and parameters, reads the int8 codes in plain C order through tensor.c
  * (any stored layout), runs loom_isoftmax_row over each row of the last
  * axis with one table for the tensor, and writes the codes back in the
- * output's layout.  The integer arithmetic itself lives in intapprox.c, so
+ * output's layout.  When both tensors keep each row contiguous (plain, or
+ * [N, C] blocked as attention's jobs store scores and read P), the rows
+ * are computed in place in the stored bytes instead: the conversion would
+ * cost more than the softmax.  The integer arithmetic itself lives in intapprox.c, so
  * the reference interpreter's int8 Softmax (sw_compiler/ir_eval_ref.c) is
  * the same code.
  */
@@ -57,21 +60,40 @@ static loom_status check(const struct loom_hostop_args *a, struct loom_isoftmax 
   return why ? loom_fail(msg, LOOM_E_INVALID, "parameters: %s", why) : LOOM_OK;
 }
 
+/* The bytes from one row of the last axis to the next when a tensor's
+ * rows are contiguous in its stored form (plain, or [N, C] blocked: row n
+ * is n * ceil(C / c) * c bytes in, its padding lanes at the end), else 0. */
+static int64_t row_pitch(const struct loom_file_tensor *t, int64_t rows) {
+  int64_t len = t->dims[t->rank - 1], pitch = 0;
+  if (t->layout == LOOM_LAYOUT_PLAIN) pitch = len;
+  if (t->layout == LOOM_LAYOUT_NC && t->rank == 2 && t->layout_block)
+    pitch = (len + t->layout_block - 1) / t->layout_block * t->layout_block;
+  return pitch && (uint64_t)rows * (uint64_t)pitch <= t->bytes ? pitch : 0;
+}
+
 loom_status loom_hostop_qsoftmax(const struct loom_hostop_args *a, char msg[LOOM_MSG_MAX]) {
   struct loom_isoftmax s;
-  int64_t len = 0, rows = 0;
+  int64_t len = 0, rows = 0, table[256];
   loom_status st = check(a, &s, &len, &rows, msg);
-  if (st != LOOM_OK) return st;
-  uint64_t n = loom_tensor_elems(a->in[0].desc);
-  int8_t *x = malloc(n ? n : 1);
-  if (!x) return loom_fail(msg, LOOM_E_NOMEM, "out of memory");
-  st = loom_tensor_read(a->in[0].desc, a->in[0].data, LOOM_DT_I8, x, msg);
-  if (st == LOOM_OK) {
-    int64_t table[256];
-    loom_isoftmax_table(&s, table);
-    for (int64_t r = 0; r < rows; r++) loom_isoftmax_row(&s, table, x + r * len, x + r * len, len);
-    st = loom_tensor_write(a->out[0].desc, a->out[0].data, LOOM_DT_I8, x, msg);
+  if (st != LOOM_OK || !rows) return st;
+  loom_isoftmax_table(&s, table);
+  const struct loom_file_tensor *tx = a->in[0].desc, *ty = a->out[0].desc;
+  int64_t px = row_pitch(tx, rows), py = row_pitch(ty, rows);
+  if (px && py) { /* in place in the stored forms: no conversion */
+    const int8_t *x = a->in[0].data;
+    int8_t *y = a->out[0].data;
+    for (int64_t r = 0; r < rows; r++) {
+      loom_isoftmax_row(&s, table, x + r * px, y + r * py, len);
+      for (int64_t c = len; c < py; c++) y[r * py + c] = (int8_t)s.out_zp; /* padding lanes */
+    }
+    return LOOM_OK;
   }
+  uint64_t n = loom_tensor_elems(tx);
+  int8_t *x = malloc(n);
+  if (!x) return loom_fail(msg, LOOM_E_NOMEM, "out of memory");
+  st = loom_tensor_read(tx, a->in[0].data, LOOM_DT_I8, x, msg);
+  for (int64_t r = 0; st == LOOM_OK && r < rows; r++) loom_isoftmax_row(&s, table, x + r * len, x + r * len, len);
+  if (st == LOOM_OK) st = loom_tensor_write(ty, a->out[0].data, LOOM_DT_I8, x, msg);
   free(x);
   return st;
 }

@@ -21,8 +21,10 @@
  * its own code (an explicit remainder test for round half to even; exact
  * ties, which real scales do not produce, from constructed constants), and
  * broken parameters (1/s_y 2% off, the shift one off, ln 2 off) must fail
- * the bound.  The op itself: a blocked [N, C] input read as the job stores
- * it, and LOOM_E_INVALID with a message for bad tensors and parameters.
+ * the bound.  The op itself: blocked [N, C] input and output computed in
+ * place in the stored bytes (padding lanes set to the zero point), a
+ * strided NCHWc input through the conversion, and LOOM_E_INVALID with a
+ * message for bad tensors and parameters.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -198,6 +200,43 @@ static void test_hostop_blocked(void **state) {
   assert_int_equal(LOOM_HOSTOP_QSOFTMAX, 6); /* the file format's kind number */
   assert_int_equal(loom_hostop_run(LOOM_HOSTOP_QSOFTMAX, &a, msg), LOOM_OK);
   assert_memory_equal(got, want, sizeof want);
+
+  /* the other paths: a plain input into a blocked [N, C] output (in place,
+   * padding lanes set to the zero point 3), and a [1, N, 1, C] NCHWc input
+   * whose rows are strided (through the conversion) into a plain output */
+  struct loom_file_tensor yb, xw;
+  desc(&yb, 2, N, C, 1.0f / 127, 3);
+  yb.layout = LOOM_LAYOUT_NC, yb.layout_block = 16, yb.bytes = loom_file_tensor_bytes(&yb);
+  assert_int_equal(yb.bytes, N * 32);
+  struct loom_isoftmax s3 = s;
+  int8_t want3[N * C], back[N * C];
+  uint8_t *yst = malloc(yb.bytes), params3[sizeof params];
+  s3.out_zp = 3;
+  for (int r = 0; r < N; r++) loom_isoftmax_row(&s3, t, plain + r * C, want3 + r * C, C);
+  loom_qsoftmax_params(&s3, params3);
+  struct loom_file_tensor xp = x;
+  xp.layout = LOOM_LAYOUT_PLAIN, xp.layout_block = 0, xp.bytes = loom_file_tensor_bytes(&xp);
+  struct loom_hostop_args c = {.in = {{&xp, plain}}, .out = {{&yb, yst}}, .n_in = 1, .n_out = 1,
+                               .params = params3, .param_size = sizeof params3};
+  memset(yst, 0x55, yb.bytes);
+  assert_int_equal(loom_hostop_run(LOOM_HOSTOP_QSOFTMAX, &c, msg), LOOM_OK);
+  assert_int_equal(loom_tensor_read(&yb, yst, LOOM_DT_I8, back, msg), LOOM_OK);
+  assert_memory_equal(back, want3, sizeof want3);
+  for (int r = 0; r < N; r++)
+    for (int k = C; k < 32; k++) assert_int_equal((int8_t)yst[r * 32 + k], 3);
+  memset(&xw, 0, sizeof xw);
+  xw.dtype = xw.user_dtype = LOOM_DT_I8, xw.rank = 4, xw.scale = x.scale, xw.zero_point = x.zero_point;
+  xw.dims[0] = 1, xw.dims[1] = N, xw.dims[2] = 1, xw.dims[3] = C;
+  xw.layout = LOOM_LAYOUT_NCHWC, xw.layout_block = 16, xw.bytes = loom_file_tensor_bytes(&xw);
+  uint8_t *xst = calloc(1, xw.bytes);
+  assert_int_equal(loom_tensor_write(&xw, xst, LOOM_DT_I8, plain, msg), LOOM_OK);
+  struct loom_hostop_args d = a;
+  d.in[0] = (struct loom_hostop_tensor){&xw, xst};
+  memset(got, 0, sizeof got);
+  assert_int_equal(loom_hostop_run(LOOM_HOSTOP_QSOFTMAX, &d, msg), LOOM_OK);
+  assert_memory_equal(got, want, sizeof want);
+  free(yst);
+  free(xst);
 
   /* refusals: each with a message */
   struct { const char *what, *expect; } cases[] = {

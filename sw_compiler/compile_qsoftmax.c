@@ -132,7 +132,8 @@ int cl_qsoftmax_step(struct lctx *c, int node) {
   uint8_t params[4 * LOOM_QSOFTMAX_PARAM_COUNT];
   int x = cl_desc_of(c, n->in[0]), y = cl_desc_of(c, n->out[0]);
   if (x < 0 || y < 0) return -1;
-  if (params_of(c->g, n->in[0], n->out[0], &s)) return ir_fail(c->err, c->g, node, "the int8 Softmax's scales are out of range");
+  if (params_of(c->g, n->in[0], n->out[0], &s))
+    return ir_fail(c->err, c->g, node, "the int8 Softmax's scales are out of range");
   loom_qsoftmax_params(&s, params);
   cl_host_step(c, LOOM_HOSTOP_QSOFTMAX, &x, 1, &y, 1, params, sizeof params);
   cl_host_row(c, node, LOOM_HOSTOP_QSOFTMAX);

@@ -186,8 +186,8 @@ static int eval_softmax_int8(struct ectx *c) {
   const struct ir_tensor *x = T(c, 0), *y = &c->g->tensors[c->n->out[0]];
   struct loom_isoftmax s;
   int64_t len = x->rank > 0 ? x->dims[x->rank - 1] : 0, n = numel(x);
-  if (y->dtype != IR_DT_I8 || numel(y) != n || y->rank < 1 || y->dims[y->rank - 1] != len || len > LOOM_ISOFTMAX_MAX_ROW ||
-      loom_isoftmax_init(x->quant.scale[0], y->quant.scale[0], y->quant.zero_point[0], &s))
+  if (y->dtype != IR_DT_I8 || x->quant.n != 1 || y->quant.n != 1 || numel(y) != n || y->rank < 1 ||
+      y->dims[y->rank - 1] != len || len > LOOM_ISOFTMAX_MAX_ROW || loom_isoftmax_init(x->quant.scale[0], y->quant.scale[0], y->quant.zero_point[0], &s))
     return ir_fail(c->err, c->g, c->node, "int8 Softmax: result shape or scales out of range");
   int64_t table[256];
   loom_isoftmax_table(&s, table);

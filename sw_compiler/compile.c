@@ -4,7 +4,8 @@
  *   import -> default passes (shape inference, folding, BN folding, DCE)
  *          -> float model: MatMul+Add as Gemm, calibration, quantization to QDQ
  *             (a model that already has Q/DQ or QLinear ops keeps its scales)
- *          -> fusion into the int8 ops -> partition -> .loom (compile_loom.c)
+ *          -> fusion into the int8 ops -> partition -> int8 Softmax (compile_qsoftmax.c)
+ *          -> .loom (compile_loom.c)
  *
  * Each stage leaves a verified graph, and with options->trace set the IR
  * is printed after each one, which is how a surprising result is debugged:
@@ -91,11 +92,10 @@ static int run_pipeline(struct ir_graph *g, const struct compile_options *o, str
     return -1;
   trace(o, g, "fused");
   r->targets = ir_xcalloc((size_t)g->n_nodes + 1, sizeof *r->targets);
-  return ir_pass_partition(g, r->cfg->block_in, r->targets, err) ||
-                 compile_place_tables(g, r->cfg, o->flags, r, err) ||
-                 compile_loom(g, r->targets, out_names, r->cfg, o->flags, &o->progress, r, err)
-             ? -1
-             : 0;
+  if (ir_pass_partition(g, r->cfg->block_in, r->targets, err) || compile_place_tables(g, r->cfg, o->flags, r, err))
+    return -1;
+  compile_int8_softmax(g, r->targets);
+  return compile_loom(g, r->targets, out_names, r->cfg, o->flags, &o->progress, r, err) ? -1 : 0;
 }
 
 int compile_graph(struct ir_graph *g, const struct compile_options *o, struct compile_result *r,

@@ -196,6 +196,16 @@ int compile_place_tables(struct ir_graph *g, const struct loom_hw_config *cfg, u
                          struct compile_result *r, struct ir_error *err);
 
 /*
+ * compile_qsoftmax.c
+ */
+
+/* After partitioning: each host chain int8 -> [views] -> DequantizeLinear
+ * -> Softmax (last axis) -> [views] -> QuantizeLinear -> int8 becomes one
+ * Softmax node of int8 codes (the host op QSOFTMAX; the rest of the chain
+ * dead, targets PART_NONE).  Returns how many. */
+int compile_int8_softmax(struct ir_graph *g, enum part_target *targets);
+
+/*
  * compile_loom.c
  */
 

@@ -67,6 +67,9 @@ void cl_host_step(struct lctx *c, uint32_t kind, const int *in, int n_in, const 
                   const void *params, uint64_t param_size);
 int cl_copy_step(struct lctx *c, int from, int to);
 
+/* compile_qsoftmax.c: int8 Softmax node `node` as a QSOFTMAX step. */
+int cl_qsoftmax_step(struct lctx *c, int node);
+
 /* compile_kernel.c: node `node` as a KERNEL step. */
 int cl_kernel_node(struct lctx *c, int node);
 

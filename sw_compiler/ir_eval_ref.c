@@ -29,6 +29,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "driver/core/intapprox.h"
+
 /* ---- element access ---- */
 
 double ev_ld(enum ir_dtype dt, const void *p, int64_t i) {
@@ -177,8 +179,26 @@ static int eval_batchnorm(struct ectx *c) {
   return 0;
 }
 
+/* The int8 Softmax of compile_qsoftmax.c: int8 codes in and out along the
+ * last axis, the integer arithmetic of the host op QSOFTMAX (the same
+ * intapprox.c code). */
+static int eval_softmax_int8(struct ectx *c) {
+  const struct ir_tensor *x = T(c, 0), *y = &c->g->tensors[c->n->out[0]];
+  struct loom_isoftmax s;
+  int64_t len = x->rank > 0 ? x->dims[x->rank - 1] : 0, n = numel(x);
+  if (y->dtype != IR_DT_I8 || x->quant.n != 1 || y->quant.n != 1 || numel(y) != n || y->rank < 1 ||
+      y->dims[y->rank - 1] != len || len > LOOM_ISOFTMAX_MAX_ROW || loom_isoftmax_init(x->quant.scale[0], y->quant.scale[0], y->quant.zero_point[0], &s))
+    return ir_fail(c->err, c->g, c->node, "int8 Softmax: result shape or scales out of range");
+  int64_t table[256];
+  loom_isoftmax_table(&s, table);
+  for (int64_t r = 0; len > 0 && r < n / len; r++)
+    loom_isoftmax_row(&s, table, (const int8_t *)IN(c, 0) + r * len, (int8_t *)c->out[0] + r * len, len);
+  return 0;
+}
+
 static int eval_softmax(struct ectx *c) {
   const struct ir_tensor *x = T(c, 0);
+  if (x->dtype == IR_DT_I8) return eval_softmax_int8(c);
   int64_t axis = ir_attr_int(c->n, "axis", -1);
   if (axis < 0) axis += x->rank;
   int64_t len = x->dims[axis], inner = 1, total = numel(x);

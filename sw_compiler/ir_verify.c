@@ -287,7 +287,13 @@ static int check_types(struct vctx *v, const struct ir_node *n) {
     for (int k = 1; k < 5; k++)
       if (want_rank(v, n, k, 1, 1)) return -1;
     return 0;
-  case IR_OP_SOFTMAX:
+  case IR_OP_SOFTMAX: /* float, or the int8 form of compile_qsoftmax.c: int8 codes in and out */
+    if (opnd(v, n, 0) && opnd(v, n, 0)->dtype == IR_DT_I8) {
+      const struct ir_tensor *x = opnd(v, n, 0), *y = &v->g->tensors[n->out[0]];
+      if (y->dtype != IR_DT_I8 || x->quant.n != 1 || y->quant.n != 1)
+        return ir_fail(v->err, v->g, v->node, "an int8 Softmax needs per-tensor quantized int8 operand and result");
+      return 0;
+    }
     return check_all_f32(v, n);
   case IR_OP_ADD: case IR_OP_MUL:
     return same_dtype(v, n, 0, 1);

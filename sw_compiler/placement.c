@@ -55,7 +55,10 @@ const char *compile_host_reason(const struct ir_graph *g, const enum part_target
   enum ir_dtype dt = n->n_in && n->in[0] >= 0 ? g->tensors[n->in[0]].dtype : IR_DT_UNDEF;
   switch (n->op) {
   case IR_OP_QUANTIZELINEAR: case IR_OP_DEQUANTIZELINEAR: return "int8 boundary: (de)quantizes for the accelerator";
-  case IR_OP_SOFTMAX: return "no int8 form: float32 softmax on the host";
+  case IR_OP_SOFTMAX:
+    if (dt == IR_DT_I8) /* compile_qsoftmax.c */
+      return "int8 softmax on the host (integer exp, one reciprocal per row): the ALU has no row max or reciprocal";
+    return "no int8 form: float32 softmax on the host";
   case IR_OP_CONCAT: case IR_OP_GATHER: return "data movement: copies on the host";
   case IR_OP_FLATTEN: case IR_OP_RESHAPE: case IR_OP_SQUEEZE: case IR_OP_UNSQUEEZE: case IR_OP_IDENTITY:
     return targets[node] == PART_KERNEL ? "reshape on the host kernels" : "layout change: a copy on the host";

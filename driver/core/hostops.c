@@ -15,6 +15,7 @@
 
 #include "hostops.h"
 #include "hostops_nn.h"
+#include "hostops_qsoftmax.h"
 #include "core.h"
 
 const char *const loom_hostop_names[] = {
@@ -24,6 +25,7 @@ const char *const loom_hostop_names[] = {
     [LOOM_HOSTOP_SOFTMAX] = "SOFTMAX",
     [LOOM_HOSTOP_IM2COL] = "IM2COL",
     [LOOM_HOSTOP_NATIVE] = "NATIVE",
+    [LOOM_HOSTOP_QSOFTMAX] = "QSOFTMAX",
 };
 _Static_assert(sizeof loom_hostop_names / sizeof loom_hostop_names[0] == LOOM_HOSTOP_COUNT,
                "every host op needs a name");
@@ -150,6 +152,7 @@ loom_status loom_hostop_run(uint32_t kind, const struct loom_hostop_args *a,
   case LOOM_HOSTOP_IM2COL: return loom_hostop_im2col(a, msg);
   case LOOM_HOSTOP_NATIVE: /* model loading refuses such a step without usable native code */
     return loom_fail(msg, LOOM_E_UNSUPPORTED, "this step exists only as native code (HOSTCODE)");
+  case LOOM_HOSTOP_QSOFTMAX: return loom_hostop_qsoftmax(a, msg);
   case LOOM_HOSTOP_COUNT: break;
   }
   return loom_fail(msg, LOOM_E_UNSUPPORTED, "unknown host op %u", kind);

@@ -25,6 +25,8 @@ enum loom_hostop_kind {
   LOOM_HOSTOP_IM2COL,     /* int8 [N,C,H,W] -> [N,C*kh*kw,OH,OW] (hostops_nn.c); params: 11 int32 */
   LOOM_HOSTOP_NATIVE,     /* only native code (HOSTCODE, hostcode.h), e.g. a whole float graph
                            * of `loom compile --target cpu`; no portable form */
+  LOOM_HOSTOP_QSOFTMAX,   /* int8 -> int8 softmax, last axis, integer only (hostops_qsoftmax.h);
+                           * params: 6 int32 */
   LOOM_HOSTOP_COUNT
 };
 #define LOOM_HOSTOP_HAVE_IM2COL 1

@@ -77,6 +77,54 @@ int64_t loom_igelu(const struct loom_igelu *g, int64_t q) {
   return qs * (l + g->q_c); /* 1 + erf: the 1 is q_c steps of s_L too */
 }
 
+int loom_isoftmax_init(double in_scale, double out_scale, int32_t out_zp, struct loom_isoftmax *s) {
+  if (loom_iexp_init(in_scale, &s->e) || !isfinite(out_scale) || out_scale <= 0 || out_zp < -128 || out_zp > 127)
+    return -1;
+  int ex;
+  double m = frexp(1.0 / out_scale, &ex); /* 1/s_y = m 2^ex, m in [0.5, 1) */
+  s->mult = (int64_t)llround(ldexp(m, 31));
+  if (s->mult == INT64_C(1) << 31) s->mult >>= 1, ex++;
+  s->shift = 31 - ex + 31;
+  s->out_zp = out_zp;
+  return loom_isoftmax_check(s) ? -1 : 0;
+}
+
+const char *loom_isoftmax_check(const struct loom_isoftmax *s) {
+  const struct loom_iexp *e = &s->e;
+  if (e->up > 22) return "exp's up-shift is above 22"; /* 255 * 2^up < 2^31 */
+  if (e->q_ln2 < 1 || e->q_ln2 > (1 << 15) || e->q_b < 0 || e->q_b > (1 << 15) || e->q_c < 0 || e->q_c > (1 << 30))
+    return "exp's constants are out of range (ln 2 and b in 1..2^15, c in 0..2^30)";
+  if (e->q_b * e->q_b + e->q_c < 1) return "exp(0) is 0";
+  if (s->mult < (INT64_C(1) << 30) || s->mult >= (INT64_C(1) << 31) || s->shift < 39 || s->shift > 62)
+    return "the output multiplier is out of range (2^30..2^31-1, shift 39..62)";
+  if (s->out_zp < -128 || s->out_zp > 127) return "the output zero point is not an int8 value";
+  return NULL;
+}
+
+void loom_isoftmax_table(const struct loom_isoftmax *s, int64_t table[256]) {
+  for (int k = 0; k < 256; k++) table[k] = loom_iexp(&s->e, -k);
+}
+
+void loom_isoftmax_row(const struct loom_isoftmax *s, const int64_t table[256], const int8_t *x, int8_t *y,
+                       int64_t len) {
+  LOOM_ASSERT(len >= 1 && len <= LOOM_ISOFTMAX_MAX_ROW);
+  int m = x[0];
+  for (int64_t i = 1; i < len; i++) m = x[i] > m ? x[i] : m;
+  uint64_t sum = 0;
+  for (int64_t i = 0; i < len; i++) sum += (uint64_t)table[m - x[i]];
+  uint64_t rm = ((uint64_t)s->mult << 32) / sum; /* the row's reciprocal, times 1/s_y */
+  int k = s->shift + 1;
+  uint64_t half_less = (UINT64_C(1) << (k - 1)) - 1;
+  for (int64_t i = 0; i < len; i++) {
+    /* v / 2^k rounded half to even without a branch: v + 2^(k-1) - 1,
+     * plus 1 when the quotient is odd, then the shift */
+    uint64_t v = (uint64_t)table[m - x[i]] * rm;
+    int64_t q = (int64_t)((v + half_less + ((v >> k) & 1)) >> k) + s->out_zp;
+    q = q < -128 ? -128 : q;
+    y[i] = (int8_t)(q > 127 ? 127 : q);
+  }
+}
+
 uint32_t loom_isqrt(uint64_t n) {
   if (n < 2) return (uint32_t)n;
   int bits = 64 - __builtin_clzll(n);

@@ -15,6 +15,9 @@
  *   loom_iexp:   |exp(x) - y|      <= 2.2e-3 + 2 * 2^-10   (x <= 0; y <= 1)
  *   loom_igelu:  |gelu(x) - y|     <= 1.9e-2 + 2^-8 * |x|
  *   loom_isqrt:  exactly floor(sqrt(n)) for every uint64 n
+ *   loom_isoftmax: |s_y (y - z_y) - p| <= s_y / 2 + 1.7e-2 p + 2^-30 for each
+ *                output (p: float softmax of the dequantized row, clamped
+ *                to the int8 range of s_y, z_y; docs/quantization.md)
  *
  * The 2^-10 terms are the internal fixed point: the input is shifted up
  * until ln 2 (exp) or the erf clip point (GELU) is at least 2^10 steps, so
@@ -49,6 +52,36 @@ struct loom_igelu {
 int loom_igelu_init(double scale, struct loom_igelu *g);
 /* |q| 2^up < 2^31 (every int8 q for scales down to 2^-20). */
 int64_t loom_igelu(const struct loom_igelu *g, int64_t q);
+
+/* Softmax of int8 codes along a row, int8 codes out (the host op
+ * QSOFTMAX, hostops_qsoftmax.c, and the reference interpreter's int8
+ * Softmax).  Per row: m = max q; e_i = T[m - q_i], T[k] = loom_iexp(-k)
+ * (a 256-entry table, built once per tensor); S = sum e_i; R =
+ * floor(mult 2^32 / S), the one integer reciprocal (with 1/s_y folded in);
+ * y_i = clamp(round_half_even(e_i R / 2^(shift + 1)) + z_y, -128, 127),
+ * where 1/s_y = mult 2^(31 - shift).  Nothing overflows: table entries are
+ * below 2^33 (loom_isoftmax_check's limits), so S < 2^61 for rows of up
+ * to 2^28 values, and e_i <= S makes e_i R <= mult 2^32 < 2^63.  The floor
+ * of R costs at most e_i / 2^(shift + 1) <= 2^-7 of an output step, which
+ * is why s_y is at least 2^-22 (shift >= 39). */
+struct loom_isoftmax {
+  struct loom_iexp e;  /* exp of the input's scale (out_scale unused: it cancels) */
+  int64_t mult;        /* 1/s_y = mult 2^(31 - shift), 2^30 <= mult < 2^31 */
+  int32_t shift;       /* 39..62 */
+  int32_t out_zp;      /* -128..127 */
+};
+#define LOOM_ISOFTMAX_MAX_ROW (INT64_C(1) << 28)
+/* -1 when a scale is out of range (input: loom_iexp_init's and a shift of
+ * at most 22; output: 2^-22 <= s_y <= 2) or zp is not int8. */
+int loom_isoftmax_init(double in_scale, double out_scale, int32_t out_zp, struct loom_isoftmax *s);
+/* NULL when s's integer constants are within the limits above (a file's
+ * parameters are checked with it), else what is wrong. */
+const char *loom_isoftmax_check(const struct loom_isoftmax *s);
+/* T[k] = exp(-k in steps of the input scale), k = 0..255. */
+void loom_isoftmax_table(const struct loom_isoftmax *s, int64_t table[256]);
+/* One row of len (1..LOOM_ISOFTMAX_MAX_ROW) codes: y may alias x. */
+void loom_isoftmax_row(const struct loom_isoftmax *s, const int64_t table[256], const int8_t *x, int8_t *y,
+                       int64_t len);
 
 /* floor(sqrt(n)) by Newton steps from a power of two above the root. */
 uint32_t loom_isqrt(uint64_t n);

@@ -377,6 +377,8 @@ static void test_attention(void **state) {
     assert_int_equal(gather, 0); /* no host copies of the heads: */
     assert_int_equal(heads, 8);  /* each job reads its operands' rows in place */
     assert_int_equal(in_place, 2); /* and stores its rows of the heads' result */
+    assert_int_equal(count_rows(&r, "host QSOFTMAX"), 1); /* the int8 softmax (compile_qsoftmax.c) */
+    assert_int_equal(count_rows(&r, "host SOFTMAX"), 0);
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
@@ -384,6 +386,67 @@ static void test_attention(void **state) {
     fclose(f);
     if (!strstr(buf, "100.0% of MACs on the accelerator") || !strstr(buf, "MatMul                          4      0"))
       fail_msg("summary:\n%s", buf);
+    free(buf);
+    assert_bit_exact(&r, LOOM_DT_F32, x);
+    compile_result_free(&r);
+  }
+  remove_calib(&cf);
+}
+
+/* Attention's Softmax between two int8 jobs is one QSOFTMAX host step
+ * reading the heads' stacked scores as the jobs stored them (no COPY,
+ * DEQUANTIZE, SOFTMAX, QUANTIZE), and the placement summary says why it is
+ * on the host; when the graph also reads the Softmax's result as float (a
+ * model output here) the float form stays.  Both bit-exact on fsim
+ * against the fused graph (whose int8 Softmax is the same integer code). */
+static void test_int8_softmax(void **state) {
+  static const char *const outputs[] = {"output %o\n", "output %p\noutput %o\n"};
+  int64_t dims[3] = {1, 6, 16};
+  struct calib_file cf;
+  assert_int_equal(0, write_calib(&cf, 3, dims, 4, 7));
+  float x[96];
+  for (int i = 0; i < 96; i++) x[i] = cosf(0.41f * (float)i) * 1.5f;
+  for (int k = 0; k < 2; k++) {
+    char text[1024];
+    snprintf(text, sizeof text,
+             "loom.ir 1\n"
+             "input %%x : f32[1,6,16]\n"
+             "const %%wq : f32[16,16] = rand(21)\nconst %%wk : f32[16,16] = rand(22)\nconst %%wv : f32[16,16] = rand(23)\n"
+             "const %%hs : i64[3] = [6, 2, 8]\n"
+             "%%q = MatMul(%%x, %%wq)\n%%k = MatMul(%%x, %%wk)\n%%v = MatMul(%%x, %%wv)\n"
+             "%%q3 = Reshape(%%q, %%hs)\n%%k3 = Reshape(%%k, %%hs)\n%%v3 = Reshape(%%v, %%hs)\n"
+             "%%qh = Transpose(%%q3) {perm=[1,0,2]}\n%%kt = Transpose(%%k3) {perm=[1,2,0]}\n"
+             "%%vh = Transpose(%%v3) {perm=[1,0,2]}\n"
+             "%%s = MatMul(%%qh, %%kt)\n%%p = Softmax(%%s) {axis=-1}\n%%o = MatMul(%%p, %%vh)\n%s",
+             outputs[k]);
+    struct compile_result r;
+    struct ir_error err = {{0}};
+    if (compile_text(text, cf.path, NULL, &r, &err)) fail_msg("%s", err.msg);
+    int int8_softmax = 0;
+    for (int i = 0; i < r.graph->n_nodes; i++) {
+      const struct ir_node *n = &r.graph->nodes[i];
+      int8_softmax += !n->dead && n->op == IR_OP_SOFTMAX && r.graph->tensors[n->in[0]].dtype == IR_DT_I8;
+    }
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    compile_placement_print(f, &r);
+    fclose(f);
+    if (k == 0) {
+      assert_int_equal(int8_softmax, 1);
+      assert_int_equal(count_rows(&r, "host QSOFTMAX"), 1);
+      assert_int_equal(count_rows(&r, "host SOFTMAX"), 0);
+      int at = 0;
+      while (at < r.n_layers && strcmp(r.layers[at].op, "host QSOFTMAX")) at++;
+      assert_true(at > 0 && at < r.n_layers && r.layers[at - 1].is_job); /* the scores as the job stored them */
+      assert_string_equal(r.layers[at].shape, "12x6");                   /* the heads' stacked rows */
+      if (!strstr(buf, "int8 softmax on the host (integer exp")) fail_msg("summary:\n%s", buf);
+    } else {
+      assert_int_equal(int8_softmax, 0);
+      assert_int_equal(count_rows(&r, "host QSOFTMAX"), 0);
+      assert_int_equal(count_rows(&r, "host SOFTMAX"), 1);
+      if (!strstr(buf, "no int8 form: float32 softmax")) fail_msg("summary:\n%s", buf);
+    }
     free(buf);
     assert_bit_exact(&r, LOOM_DT_F32, x);
     compile_result_free(&r);
@@ -635,6 +698,7 @@ int main(void) {
       cmocka_unit_test(test_softmax_host),
       cmocka_unit_test(test_repack_and_concat),
       cmocka_unit_test(test_attention),
+      cmocka_unit_test(test_int8_softmax),
       cmocka_unit_test(test_attention_columns),
       cmocka_unit_test(test_qlinear_uint8),
       cmocka_unit_test(test_integer_ops),

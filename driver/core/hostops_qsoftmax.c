@@ -1,0 +1,99 @@
+/*
+ * hostops_qsoftmax.c - QSOFTMAX (hostops_qsoftmax.h): checks the tensors
+ * and parameters, reads the int8 codes in plain C order through tensor.c
+ * (any stored layout), runs loom_isoftmax_row over each row of the last
+ * axis with one table for the tensor, and writes the codes back in the
+ * output's layout.  When both tensors keep each row contiguous (plain, or
+ * [N, C] blocked as attention's jobs store scores and read P), the rows
+ * are computed in place in the stored bytes instead: the conversion would
+ * cost more than the softmax.  The integer arithmetic itself lives in intapprox.c, so
+ * the reference interpreter's int8 Softmax (sw_compiler/ir_eval_ref.c) is
+ * the same code.
+ */
+#include "driver/core/hostops_qsoftmax.h"
+
+#include <stdlib.h>
+
+#include "driver/core/core.h"
+
+void loom_qsoftmax_params(const struct loom_isoftmax *s, uint8_t out[4 * LOOM_QSOFTMAX_PARAM_COUNT]) {
+  const int64_t v[LOOM_QSOFTMAX_PARAM_COUNT] = {
+      [LOOM_QSOFTMAX_UP] = s->e.up,     [LOOM_QSOFTMAX_Q_LN2] = s->e.q_ln2, [LOOM_QSOFTMAX_Q_B] = s->e.q_b,
+      [LOOM_QSOFTMAX_Q_C] = s->e.q_c,   [LOOM_QSOFTMAX_MULT] = s->mult,     [LOOM_QSOFTMAX_SHIFT] = s->shift,
+  };
+  for (int i = 0; i < LOOM_QSOFTMAX_PARAM_COUNT; i++)
+    for (int b = 0; b < 4; b++) out[4 * i + b] = (uint8_t)((uint64_t)v[i] >> (8 * b));
+}
+
+static int32_t param(const uint8_t *p, int i) {
+  p += 4 * i;
+  return (int32_t)((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
+}
+
+/* The tensors and parameters as the op needs them: *s, the row length and
+ * the row count. */
+static loom_status check(const struct loom_hostop_args *a, struct loom_isoftmax *s, int64_t *len, int64_t *rows,
+                         char msg[LOOM_MSG_MAX]) {
+  if (a->n_in != 1 || a->n_out != 1) return loom_fail(msg, LOOM_E_INVALID, "takes 1 input and 1 output");
+  const struct loom_file_tensor *x = a->in[0].desc, *y = a->out[0].desc;
+  if (x->dtype != LOOM_DT_I8 || y->dtype != LOOM_DT_I8 || x->scale == 0 || y->scale == 0 || !x->rank || !y->rank)
+    return loom_fail(msg, LOOM_E_INVALID, "needs quantized int8 tensors of rank 1 or more");
+  uint64_t n = loom_tensor_elems(x);
+  *len = x->dims[x->rank - 1];
+  if (n != loom_tensor_elems(y) || *len != y->dims[y->rank - 1])
+    return loom_fail(msg, LOOM_E_INVALID, "input and output differ in element count or last dimension");
+  if (*len > LOOM_ISOFTMAX_MAX_ROW)
+    return loom_fail(msg, LOOM_E_INVALID, "rows of %lld values (at most %lld)", (long long)*len,
+                     (long long)LOOM_ISOFTMAX_MAX_ROW);
+  *rows = *len ? (int64_t)(n / (uint64_t)*len) : 0;
+  if (!a->params || a->param_size < 4 * LOOM_QSOFTMAX_PARAM_COUNT)
+    return loom_fail(msg, LOOM_E_INVALID, "needs %d int32 parameters", LOOM_QSOFTMAX_PARAM_COUNT);
+  int32_t up = param(a->params, LOOM_QSOFTMAX_UP);
+  s->e = (struct loom_iexp){.up = up < 0 ? 99u : (uint32_t)up,
+                            .q_ln2 = param(a->params, LOOM_QSOFTMAX_Q_LN2),
+                            .q_b = param(a->params, LOOM_QSOFTMAX_Q_B),
+                            .q_c = param(a->params, LOOM_QSOFTMAX_Q_C)};
+  s->mult = param(a->params, LOOM_QSOFTMAX_MULT);
+  s->shift = param(a->params, LOOM_QSOFTMAX_SHIFT);
+  s->out_zp = y->zero_point;
+  const char *why = loom_isoftmax_check(s);
+  return why ? loom_fail(msg, LOOM_E_INVALID, "parameters: %s", why) : LOOM_OK;
+}
+
+/* The bytes from one row of the last axis to the next when a tensor's
+ * rows are contiguous in its stored form (plain, or [N, C] blocked: row n
+ * is n * ceil(C / c) * c bytes in, its padding lanes at the end), else 0. */
+static int64_t row_pitch(const struct loom_file_tensor *t, int64_t rows) {
+  int64_t len = t->dims[t->rank - 1], pitch = 0;
+  if (t->layout == LOOM_LAYOUT_PLAIN) pitch = len;
+  if (t->layout == LOOM_LAYOUT_NC && t->rank == 2 && t->layout_block)
+    pitch = (len + t->layout_block - 1) / t->layout_block * t->layout_block;
+  return pitch && (uint64_t)rows * (uint64_t)pitch <= t->bytes ? pitch : 0;
+}
+
+loom_status loom_hostop_qsoftmax(const struct loom_hostop_args *a, char msg[LOOM_MSG_MAX]) {
+  struct loom_isoftmax s;
+  int64_t len = 0, rows = 0, table[256];
+  loom_status st = check(a, &s, &len, &rows, msg);
+  if (st != LOOM_OK || !rows) return st;
+  loom_isoftmax_table(&s, table);
+  const struct loom_file_tensor *tx = a->in[0].desc, *ty = a->out[0].desc;
+  int64_t px = row_pitch(tx, rows), py = row_pitch(ty, rows);
+  if (px && py) { /* in place in the stored forms: no conversion */
+    const int8_t *x = a->in[0].data;
+    int8_t *y = a->out[0].data;
+    for (int64_t r = 0; r < rows; r++) {
+      loom_isoftmax_row(&s, table, x + r * px, y + r * py, len);
+      for (int64_t c = len; c < py; c++) y[r * py + c] = (int8_t)s.out_zp; /* padding lanes */
+    }
+    return LOOM_OK;
+  }
+  uint64_t n = loom_tensor_elems(tx);
+  int8_t *x = malloc(n);
+  if (!x) return loom_fail(msg, LOOM_E_NOMEM, "out of memory");
+  st = loom_tensor_read(tx, a->in[0].data, LOOM_DT_I8, x, msg);
+  for (int64_t r = 0; st == LOOM_OK && r < rows; r++) loom_isoftmax_row(&s, table, x + r * len, x + r * len, len);
+  if (st == LOOM_OK) st = loom_tensor_write(ty, a->out[0].data, LOOM_DT_I8, x, msg);
+  free(x);
+  return st;
+}

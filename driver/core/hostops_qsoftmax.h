@@ -1,0 +1,44 @@
+/*
+ * hostops_qsoftmax.h - QSOFTMAX, attention's Softmax in integer arithmetic
+ * with the int8 boundary folded in: int8 codes in, int8 codes out, where
+ * the float form is DEQUANTIZE + SOFTMAX + QUANTIZE (three host steps and a
+ * float32 tensor each way).  The arithmetic is loom_isoftmax_row's
+ * (intapprox.h): I-BERT's integer exp through a 256-entry table of
+ * q - max(q), an integer sum, one integer reciprocal per row and a
+ * multiply-shift rounded half to even.
+ *
+ * Tensors: one int8 input and one int8 output, both quantized (scale != 0),
+ * any layouts, the same element count and the same last dimension; the
+ * softmax runs along that last axis (so a reshape of the leading axes
+ * between the producer and the consumer costs nothing: the op reads the
+ * blocked scores of an attention's heads as the job stored them).  The
+ * output's zero point comes from its descriptor.
+ *
+ * Parameters: LOOM_QSOFTMAX_PARAM_COUNT little-endian int32, in the order
+ * of enum loom_qsoftmax_param: the integer constants the compiler derives
+ * from the two scales with loom_isoftmax_init.  The op uses only these (no
+ * float at run time) and checks them with loom_isoftmax_check, so a hostile
+ * file gets LOOM_E_INVALID and a message, never an overflow.
+ */
+#ifndef LOOM_HOSTOPS_QSOFTMAX_H
+#define LOOM_HOSTOPS_QSOFTMAX_H
+
+#include "driver/core/hostops.h"
+#include "driver/core/intapprox.h"
+
+enum loom_qsoftmax_param {
+  LOOM_QSOFTMAX_UP = 0, /* loom_iexp: up, q_ln2, q_b, q_c */
+  LOOM_QSOFTMAX_Q_LN2,
+  LOOM_QSOFTMAX_Q_B,
+  LOOM_QSOFTMAX_Q_C,
+  LOOM_QSOFTMAX_MULT,   /* 1/s_y = mult 2^(31 - shift) */
+  LOOM_QSOFTMAX_SHIFT,
+  LOOM_QSOFTMAX_PARAM_COUNT
+};
+
+/* The parameter bytes of s (out_zp is not among them: the descriptor's). */
+void loom_qsoftmax_params(const struct loom_isoftmax *s, uint8_t out[4 * LOOM_QSOFTMAX_PARAM_COUNT]);
+
+loom_status loom_hostop_qsoftmax(const struct loom_hostop_args *a, char msg[LOOM_MSG_MAX]);
+
+#endif

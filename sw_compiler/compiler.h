@@ -288,6 +288,10 @@ int ir_head_stack_source(const struct ir_graph *g, int t);
  * ir_pass_split_act_matmul): its constant in *c and whether it divides in
  * *div (either may be NULL); the requantization takes it.  Else -1. */
 int ir_act_matmul_scale(const struct ir_graph *g, int y, double *c, int *div);
+/* Whether node is such a scale of the product of two activations (batched
+ * or not): it stays float until ir_pass_split_act_matmul moves it onto the
+ * heads (ir_pass_const_ops_to_conv leaves it). */
+int ir_is_scores_scale(const struct ir_graph *g, int node);
 /* After ir_pass_fuse: DQ(a) x DQ(b) -> Q (int8, zero points 0) becomes a
  * loom.QGemm whose weights are b in the WGT row layout of channel block
  * `block`, an activation loaded at run time. */

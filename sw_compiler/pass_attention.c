@@ -197,6 +197,15 @@ static int scale_node(const struct ir_graph *g, int y, double *c, int *div) {
 
 int ir_act_matmul_scale(const struct ir_graph *g, int y, double *c, int *div) { return scale_node(g, y, c, div); }
 
+int ir_is_scores_scale(const struct ir_graph *g, int node) {
+  const struct ir_node *n = &g->nodes[node];
+  for (int k = 0; k < n->n_in && k < 2 && !n->dead; k++) {
+    int p = ir_producer(g, n->in[k]);
+    if (p >= 0 && (act_matmul(g, p, 0) || act_matmul(g, p, 1)) && scale_node(g, n->in[k], NULL, NULL) == node) return 1;
+  }
+  return 0;
+}
+
 /* Slice node i: one axis, step 1, constant bounds within x: the axis
  * (made non-negative) and *start, else -1. */
 static int plain_slice(const struct ir_graph *g, int i, int64_t *start) {
@@ -286,13 +295,18 @@ static void split(struct ir_graph *g, int i, int64_t block) {
   int64_t M = g->tensors[a].dims[g->tensors[a].rank - 2], K = g->tensors[b].dims[g->tensors[b].rank - 2];
   int64_t N = g->tensors[b].dims[g->tensors[b].rank - 1];
   int64_t at;
-  int sc, xa = heads_of_columns(g, a, &at, &sc), scale_in = -1, scale_div = 0, scale_op = 0, scale_opset = 0;
+  int sc, xa = heads_of_columns(g, a, &at, &sc), scale_in = -1, scale_op = 0, scale_opset = 0;
   if (xa >= 0 && (K % block || at % block)) xa = -1; /* a head's columns: whole blocks */
-  if (xa >= 0 && sc >= 0) { /* Q's scale moves onto each head's scores (the requantization takes it) */
-    double c;
-    scale_node(g, g->nodes[sc].in[g->tensors[g->nodes[sc].in[0]].data ? 1 : 0], &c, &scale_div);
-    scale_in = g->nodes[sc].in[g->tensors[g->nodes[sc].in[0]].data ? 0 : 1];
-    scale_op = g->nodes[sc].op, scale_opset = g->nodes[sc].opset;
+  if (xa < 0) sc = -1;
+  int ysc = sc < 0 ? scale_node(g, y, NULL, NULL) : -1; /* or a scale of the scores themselves */
+  if (sc >= 0 || ysc >= 0) { /* it moves onto each head's scores (the requantization takes it) */
+    const struct ir_node *m = &g->nodes[sc >= 0 ? sc : ysc];
+    scale_in = m->in[g->tensors[m->in[0]].data ? 0 : 1];
+    scale_op = m->op, scale_opset = m->opset;
+  }
+  if (ysc >= 0) { /* the heads' Concat writes the scaled scores */
+    g->nodes[ysc].dead = 1, y = g->nodes[ysc].out[0];
+    memcpy(ydims, g->tensors[y].dims, sizeof ydims);
   }
   a = xa >= 0 ? as_rows(g, xa, 1, &pos) : as_rows(g, a, H, &pos); /* [M, C] or [H * M, K] */
   b = as_rows(g, b, H, &pos); /* node i is now at pos */
@@ -307,7 +321,7 @@ static void split(struct ir_graph *g, int i, int64_t block) {
     if (scale_in >= 0) { /* scores / c (or * c): the same constant, after the product */
       int sin[2] = {parts[h], scale_in}, s = ir_tensor_add(g, NULL, IR_DT_F32, 2, yd);
       int node = ir_node_insert(g, pos++, (enum ir_op_kind)scale_op, NULL, 2, sin, 1, &s);
-      if (scale_div) g->nodes[node].type = ir_xstrdup("Div"), g->nodes[node].opset = scale_opset;
+      if (scale_op == IR_OP_ONNX) g->nodes[node].type = ir_xstrdup("Div"), g->nodes[node].opset = scale_opset;
       parts[h] = s;
     }
   }

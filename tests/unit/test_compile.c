@@ -560,6 +560,56 @@ static void test_attention_in_proj(void **state) {
   remove_calib(&cf);
 }
 
+/* BERT's form: the scores themselves divided by sqrt(d) ([1, H, S, S], which
+ * would otherwise become a depthwise 1x1 job of its own): the Div folds
+ * into each head's scores multiplier, s_q * s_k / (s_y * c) rounded once,
+ * and no scale job or float Div is left.  Bit-exact on fsim, both
+ * configurations. */
+static void test_attention_scores_scale(void **state) {
+  const char *text =
+      "loom.ir 1\n"
+      "input %x : f32[1,6,16]\n"
+      "const %wq : f32[16,16] = rand(51)\n"
+      "const %wk : f32[16,16] = rand(52)\n"
+      "const %wv : f32[16,16] = rand(53)\n"
+      "const %hs : i64[4] = [1, 6, 2, 8]\n"
+      "const %c : f32[] = [2.828427]\n"
+      "%q = MatMul(%x, %wq)\n%k = MatMul(%x, %wk)\n%v = MatMul(%x, %wv)\n"
+      "%q4 = Reshape(%q, %hs)\n%k4 = Reshape(%k, %hs)\n%v4 = Reshape(%v, %hs)\n"
+      "%qh = Transpose(%q4) {perm=[0,2,1,3]}\n%kt = Transpose(%k4) {perm=[0,2,3,1]}\n"
+      "%vh = Transpose(%v4) {perm=[0,2,1,3]}\n"
+      "%s = MatMul(%qh, %kt)\n%sd = Div@13(%s, %c)\n%p = Softmax(%sd) {axis=-1}\n%o = MatMul(%p, %vh)\n"
+      "output %o\n";
+  int64_t dims[3] = {1, 6, 16};
+  struct calib_file cf;
+  assert_int_equal(0, write_calib(&cf, 3, dims, 4, 8));
+  float x[96];
+  for (int i = 0; i < 96; i++) x[i] = sinf(0.41f * (float)i) * 1.5f;
+  static const char *const cfgs[] = {"default", "tiny"};
+  for (int c = 0; c < 2; c++) {
+    struct compile_result r;
+    struct ir_error err = {{0}};
+    if (compile_text(text, cf.path, cfgs[c], &r, &err)) fail_msg("%s", err.msg);
+    const struct ir_graph *g = r.graph;
+    int scaled = 0, others = 0;
+    for (int i = 0; i < g->n_nodes; i++) {
+      const struct ir_node *n = &g->nodes[i];
+      if (n->dead) continue;
+      others += n->op == IR_OP_QCONV || n->op == IR_OP_CONV || (n->op == IR_OP_ONNX && !strcmp(n->type, "Div"));
+      if (n->op != IR_OP_QGEMM || g->tensors[n->in[1]].data || g->tensors[n->in[1]].dims[1] != 8) continue;
+      double s_a = g->tensors[n->in[0]].quant.scale[0], s_b = g->tensors[n->in[1]].quant.scale[0];
+      double s_y = g->tensors[n->out[0]].quant.scale[0], m = *(const int32_t *)g->tensors[n->in[3]].data;
+      double real = s_a * s_b / s_y / (double)2.828427f;
+      scaled += fabs(ldexp(m, -(int)ir_attr_int(n, "shift", 0)) - real) <= ldexp(real, -30);
+    }
+    assert_int_equal(scaled, 2); /* both heads' scores, the Div in their multipliers */
+    assert_int_equal(others, 0); /* no scale job, no float Div */
+    assert_bit_exact(&r, LOOM_DT_F32, x);
+    compile_result_free(&r);
+  }
+  remove_calib(&cf);
+}
+
 /* Flatten of a 2x2 image before a Gemm: the bytes differ between the
  * blocked layouts, so the host repacks; Concat copies into slices. */
 static void test_repack_and_concat(void **state) {
@@ -752,6 +802,7 @@ int main(void) {
       cmocka_unit_test(test_attention),
       cmocka_unit_test(test_attention_columns),
       cmocka_unit_test(test_attention_in_proj),
+      cmocka_unit_test(test_attention_scores_scale),
       cmocka_unit_test(test_qlinear_uint8),
       cmocka_unit_test(test_integer_ops),
       cmocka_unit_test(test_errors),

@@ -41,7 +41,10 @@
  *      and each head's weights are its images of it (a row Slice); a
  *      stack sharing its projection's parameters is made from the
  *      projection's int8 result by the same moves in int8 (int8_moves: no
- *      DequantizeLinear, float Transpose or QuantizeLinear).  The job loads
+ *      DequantizeLinear, float Transpose or QuantizeLinear), and when those
+ *      moves are the heads' split (K's [M, H, d] -> [H, d, M], V's
+ *      -> [H, M, d]) the heads' Transpose and the layout's are one
+ *      (heads_wgt_rows).  The job loads
  *      them by DMA at run time; the requantization multiplier is
  *      s_a * s_b / s_y for every output, divided (multiplied) by the
  *      scale's constant c when the product is scaled: computed in double
@@ -55,10 +58,10 @@
  * copy is left.  A MatMul the second rewrite cannot take (uint8 operands,
  * a nonzero zero point, a result not quantized) keeps its Q/DQ and runs on
  * the host kernels in float, its slices copies.  What stays on the host
- * per attention: K's and V's moves and WGT layouts in int8 (a Slice, a
- * Transpose, the Concat of zero columns, a Transpose and a repack per
- * stacked operand), the Softmax's QuantizeLinear and the scores'
- * DequantizeLinear (docs/lowering.md says why the WGT rows cannot come
+ * per attention: K's and V's WGT layouts in int8 (per stacked operand: a
+ * Slice of the in_proj result, for K a Concat of zero rows when the tokens
+ * are not whole blocks, one Transpose and a repack), the Softmax's
+ * QuantizeLinear and the scores' DequantizeLinear (docs/lowering.md says why the WGT rows cannot come
  * from the load's addressing).
  */
 #include "sw_compiler/pass_fuse.h"
@@ -396,19 +399,24 @@ static int wgt_rows(struct ir_graph *g, int b, int64_t H, int64_t block, int *po
 /* b: an int8 stack of heads quantized (QuantizeLinear, parameters pb) from
  * elements moved (views, Transposes, Slices) out of DQ(x8) with the same
  * parameters (K's and V's heads of their projection's result,
- * ir_head_stack_source): the same moves on x8's integers, inserted at
- * *pos (no float round trip, no second quantization); else b. */
-static int int8_moves(struct ir_graph *g, int b, const struct qparam *pb, int *pos) {
-  int q = ir_producer(g, b), chain[CHAIN_MAX], n = 0, x8;
+ * ir_head_stack_source): those moves, nearest b first, into chain; x8 in
+ * *x8.  Returns how many (0: b is not such a stack). */
+static int float_moves(const struct ir_graph *g, int b, const struct qparam *pb, int *chain, int *x8) {
+  int q = ir_producer(g, b), n = 0;
   struct qparam p;
   if (q < 0 || g->nodes[q].op != IR_OP_QUANTIZELINEAR || !fu_scalar_qparams(g, &g->nodes[q], &p) || !fu_same_qparam(&p, pb))
-    return b;
-  for (int t = g->nodes[q].in[0]; !fu_dq_of(g, t, &x8, &p); t = g->nodes[chain[n - 1]].in[0]) {
+    return 0;
+  for (int t = g->nodes[q].in[0]; !fu_dq_of(g, t, x8, &p); t = g->nodes[chain[n - 1]].in[0]) {
     int i = ir_producer(g, t);
-    if (i < 0 || n == CHAIN_MAX || !permutes(g, i)) return b;
+    if (i < 0 || n == CHAIN_MAX || !permutes(g, i)) return 0;
     chain[n++] = i;
   }
-  if (!fu_same_qparam(&p, pb) || !n) return b;
+  return fu_same_qparam(&p, pb) ? n : 0;
+}
+
+/* The moves chain[n - 1], ..., chain[0] again on int8 x8, inserted at
+ * *pos: the last result (x8 when n is 0). */
+static int int8_moves(struct ir_graph *g, const int *chain, int n, int x8, const struct qparam *pb, int *pos) {
   for (int k = n - 1; k >= 0; k--) {
     const struct ir_tensor *y = &g->tensors[g->nodes[chain[k]].out[0]];
     int in[IR_MAX_INPUTS_MOVE], n_in = g->nodes[chain[k]].n_in, t = ir_tensor_add(g, NULL, IR_DT_I8, y->rank, y->dims);
@@ -425,6 +433,63 @@ static int int8_moves(struct ir_graph *g, int b, const struct qparam *pb, int *p
   return x8;
 }
 
+/* Transpose node tr of [..., M, H, d] (leading dims 1): 1 when it gives
+ * [..., H, M, d] (V's heads), 2 when [..., H, d, M] (K's heads
+ * transposed), else 0. */
+static int heads_form(const struct ir_graph *g, int tr) {
+  const int64_t *perm;
+  const struct ir_tensor *x = &g->tensors[g->nodes[tr].in[0]];
+  int r = x->rank;
+  if (r < 3 || g->nodes[tr].op != IR_OP_TRANSPOSE || ir_attr_ints(&g->nodes[tr], "perm", &perm) != r) return 0;
+  for (int d = 0; d < r - 3; d++)
+    if (perm[d] != d || x->dims[d] != 1) return 0;
+  if (perm[r - 3] != r - 2) return 0;
+  return perm[r - 2] == r - 3 && perm[r - 1] == r - 1 ? 1 : perm[r - 2] == r - 1 && perm[r - 1] == r - 3 ? 2 : 0;
+}
+
+/* The WGT rows of all heads straight from the int8 columns the heads are
+ * cut from, one Transpose instead of the heads' and the layout's: when
+ * stack b [H * K, N] is Reshape(Transpose(Reshape(x [..., M, H * d])))
+ * with V's form (K = M, N = d, whole blocks) x [M, H*d] viewed as
+ * [M, H*d/B, B] goes to [H*d/B, M, B]; with K's (K = d, N = M) x padded to
+ * whole blocks of rows, viewed as [M/B, B, H, d], goes to [H, M/B, d, B].
+ * Either is [H * ceil(N/B), K, B, 1], wgt_rows' layout.  Else -1. */
+static int heads_wgt_rows(struct ir_graph *g, int b, const struct qparam *pb, int64_t block, int *pos) {
+  int chain[CHAIN_MAX], x8, n = float_moves(g, b, pb, chain, &x8);
+  if (n < 2 || g->nodes[chain[0]].op != IR_OP_RESHAPE || !heads_form(g, chain[1])) return -1;
+  int form = heads_form(g, chain[1]), below = n > 2 && g->nodes[chain[2]].op == IR_OP_RESHAPE ? 3 : 2;
+  const struct ir_tensor *h3 = &g->tensors[g->nodes[chain[1]].in[0]];
+  int r = h3->rank;
+  int64_t M = h3->dims[r - 3], H = h3->dims[r - 2], d = h3->dims[r - 1], x2d[2] = {M, H * d};
+  if (form == 1 && d % block) return -1;
+  /* the heads' Transpose reads [..., M, H, d]: the int8 below it (a view away) as [M, H * d] */
+  int x = reshaped(g, int8_moves(g, chain + below, n - below, x8, pb, pos), 2, x2d, pos);
+  if (form == 1) {
+    int64_t v[3] = {M, H * d / block, block}, td[3] = {H * d / block, M, block}, perm[3] = {1, 0, 2}, wd[4] = {H * d / block, M, block, 1};
+    int t = ir_tensor_add(g, NULL, IR_DT_I8, 3, td);
+    ir_attr_set_ints(g, node_at(g, pos, IR_OP_TRANSPOSE, 1, (int[]){reshaped(g, x, 3, v, pos)}, t), "perm", 3, perm);
+    return reshaped(g, t, 4, wd, pos);
+  }
+  int64_t nb = (M + block - 1) / block;
+  if (nb * block != M) { /* zero rows up to whole blocks of tokens */
+    int64_t zd[2] = {nb * block - M, H * d}, pd[2] = {nb * block, H * d};
+    int in[2] = {x, ir_const_add(g, NULL, IR_DT_I8, 2, zd, NULL)}, y = ir_tensor_add(g, NULL, IR_DT_I8, 2, pd);
+    ir_attr_set_int(g, node_at(g, pos, IR_OP_CONCAT, 2, in, y), "axis", 0);
+    x = y;
+  }
+  int64_t v[4] = {nb, block, H, d}, td[4] = {H, nb, d, block}, perm[4] = {2, 0, 3, 1}, wd[4] = {H * nb, d, block, 1};
+  int t = ir_tensor_add(g, NULL, IR_DT_I8, 4, td);
+  ir_attr_set_ints(g, node_at(g, pos, IR_OP_TRANSPOSE, 1, (int[]){reshaped(g, x, 4, v, pos)}, t), "perm", 4, perm);
+  return reshaped(g, t, 4, wd, pos);
+}
+
+/* The int8 stack b as it is, or moved again from its projection's int8
+ * result (float_moves), for wgt_rows. */
+static int int8_stack(struct ir_graph *g, int b, const struct qparam *pb, int *pos) {
+  int chain[CHAIN_MAX], x8, n = float_moves(g, b, pb, chain, &x8);
+  return n ? int8_moves(g, chain, n, x8, pb, pos) : b;
+}
+
 /* The runtime weights of matmul operand b8 ([K, N] int8): the WGT rows of
  * its head when b8 is a head's rows of a stacked operand (built once for
  * all heads, the first time one is asked for), else of b8 alone. */
@@ -433,14 +498,15 @@ static int runtime_wgt(struct fctx *f, struct wcache *wc, int b8, const struct q
   int64_t start, K = g->tensors[b8].dims[0], nb = (g->tensors[b8].dims[1] + block - 1) / block;
   int axis, src = ir_head_slice_of(g, b8, &start, &axis), w = -1;
   if (src < 0 || axis || g->tensors[src].rank != 2 || start % K || g->tensors[src].dims[0] % K) {
-    w = wgt_rows(g, int8_moves(g, b8, pb, pos), 1, block, pos);
+    w = wgt_rows(g, int8_stack(g, b8, pb, pos), 1, block, pos);
     ir_quant_set(g, w, -1, 1, &pb->scale, &pb->zp);
     return w;
   }
   for (int k = 0; k < wc->n && w < 0; k++)
     if (wc->src[k] == src) w = wc->rows[k];
   if (w < 0) {
-    w = wgt_rows(g, int8_moves(g, src, pb, pos), g->tensors[src].dims[0] / K, block, pos);
+    w = heads_wgt_rows(g, src, pb, block, pos);
+    if (w < 0) w = wgt_rows(g, int8_stack(g, src, pb, pos), g->tensors[src].dims[0] / K, block, pos);
     ir_quant_set(g, w, -1, 1, &pb->scale, &pb->zp);
     wc->src = ir_xrealloc(wc->src, (size_t)(wc->n + 1) * sizeof *wc->src);
     wc->rows = ir_xrealloc(wc->rows, (size_t)(wc->n + 1) * sizeof *wc->rows);

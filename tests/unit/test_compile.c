@@ -552,6 +552,10 @@ static void test_attention_in_proj(void **state) {
       compile_report_print(stderr, &r);
       fail_msg("%s: host QuantizeLinear of more than the Softmax and the input", cfgs[c]);
     }
+    if (count_rows(&r, "host Transpose") != 3) { /* the input's; one each into K's and V's WGT rows */
+      compile_report_print(stderr, &r);
+      fail_msg("%s: host Transposes beyond the input's and one each for K and V", cfgs[c]);
+    }
     assert_bit_exact(&r, LOOM_DT_F32, x);
     run_fsim(&r, LOOM_DT_F32, x, got, sizeof got);
     if (cosine(got, want, 48) < 0.95) fail_msg("%s: cosine to the float model %.4f", cfgs[c], cosine(got, want, 48));
@@ -563,8 +567,10 @@ static void test_attention_in_proj(void **state) {
 /* BERT's form: the scores themselves divided by sqrt(d) ([1, H, S, S], which
  * would otherwise become a depthwise 1x1 job of its own): the Div folds
  * into each head's scores multiplier, s_q * s_k / (s_y * c) rounded once,
- * and no scale job or float Div is left.  Bit-exact on fsim, both
- * configurations. */
+ * and no scale job or float Div is left.  K's and V's WGT rows come from
+ * their projections' integers in one Transpose each.  Bit-exact on fsim,
+ * both configurations, and near the float model (cosine >= 0.95: 0.996;
+ * K and V swapped 0.11). */
 static void test_attention_scores_scale(void **state) {
   const char *text =
       "loom.ir 1\n"
@@ -583,8 +589,13 @@ static void test_attention_scores_scale(void **state) {
   int64_t dims[3] = {1, 6, 16};
   struct calib_file cf;
   assert_int_equal(0, write_calib(&cf, 3, dims, 4, 8));
-  float x[96];
-  for (int i = 0; i < 96; i++) x[i] = sinf(0.41f * (float)i) * 1.5f;
+  float x[96], want[96], wrong[96], got[96];
+  for (int i = 0; i < 96; i++) x[i] = sinf(0.41f * (float)i) * 0.25f;
+  float_model(text, x, want, sizeof want);
+  char *t = replaced(text, "%k = MatMul(%x, %wk)\n%v = MatMul(%x, %wv)", "%k = MatMul(%x, %wv)\n%v = MatMul(%x, %wk)");
+  float_model(t, x, wrong, sizeof wrong); /* K and V swapped: 0.11 (the scale lost: 0.995, hence the multiplier check) */
+  assert_true(cosine(wrong, want, 96) < 0.95);
+  free(t);
   static const char *const cfgs[] = {"default", "tiny"};
   for (int c = 0; c < 2; c++) {
     struct compile_result r;
@@ -605,6 +616,8 @@ static void test_attention_scores_scale(void **state) {
     assert_int_equal(scaled, 2); /* both heads' scores, the Div in their multipliers */
     assert_int_equal(others, 0); /* no scale job, no float Div */
     assert_bit_exact(&r, LOOM_DT_F32, x);
+    run_fsim(&r, LOOM_DT_F32, x, got, sizeof got);
+    if (cosine(got, want, 96) < 0.95) fail_msg("%s: cosine to the float model %.4f", cfgs[c], cosine(got, want, 96));
     compile_result_free(&r);
   }
   remove_calib(&cf);

@@ -473,6 +473,25 @@ static char *replaced(const char *s, const char *from, const char *to) {
   return r;
 }
 
+/* Whether QGemm n's multiplier is s_a * s_b / (s_y * c) rounded once to
+ * 31 bits (within 2^-30 of it). */
+static int scaled_by(const struct ir_graph *g, const struct ir_node *n, double c) {
+  double s_a = g->tensors[n->in[0]].quant.scale[0], s_b = g->tensors[n->in[1]].quant.scale[0];
+  double s_y = g->tensors[n->out[0]].quant.scale[0], m = *(const int32_t *)g->tensors[n->in[3]].data;
+  double real = s_a * s_b / s_y / c;
+  return fabs(ldexp(m, -(int)ir_attr_int(n, "shift", 0)) - real) <= ldexp(real, -30);
+}
+
+/* fsim bit-exact with the int8 graph, and its n outputs near the float
+ * model's `want` (cosine >= 0.95). */
+static void near_float_model(const struct compile_result *r, const float *x, const float *want, int n) {
+  float *got = malloc((size_t)n * sizeof *got);
+  assert_bit_exact(r, LOOM_DT_F32, x);
+  run_fsim(r, LOOM_DT_F32, x, got, (size_t)n * sizeof *got);
+  if (cosine(got, want, n) < 0.95) fail_msg("%s: cosine to the float model %.4f", r->cfg->name, cosine(got, want, n));
+  free(got);
+}
+
 /* torch's nn.MultiheadAttention form (ViT, nn.TransformerEncoder): Q, K
  * and V are Slices of the last axis of one in_proj result [S, 1, 3D]
  * (tokens first), and Q is divided by sqrt(d) before the scores.  The
@@ -508,7 +527,7 @@ static void test_attention_in_proj(void **state) {
   int64_t dims[3] = {1, 6, 32};
   struct calib_file cf;
   assert_int_equal(0, write_calib(&cf, 3, dims, 4, 7));
-  float x[192], want[48], wrong[48], got[48];
+  float x[192], want[48], wrong[48];
   for (int i = 0; i < 192; i++) x[i] = sinf(0.31f * (float)i) * 0.25f;
   struct ir_error err = {{0}};
   float_model(text, x, want, sizeof want);
@@ -539,10 +558,7 @@ static void test_attention_in_proj(void **state) {
                 g->tensors[n->out[0]].dtype == IR_DT_F32;
       floats += n->op == IR_OP_MUL || n->op == IR_OP_QCONV;
       if (n->op != IR_OP_QGEMM || g->tensors[n->in[1]].data || g->tensors[n->out[0]].dims[1] != 6) continue;
-      double s_a = g->tensors[n->in[0]].quant.scale[0], s_b = g->tensors[n->in[1]].quant.scale[0];
-      double s_y = g->tensors[n->out[0]].quant.scale[0], m = *(const int32_t *)g->tensors[n->in[3]].data;
-      double real = s_a * s_b / s_y / 4.0, shift = (double)ir_attr_int(n, "shift", 0);
-      assert_true(fabs(ldexp(m, -(int)shift) - real) <= ldexp(real, -30)); /* rounded once, to 31 bits */
+      assert_true(scaled_by(g, n, 4.0)); /* rounded once, to 31 bits */
       scores++;
     }
     assert_int_equal(scores, 2);     /* the Q x K^T heads, the 1/sqrt(d) in their multipliers */
@@ -556,9 +572,7 @@ static void test_attention_in_proj(void **state) {
       compile_report_print(stderr, &r);
       fail_msg("%s: host Transposes beyond the input's and one each for K and V", cfgs[c]);
     }
-    assert_bit_exact(&r, LOOM_DT_F32, x);
-    run_fsim(&r, LOOM_DT_F32, x, got, sizeof got);
-    if (cosine(got, want, 48) < 0.95) fail_msg("%s: cosine to the float model %.4f", cfgs[c], cosine(got, want, 48));
+    near_float_model(&r, x, want, 48);
     compile_result_free(&r);
   }
   remove_calib(&cf);
@@ -589,7 +603,7 @@ static void test_attention_scores_scale(void **state) {
   int64_t dims[3] = {1, 6, 16};
   struct calib_file cf;
   assert_int_equal(0, write_calib(&cf, 3, dims, 4, 8));
-  float x[96], want[96], wrong[96], got[96];
+  float x[96], want[96], wrong[96];
   for (int i = 0; i < 96; i++) x[i] = sinf(0.41f * (float)i) * 0.25f;
   float_model(text, x, want, sizeof want);
   char *t = replaced(text, "%k = MatMul(%x, %wk)\n%v = MatMul(%x, %wv)", "%k = MatMul(%x, %wv)\n%v = MatMul(%x, %wk)");
@@ -607,17 +621,12 @@ static void test_attention_scores_scale(void **state) {
       const struct ir_node *n = &g->nodes[i];
       if (n->dead) continue;
       others += n->op == IR_OP_QCONV || n->op == IR_OP_CONV || (n->op == IR_OP_ONNX && !strcmp(n->type, "Div"));
-      if (n->op != IR_OP_QGEMM || g->tensors[n->in[1]].data || g->tensors[n->in[1]].dims[1] != 8) continue;
-      double s_a = g->tensors[n->in[0]].quant.scale[0], s_b = g->tensors[n->in[1]].quant.scale[0];
-      double s_y = g->tensors[n->out[0]].quant.scale[0], m = *(const int32_t *)g->tensors[n->in[3]].data;
-      double real = s_a * s_b / s_y / (double)2.828427f;
-      scaled += fabs(ldexp(m, -(int)ir_attr_int(n, "shift", 0)) - real) <= ldexp(real, -30);
+      scaled += n->op == IR_OP_QGEMM && !g->tensors[n->in[1]].data && g->tensors[n->in[1]].dims[1] == 8 &&
+                scaled_by(g, n, (double)2.828427f);
     }
     assert_int_equal(scaled, 2); /* both heads' scores, the Div in their multipliers */
     assert_int_equal(others, 0); /* no scale job, no float Div */
-    assert_bit_exact(&r, LOOM_DT_F32, x);
-    run_fsim(&r, LOOM_DT_F32, x, got, sizeof got);
-    if (cosine(got, want, 96) < 0.95) fail_msg("%s: cosine to the float model %.4f", cfgs[c], cosine(got, want, 96));
+    near_float_model(&r, x, want, 96);
     compile_result_free(&r);
   }
   remove_calib(&cf);

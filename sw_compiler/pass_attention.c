@@ -461,7 +461,9 @@ static int heads_wgt_rows(struct ir_graph *g, int b, const struct qparam *pb, in
   const struct ir_tensor *h3 = &g->tensors[g->nodes[chain[1]].in[0]];
   int r = h3->rank;
   int64_t M = h3->dims[r - 3], H = h3->dims[r - 2], d = h3->dims[r - 1], x2d[2] = {M, H * d};
-  if (form == 1 && d % block) return -1;
+  const struct ir_tensor *st = &g->tensors[g->nodes[chain[0]].out[0]]; /* the stack: [H * K, N] */
+  if ((form == 1 && d % block) || st->rank != 2 || st->dims[0] != H * (form == 1 ? M : d) || st->dims[1] != (form == 1 ? d : M))
+    return -1;
   /* the heads' Transpose reads [..., M, H, d]: the int8 below it (a view away) as [M, H * d] */
   int x = reshaped(g, int8_moves(g, chain + below, n - below, x8, pb, pos), 2, x2d, pos);
   if (form == 1) {

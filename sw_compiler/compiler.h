@@ -292,6 +292,20 @@ int ir_is_act_matmul(const struct ir_graph *g, int i);
  * (either may be NULL); else -1.  Its int8 form is a window of that
  * tensor's, read in place. */
 int ir_head_slice_of(const struct ir_graph *g, int t, int64_t *start, int *axis);
+/* When an attention operand's stacked heads t are the elements of an
+ * activation x only moved (views, Transposes, Slices: K's and V's heads of
+ * their projection's result): x, whose quantization t shares (so the
+ * weights' rows are made from x's integers); else -1. */
+int ir_head_stack_source(const struct ir_graph *g, int t);
+/* The node scaling matmul result y (a Div or Mul by a positive float
+ * scalar constant, y's only reader, attention's 1/sqrt(d) moved there by
+ * ir_pass_split_act_matmul): its constant in *c and whether it divides in
+ * *div (either may be NULL); the requantization takes it.  Else -1. */
+int ir_act_matmul_scale(const struct ir_graph *g, int y, double *c, int *div);
+/* Whether node is such a scale of the product of two activations (batched
+ * or not): it stays float until ir_pass_split_act_matmul moves it onto the
+ * heads (ir_pass_const_ops_to_conv leaves it). */
+int ir_is_scores_scale(const struct ir_graph *g, int node);
 /* After ir_pass_fuse: DQ(a) x DQ(b) -> Q (int8, zero points 0) becomes a
  * loom.QGemm whose weights are b in the WGT row layout of channel block
  * `block`, an activation loaded at run time. */

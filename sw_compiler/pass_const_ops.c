@@ -11,7 +11,10 @@
  *     factor, or its reciprocal for Div; bias = the addend), which the
  *     quantizer and the lowering treat like any convolution; but not a
  *     step of an activation region (GELU's Div by sqrt 2, Add 1, Mul 0.5),
- *     which becomes part of the region's table (act_table.h).
+ *     which becomes part of the region's table (act_table.h), nor the
+ *     scale of attention's scores (a scalar Div or Mul of a product of two
+ *     activations), which pass_attention.c folds into their
+ *     requantization.
  *
  *   - a GlobalAveragePool over more than 8x8 pixels becomes an AveragePool
  *     of equal windows down to 8x8 or less, then the global pool: windows
@@ -265,7 +268,7 @@ int ir_pass_const_ops_to_conv(struct ir_graph *g, unsigned flags, struct ir_erro
   (void)err;
   char *in_act = act_steps(g, flags);
   for (int i = 0; i < g->n_nodes; i++) {
-    int x, k, op = g->nodes[i].dead || in_act[i] ? 0 : form(g, &g->nodes[i], &x, &k);
+    int x, k, op = g->nodes[i].dead || in_act[i] || ir_is_scores_scale(g, i) ? 0 : form(g, &g->nodes[i], &x, &k);
     if (op) changed |= fold_into_conv(g, i, op, x, k) || as_dwconv(g, i, op, x, k);
     else if (!g->nodes[i].dead && (split_gap(g, i) || convtranspose_as_conv(g, i))) changed = 1, i++;
   }

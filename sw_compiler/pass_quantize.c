@@ -163,6 +163,10 @@ static int data_operands(const struct ir_node *n) {
 static int group_output(const struct ir_graph *g, int i) {
   const struct ir_node *n = &g->nodes[i];
   int y = n->out[0];
+  if (n->op == IR_OP_MATMUL) { /* scores' scale: the requantization's (pass_attention.c) */
+    int s = ir_act_matmul_scale(g, y, NULL, NULL);
+    return s >= 0 ? g->nodes[s].out[0] : y;
+  }
   if (n->op != IR_OP_CONV && n->op != IR_OP_GEMM && n->op != IR_OP_ADD) return y;
   int u = ir_sole_reader(g, y);
   return u >= 0 && is_activation_fn(g, &g->nodes[u]) ? g->nodes[u].out[0] : y;
@@ -193,6 +197,8 @@ static void mark_points(struct qctx *q) {
       for (int k = 0; k < 2 && n->op == IR_OP_MATMUL; k++) { /* a head's rows: quantized with all heads' */
         int s = ir_head_slice_of(g, n->in[k], NULL, NULL);
         if (s >= 0 && is_activation(g, s)) q->point[s] = q->sym[s] = q->sym[root(q, s)] = 1, q->src[n->in[k]] = s;
+        int x = s >= 0 ? ir_head_stack_source(g, s) : -1; /* K's, V's heads moved: their projection's */
+        if (x >= 0 && q->src[s] == s && root(q, x) != s) q->src[s] = x, q->point[x] = q->sym[root(q, x)] = 1;
       }
       int y = group_output(g, i);
       q->point[y] = 1;

@@ -508,6 +508,193 @@ static void test_attention_columns(void **state) {
   remove_calib(&cf);
 }
 
+/* The float model `text` on the reference interpreter: output 0 into y. */
+static void float_model(const char *text, const float *x, float *y, size_t bytes) {
+  struct ir_error err = {{0}};
+  struct ir_graph *g = parse_ok(text);
+  const void *in[1] = {x};
+  void *out[1] = {NULL};
+  if (ir_pass_shape_infer(g, &err) || ir_eval_ref(g, in, out, &err)) fail_msg("%s", err.msg);
+  memcpy(y, out[0], bytes);
+  free(out[0]);
+  ir_graph_free(g);
+}
+
+static double cosine(const float *a, const float *b, int n) {
+  double dot = 0, na = 0, nb = 0;
+  for (int i = 0; i < n; i++) dot += (double)a[i] * b[i], na += (double)a[i] * a[i], nb += (double)b[i] * b[i];
+  return dot / sqrt(na * nb);
+}
+
+/* s with its one occurrence of `from` replaced by `to` (malloc'd). */
+static char *replaced(const char *s, const char *from, const char *to) {
+  const char *at = strstr(s, from);
+  assert_non_null(at);
+  size_t n = strlen(s) - strlen(from) + strlen(to) + 1, k = (size_t)(at - s);
+  char *r = malloc(n);
+  snprintf(r, n, "%.*s%s%s", (int)k, s, to, at + strlen(from));
+  return r;
+}
+
+/* Whether QGemm n's multiplier is s_a * s_b / (s_y * c) rounded once to
+ * 31 bits (within 2^-30 of it). */
+static int scaled_by(const struct ir_graph *g, const struct ir_node *n, double c) {
+  double s_a = g->tensors[n->in[0]].quant.scale[0], s_b = g->tensors[n->in[1]].quant.scale[0];
+  double s_y = g->tensors[n->out[0]].quant.scale[0], m = *(const int32_t *)g->tensors[n->in[3]].data;
+  double real = s_a * s_b / s_y / c;
+  return fabs(ldexp(m, -(int)ir_attr_int(n, "shift", 0)) - real) <= ldexp(real, -30);
+}
+
+/* fsim bit-exact with the int8 graph, and its n outputs near the float
+ * model's `want` (cosine >= 0.95). */
+static void near_float_model(const struct compile_result *r, const float *x, const float *want, int n) {
+  float *got = malloc((size_t)n * sizeof *got);
+  assert_bit_exact(r, LOOM_DT_F32, x);
+  run_fsim(r, LOOM_DT_F32, x, got, (size_t)n * sizeof *got);
+  if (cosine(got, want, n) < 0.95) fail_msg("%s: cosine to the float model %.4f", r->cfg->name, cosine(got, want, n));
+  free(got);
+}
+
+/* torch's nn.MultiheadAttention form (ViT, nn.TransformerEncoder): Q, K
+ * and V are Slices of the last axis of one in_proj result [S, 1, 3D]
+ * (tokens first), and Q is divided by sqrt(d) before the scores.  The
+ * Q x K^T heads read Q's column blocks of the in_proj's int8 result in
+ * place (no DequantizeLinear of it, no float Slice, Transpose or Div);
+ * K's and V's heads are moved into WGT rows from its integers (the
+ * QuantizeLinears left are the Softmax's and the input's, transposed in
+ * float by the model); the 1/sqrt(d) is the scores'
+ * requantization multiplier, s_q * s_k / (4 s_y) rounded once.  Bit-exact
+ * on fsim on both configurations, and near the float model (cosine >=
+ * 0.95: 0.983 here, main's float path 0.980): the float model with the scale
+ * lost (0.81) or K and V swapped (-0.08) is below that, checked first. */
+static void test_attention_in_proj(void **state) {
+  const char *text =
+      "loom.ir 1\n"
+      "input %x : f32[1,6,32]\n"
+      "const %w : f32[32,96] = rand(41)\n"
+      "const %wo : f32[32,8] = rand(42)\n"
+      "const %hs : i64[3] = [6, 2, 16]\n"
+      "const %sd : i64[2] = [6, 32]\n"
+      "const %ax : i64[1] = [-1]\n"
+      "const %c0 : i64[1] = [0]\nconst %c1 : i64[1] = [32]\n"
+      "const %c2 : i64[1] = [64]\nconst %c3 : i64[1] = [96]\n"
+      "const %sq : f32[] = [4.0]\n"
+      "%xt = Transpose(%x) {perm=[1,0,2]}\n%p = MatMul(%xt, %w)\n"
+      "%q = Slice@13(%p, %c0, %c1, %ax)\n%k = Slice@13(%p, %c1, %c2, %ax)\n%v = Slice@13(%p, %c2, %c3, %ax)\n"
+      "%q3 = Reshape(%q, %hs)\n%k3 = Reshape(%k, %hs)\n%v3 = Reshape(%v, %hs)\n"
+      "%qh = Transpose(%q3) {perm=[1,0,2]}\n%vh = Transpose(%v3) {perm=[1,0,2]}\n"
+      "%qs = Div@13(%qh, %sq)\n%kt = Transpose(%k3) {perm=[1,2,0]}\n"
+      "%s = MatMul(%qs, %kt)\n%a = Softmax(%s) {axis=-1}\n%o = MatMul(%a, %vh)\n"
+      "%ot = Transpose(%o) {perm=[1,0,2]}\n%or = Reshape(%ot, %sd)\n%y = MatMul(%or, %wo)\n"
+      "output %y\n";
+  int64_t dims[3] = {1, 6, 32};
+  struct calib_file cf;
+  assert_int_equal(0, write_calib(&cf, 3, dims, 4, 7));
+  float x[192], want[48], wrong[48];
+  for (int i = 0; i < 192; i++) x[i] = sinf(0.31f * (float)i) * 0.25f;
+  struct ir_error err = {{0}};
+  float_model(text, x, want, sizeof want);
+  /* what the threshold tells apart: the scale lost, K and V swapped */
+  char *t = replaced(text, "[4.0]", "[1.0]");
+  float_model(t, x, wrong, sizeof wrong);
+  assert_true(cosine(wrong, want, 48) < 0.95);
+  free(t);
+  t = replaced(text, "%k = Slice@13(%p, %c1, %c2, %ax)\n%v = Slice@13(%p, %c2, %c3, %ax)",
+               "%k = Slice@13(%p, %c2, %c3, %ax)\n%v = Slice@13(%p, %c1, %c2, %ax)");
+  float_model(t, x, wrong, sizeof wrong);
+  assert_true(cosine(wrong, want, 48) < 0.95);
+  free(t);
+  static const char *const cfgs[] = {"default", "tiny"};
+  for (int c = 0; c < 2; c++) {
+    struct compile_result r;
+    if (compile_text(text, cf.path, cfgs[c], &r, &err)) fail_msg("%s", err.msg);
+    const struct ir_graph *g = r.graph;
+    int q_cols = 0, floats = 0, scores = 0;
+    for (int i = 0; i < g->n_nodes; i++) {
+      const struct ir_node *n = &g->nodes[i];
+      int axis = 0, src;
+      if (n->dead) continue;
+      src = ir_head_slice_of(g, n->out[0], NULL, &axis);
+      q_cols += src >= 0 && axis == 1 && g->tensors[src].dims[1] == 96 && r.targets[i] == PART_ALIAS;
+      floats += n->op == IR_OP_DEQUANTIZELINEAR && ir_tensor_numel(&g->tensors[n->in[0]]) == 6 * 96;
+      floats += n->op == IR_OP_ONNX && (!strcmp(n->type, "Div") || !strcmp(n->type, "Slice")) &&
+                g->tensors[n->out[0]].dtype == IR_DT_F32;
+      floats += n->op == IR_OP_MUL || n->op == IR_OP_QCONV;
+      if (n->op != IR_OP_QGEMM || g->tensors[n->in[1]].data || g->tensors[n->out[0]].dims[1] != 6) continue;
+      assert_true(scaled_by(g, n, 4.0)); /* rounded once, to 31 bits */
+      scores++;
+    }
+    assert_int_equal(scores, 2);     /* the Q x K^T heads, the 1/sqrt(d) in their multipliers */
+    assert_int_equal(q_cols, 2);     /* each reads its Q columns of the in_proj result in place */
+    assert_int_equal(floats, 0);     /* no float in_proj, Slice, Div on the host; no scale job */
+    if (count_rows(&r, "host QUANTIZE") != 2) { /* the Softmax's and the (float-transposed) input's */
+      compile_report_print(stderr, &r);
+      fail_msg("%s: host QuantizeLinear of more than the Softmax and the input", cfgs[c]);
+    }
+    if (count_rows(&r, "host Transpose") != 3) { /* the input's; one each into K's and V's WGT rows */
+      compile_report_print(stderr, &r);
+      fail_msg("%s: host Transposes beyond the input's and one each for K and V", cfgs[c]);
+    }
+    near_float_model(&r, x, want, 48);
+    compile_result_free(&r);
+  }
+  remove_calib(&cf);
+}
+
+/* BERT's form: the scores themselves divided by sqrt(d) ([1, H, S, S], which
+ * would otherwise become a depthwise 1x1 job of its own): the Div folds
+ * into each head's scores multiplier, s_q * s_k / (s_y * c) rounded once,
+ * and no scale job or float Div is left.  K's and V's WGT rows come from
+ * their projections' integers in one Transpose each.  Bit-exact on fsim,
+ * both configurations, and near the float model (cosine >= 0.95: 0.996;
+ * K and V swapped 0.11). */
+static void test_attention_scores_scale(void **state) {
+  const char *text =
+      "loom.ir 1\n"
+      "input %x : f32[1,6,16]\n"
+      "const %wq : f32[16,16] = rand(51)\n"
+      "const %wk : f32[16,16] = rand(52)\n"
+      "const %wv : f32[16,16] = rand(53)\n"
+      "const %hs : i64[4] = [1, 6, 2, 8]\n"
+      "const %c : f32[] = [2.828427]\n"
+      "%q = MatMul(%x, %wq)\n%k = MatMul(%x, %wk)\n%v = MatMul(%x, %wv)\n"
+      "%q4 = Reshape(%q, %hs)\n%k4 = Reshape(%k, %hs)\n%v4 = Reshape(%v, %hs)\n"
+      "%qh = Transpose(%q4) {perm=[0,2,1,3]}\n%kt = Transpose(%k4) {perm=[0,2,3,1]}\n"
+      "%vh = Transpose(%v4) {perm=[0,2,1,3]}\n"
+      "%s = MatMul(%qh, %kt)\n%sd = Div@13(%s, %c)\n%p = Softmax(%sd) {axis=-1}\n%o = MatMul(%p, %vh)\n"
+      "output %o\n";
+  int64_t dims[3] = {1, 6, 16};
+  struct calib_file cf;
+  assert_int_equal(0, write_calib(&cf, 3, dims, 4, 8));
+  float x[96], want[96], wrong[96];
+  for (int i = 0; i < 96; i++) x[i] = sinf(0.41f * (float)i) * 0.25f;
+  float_model(text, x, want, sizeof want);
+  char *t = replaced(text, "%k = MatMul(%x, %wk)\n%v = MatMul(%x, %wv)", "%k = MatMul(%x, %wv)\n%v = MatMul(%x, %wk)");
+  float_model(t, x, wrong, sizeof wrong); /* K and V swapped: 0.11 (the scale lost: 0.995, hence the multiplier check) */
+  assert_true(cosine(wrong, want, 96) < 0.95);
+  free(t);
+  static const char *const cfgs[] = {"default", "tiny"};
+  for (int c = 0; c < 2; c++) {
+    struct compile_result r;
+    struct ir_error err = {{0}};
+    if (compile_text(text, cf.path, cfgs[c], &r, &err)) fail_msg("%s", err.msg);
+    const struct ir_graph *g = r.graph;
+    int scaled = 0, others = 0;
+    for (int i = 0; i < g->n_nodes; i++) {
+      const struct ir_node *n = &g->nodes[i];
+      if (n->dead) continue;
+      others += n->op == IR_OP_QCONV || n->op == IR_OP_CONV || (n->op == IR_OP_ONNX && !strcmp(n->type, "Div"));
+      scaled += n->op == IR_OP_QGEMM && !g->tensors[n->in[1]].data && g->tensors[n->in[1]].dims[1] == 8 &&
+                scaled_by(g, n, (double)2.828427f);
+    }
+    assert_int_equal(scaled, 2); /* both heads' scores, the Div in their multipliers */
+    assert_int_equal(others, 0); /* no scale job, no float Div */
+    near_float_model(&r, x, want, 96);
+    compile_result_free(&r);
+  }
+  remove_calib(&cf);
+}
+
 /* Flatten of a 2x2 image before a Gemm: the bytes differ between the
  * blocked layouts, so the host repacks; Concat copies into slices. */
 static void test_repack_and_concat(void **state) {
@@ -700,6 +887,8 @@ int main(void) {
       cmocka_unit_test(test_attention),
       cmocka_unit_test(test_int8_softmax),
       cmocka_unit_test(test_attention_columns),
+      cmocka_unit_test(test_attention_in_proj),
+      cmocka_unit_test(test_attention_scores_scale),
       cmocka_unit_test(test_qlinear_uint8),
       cmocka_unit_test(test_integer_ops),
       cmocka_unit_test(test_errors),

@@ -54,18 +54,20 @@ static void run_fsim(const struct compile_result *r, loom_dtype dt, const void *
   loom_device_close(dev);
 }
 
-/* fsim against the fused graph on the reference interpreter. */
+/* fsim against the fused graph on the reference interpreter (the first
+ * output; the interpreter fills one pointer per graph output). */
 static void assert_bit_exact(const struct compile_result *r, loom_dtype dt, const void *x) {
   const struct ir_tensor *t = &r->graph->tensors[r->graph->outputs[0]];
   size_t bytes = (size_t)ir_tensor_bytes(t);
-  void *y = malloc(bytes), *want[1] = {NULL};
+  void *y = malloc(bytes), **want = calloc((size_t)r->graph->n_outputs, sizeof *want);
   const void *in[1] = {x};
   struct ir_error err = {{0}};
   run_fsim(r, dt, x, y, bytes);
   if (ir_eval_ref(r->graph, in, want, &err)) fail_msg("%s", err.msg);
   assert_memory_equal(y, want[0], bytes);
   free(y);
-  free(want[0]);
+  for (int i = 0; i < r->graph->n_outputs; i++) free(want[i]);
+  free(want);
 }
 
 static int count_rows(const struct compile_result *r, const char *op) {

@@ -321,6 +321,7 @@ xf_runs() {
     "$LOOM" run "$1" -b fsim --timing --profile-json "$RAW/$3.profile$i.json" -i "$2" > "$RAW/$3.run$i.txt" 2>&1 ||
       { loom_error "$RAW/$3.run$i.txt" "loom run" > "$RAW/$3.error"; exit 1; }
     jq -c '{host_s: .host_seconds, cycles: (.total.cycles // null), macs: (.total.macs // null), clock_mhz,
+            config, peak: (.peak_macs_per_cycle // null), bound_cycles: (.total.bound_cycles // null),
             host_ops: ([.steps[] | select(.job < 0)] | group_by(.name)
               | map({op: .[0].name, steps: length, seconds: (map(.seconds) | add)}) | sort_by(-.seconds)),
             acc_ops: ([.steps[] | select(.job >= 0) | . + {kind: (.op | split(" ")[0])}] | group_by(.kind)

@@ -201,6 +201,8 @@ int ir_tensor_add(struct ir_graph *g, const char *name, enum ir_dtype dt,
     name = fresh;
   }
   if (ir_tensor_find(g, name) >= 0) return -1;
+  int64_t d[IR_MAX_RANK]; /* dims may be another tensor's, which grow() may move */
+  for (int i = 0; i < rank; i++) d[i] = dims[i];
   grow((void **)&g->tensors, &g->cap_tensors, g->n_tensors + 1, sizeof *g->tensors);
   int id = g->n_tensors++;
   struct ir_tensor *t = &g->tensors[id];
@@ -209,7 +211,7 @@ int ir_tensor_add(struct ir_graph *g, const char *name, enum ir_dtype dt,
   t->dtype = dt;
   t->rank = rank;
   t->quant.axis = -1;
-  for (int i = 0; i < rank; i++) t->dims[i] = dims[i];
+  for (int i = 0; i < rank; i++) t->dims[i] = d[i];
   if (2 * g->n_tensors > g->name_map_cap) map_rebuild(g, 2 * g->name_map_cap);
   else map_insert(g, id);
   return id;
@@ -217,12 +219,20 @@ int ir_tensor_add(struct ir_graph *g, const char *name, enum ir_dtype dt,
 
 int ir_const_add(struct ir_graph *g, const char *name, enum ir_dtype dt,
                  int rank, const int64_t *dims, const void *data) {
-  int id = ir_tensor_add(g, name, dt, rank, dims);
-  if (id < 0) return -1;
-  int64_t bytes = ir_tensor_bytes(&g->tensors[id]);
+  /* The bytes are copied before the tensor is added: data, like dims, may
+   * point into g->tensors (a shape constant made of a tensor's dims), which
+   * adding a tensor may move. */
+  struct ir_tensor shape = {.dtype = dt, .rank = rank};
+  for (int i = 0; i < rank; i++) shape.dims[i] = dims[i];
+  int64_t bytes = ir_tensor_bytes(&shape);
   LOOM_ASSERT(bytes >= 0);
   void *buf = ir_xcalloc(1, (size_t)bytes);
   if (data) memcpy(buf, data, (size_t)bytes);
+  int id = ir_tensor_add(g, name, dt, rank, dims);
+  if (id < 0) {
+    free(buf);
+    return -1;
+  }
   g->tensors[id].data = buf;
   g->tensors[id].nbytes = (size_t)bytes;
   return id;

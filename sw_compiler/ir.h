@@ -302,7 +302,9 @@ struct ir_graph *ir_graph_new(const char *source);
 void ir_graph_free(struct ir_graph *g);
 
 /* Adds a tensor; name NULL picks a fresh "t<N>"; returns its id, or -1 if
- * the name is taken.  dims may be NULL when rank <= 0. */
+ * the name is taken.  dims may be NULL when rank <= 0.  Adding moves
+ * g->tensors; dims (and ir_const_add's data) may point into it all the
+ * same: they are copied first. */
 int ir_tensor_add(struct ir_graph *g, const char *name, enum ir_dtype dt,
                   int rank, const int64_t *dims);
 /* Adds a constant (data copied; NULL means zeros).  Shape must be known. */

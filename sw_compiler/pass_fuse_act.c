@@ -135,9 +135,8 @@ int fu_fuse_act(struct fctx *f, int i) {
   set_table(g, node, lut, text);
   pos = node + 1;
   if (!four) {
-    int64_t dims[IR_MAX_RANK], rank = g->tensors[y].rank;
-    memcpy(dims, g->tensors[y].dims, sizeof dims); /* (ir_const_add moves the tensors) */
-    int shp = ir_const_add(g, NULL, IR_DT_I64, 1, &rank, dims), ins[2] = {y4, shp};
+    int64_t rank = g->tensors[y].rank;
+    int shp = ir_const_add(g, NULL, IR_DT_I64, 1, &rank, g->tensors[y].dims), ins[2] = {y4, shp};
     ir_node_insert(g, pos++, IR_OP_RESHAPE, NULL, 2, ins, 1, &y);
   }
   fu_finish_result(f, &oc, y, pos);
@@ -190,9 +189,8 @@ int fu_merge_act(struct fctx *f, int i) {
   for (; g->nodes[k].out[0] != y; k = ir_sole_reader(g, g->nodes[k].out[0])) g->nodes[k].dead = 1;
   g->nodes[k].dead = 1;
   if (!same_shape(&g->tensors[y], &g->tensors[x])) { /* the table's result as a view of the op's */
-    int64_t dims[IR_MAX_RANK], rank = g->tensors[y].rank;
-    memcpy(dims, g->tensors[y].dims, sizeof dims); /* (ir_const_add moves the tensors) */
-    int shp = ir_const_add(g, NULL, IR_DT_I64, 1, &rank, dims);
+    int64_t rank = g->tensors[y].rank;
+    int shp = ir_const_add(g, NULL, IR_DT_I64, 1, &rank, g->tensors[y].dims);
     ir_node_insert(g, i, IR_OP_RESHAPE, NULL, 2, (int[2]){x, shp}, 1, &y);
     return 1;
   }

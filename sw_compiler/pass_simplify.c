@@ -176,9 +176,7 @@ static int sub_const(struct ir_graph *g, int i) {
   int64_t cnt = ir_tensor_numel(c);
   float *neg = ir_xmalloc((size_t)cnt * sizeof *neg + 1);
   for (int64_t k = 0; k < cnt; k++) neg[k] = -((const float *)c->data)[k];
-  int64_t dims[IR_MAX_RANK]; /* copied: adding a tensor may move g->tensors */
-  memcpy(dims, c->dims, sizeof dims);
-  int t = ir_const_add(g, NULL, IR_DT_F32, c->rank, dims, neg);
+  int t = ir_const_add(g, NULL, IR_DT_F32, c->rank, c->dims, neg);
   free(neg);
   n = &g->nodes[i];
   n->in[1] = t;
@@ -209,9 +207,8 @@ static int unit_transpose(struct ir_graph *g, int i) {
     if (a < prev) return 0;
     prev = a;
   }
-  int64_t dims[IR_MAX_RANK], rank = y->rank; /* copied: adding a tensor may move g->tensors */
-  memcpy(dims, y->dims, sizeof dims);
-  int t = ir_const_add(g, NULL, IR_DT_I64, 1, &rank, dims);
+  int64_t rank = y->rank;
+  int t = ir_const_add(g, NULL, IR_DT_I64, 1, &rank, y->dims);
   n = &g->nodes[i];
   n->op = IR_OP_RESHAPE;
   n->in = ir_xrealloc(n->in, 2 * sizeof *n->in);

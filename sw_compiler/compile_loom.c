@@ -423,8 +423,7 @@ static int im2col_input(struct lctx *c, int node, const struct lower_program *p,
   int32_t v[LOOM_IM2COL_PARAM_COUNT] = {m->k_h, m->k_w, m->stride_h, m->stride_w, m->pad_t, m->pad_l,
                                         m->dil_h, m->dil_w, m->out_h, m->out_w, m->pad_value};
   uint8_t params[4 * LOOM_IM2COL_PARAM_COUNT];
-  for (int i = 0; i < LOOM_IM2COL_PARAM_COUNT; i++)
-    for (int b = 0; b < 4; b++) params[4 * i + b] = (uint8_t)((uint32_t)v[i] >> (8 * b));
+  loom_hostop_params_put(v, LOOM_IM2COL_PARAM_COUNT, params);
   cl_host_step(c, LOOM_HOSTOP_IM2COL, &x, 1, &y, 1, params, sizeof params);
   cl_host_row(c, node, LOOM_HOSTOP_IM2COL);
   snprintf(c->r->layers[c->r->n_layers - 1].shape, sizeof c->r->layers[0].shape, "%lldx%lldx%lldx%lld",

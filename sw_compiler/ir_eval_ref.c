@@ -189,10 +189,7 @@ static int eval_softmax_int8(struct ectx *c) {
   if (y->dtype != IR_DT_I8 || x->quant.n != 1 || y->quant.n != 1 || numel(y) != n || y->rank < 1 ||
       y->dims[y->rank - 1] != len || len > LOOM_ISOFTMAX_MAX_ROW || loom_isoftmax_init(x->quant.scale[0], y->quant.scale[0], y->quant.zero_point[0], &s))
     return ir_fail(c->err, c->g, c->node, "int8 Softmax: result shape or scales out of range");
-  int64_t table[256];
-  loom_isoftmax_table(&s, table);
-  for (int64_t r = 0; len > 0 && r < n / len; r++)
-    loom_isoftmax_row(&s, table, (const int8_t *)IN(c, 0) + r * len, (int8_t *)c->out[0] + r * len, len);
+  if (len > 0) loom_isoftmax_rows(&s, IN(c, 0), len, c->out[0], len, n / len, len);
   return 0;
 }
 

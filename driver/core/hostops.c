@@ -103,12 +103,17 @@ static loom_status run_dequantize(const struct loom_hostop_args *a, char msg[LOO
   return convert_op(a, LOOM_DT_F32, msg);
 }
 
-static int32_t param_i32(const struct loom_hostop_args *a, int index, int32_t dflt) {
-  uint64_t off = (uint64_t)index * 4;
+int32_t loom_hostop_param(const struct loom_hostop_args *a, int i, int32_t dflt) {
+  uint64_t off = (uint64_t)i * 4;
   if (!a->params || a->param_size < off + 4) return dflt;
   const uint8_t *p = a->params + off;
   return (int32_t)((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
                    (uint32_t)p[3] << 24);
+}
+
+void loom_hostop_params_put(const int32_t *v, int n, uint8_t *out) {
+  for (int i = 0; i < n; i++)
+    for (int b = 0; b < 4; b++) out[4 * i + b] = (uint8_t)((uint32_t)v[i] >> (8 * b));
 }
 
 /* Softmax of `len` values `stride` apart. */
@@ -124,11 +129,11 @@ static loom_status run_softmax(const struct loom_hostop_args *a, char msg[LOOM_M
   loom_status st = want_tensors(a, 1, 1, msg);
   if (st == LOOM_OK) st = same_shape(t, a->out[0].desc, msg);
   if (st != LOOM_OK) return st;
-  int32_t axis = param_i32(a, 0, -1), rank = (int32_t)t->rank;
+  int32_t axis = loom_hostop_param(a, 0, -1), rank = (int32_t)t->rank;
   if (axis < 0) axis += rank;
   if (axis < 0 || axis >= rank)
     return loom_fail(msg, LOOM_E_INVALID, "axis %d is out of range for rank %d",
-                     param_i32(a, 0, -1), rank);
+                     loom_hostop_param(a, 0, -1), rank);
   uint64_t outer = 1, inner = 1, len = (uint64_t)t->dims[axis], n;
   for (int32_t i = 0; i < axis; i++) outer *= (uint64_t)t->dims[i];
   for (int32_t i = axis + 1; i < rank; i++) inner *= (uint64_t)t->dims[i];

@@ -48,6 +48,13 @@ struct loom_hostop_args {
   uint64_t param_size;
 };
 
+/* Parameter i of a step, a little-endian int32, or dflt when the step's
+ * parameters are shorter.  The ops' own files read theirs with it. */
+int32_t loom_hostop_param(const struct loom_hostop_args *a, int i, int32_t dflt);
+/* n values as parameter bytes (4 n, little-endian): what the compiler
+ * writes and loom_hostop_param reads. */
+void loom_hostop_params_put(const int32_t *v, int n, uint8_t *out);
+
 /* Runs one op.  LOOM_E_INVALID with a message when the tensors do not fit
  * the op; LOOM_E_UNSUPPORTED for an unknown kind. */
 loom_status loom_hostop_run(uint32_t kind, const struct loom_hostop_args *a,

@@ -18,11 +18,6 @@
 #include "hostops_nn.h"
 #include "core.h"
 
-static int32_t param(const struct loom_hostop_args *a, int i) {
-  const uint8_t *p = a->params + 4 * i;
-  return (int32_t)((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
-}
-
 loom_status loom_hostop_im2col_check(const struct loom_hostop_args *a, struct loom_im2col *g,
                                     char msg[LOOM_MSG_MAX]) {
   if (a->n_in != 1 || a->n_out != 1) return loom_fail(msg, LOOM_E_INVALID, "takes 1 input and 1 output");
@@ -31,7 +26,7 @@ loom_status loom_hostop_im2col_check(const struct loom_hostop_args *a, struct lo
   const struct loom_file_tensor *x = a->in[0].desc, *y = a->out[0].desc;
   if (x->dtype != LOOM_DT_I8 || y->dtype != LOOM_DT_I8 || x->rank != 4 || y->rank != 4)
     return loom_fail(msg, LOOM_E_INVALID, "needs int8 tensors of rank 4");
-  for (int i = 0; i < LOOM_IM2COL_PARAM_COUNT; i++) g->v[i] = param(a, i);
+  for (int i = 0; i < LOOM_IM2COL_PARAM_COUNT; i++) g->v[i] = loom_hostop_param(a, i, 0);
   const int32_t *v = g->v;
   g->n = x->dims[0], g->c = x->dims[1], g->h = x->dims[2], g->w = x->dims[3];
   if (v[LOOM_IM2COL_K_H] < 1 || v[LOOM_IM2COL_K_W] < 1 || v[LOOM_IM2COL_STRIDE_H] < 1 ||

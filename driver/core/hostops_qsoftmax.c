@@ -1,8 +1,8 @@
 /*
  * hostops_qsoftmax.c - QSOFTMAX (hostops_qsoftmax.h): checks the tensors
  * and parameters, reads the int8 codes in plain C order through tensor.c
- * (any stored layout), runs loom_isoftmax_row over each row of the last
- * axis with one table for the tensor, and writes the codes back in the
+ * (any stored layout), runs loom_isoftmax_rows over the rows of the last
+ * axis (one table for the tensor), and writes the codes back in the
  * output's layout.  When both tensors keep each row contiguous (plain, or
  * [N, C] blocked as attention's jobs store scores and read P), the rows
  * are computed in place in the stored bytes instead: the conversion would
@@ -17,17 +17,12 @@
 #include "driver/core/core.h"
 
 void loom_qsoftmax_params(const struct loom_isoftmax *s, uint8_t out[4 * LOOM_QSOFTMAX_PARAM_COUNT]) {
-  const int64_t v[LOOM_QSOFTMAX_PARAM_COUNT] = {
-      [LOOM_QSOFTMAX_UP] = s->e.up,     [LOOM_QSOFTMAX_Q_LN2] = s->e.q_ln2, [LOOM_QSOFTMAX_Q_B] = s->e.q_b,
-      [LOOM_QSOFTMAX_Q_C] = s->e.q_c,   [LOOM_QSOFTMAX_MULT] = s->mult,     [LOOM_QSOFTMAX_SHIFT] = s->shift,
+  const int32_t v[LOOM_QSOFTMAX_PARAM_COUNT] = { /* the low 32 bits: loom_isoftmax_check bounds them */
+      [LOOM_QSOFTMAX_UP] = (int32_t)s->e.up,     [LOOM_QSOFTMAX_Q_LN2] = (int32_t)s->e.q_ln2,
+      [LOOM_QSOFTMAX_Q_B] = (int32_t)s->e.q_b,   [LOOM_QSOFTMAX_Q_C] = (int32_t)s->e.q_c,
+      [LOOM_QSOFTMAX_MULT] = (int32_t)s->mult,   [LOOM_QSOFTMAX_SHIFT] = s->shift,
   };
-  for (int i = 0; i < LOOM_QSOFTMAX_PARAM_COUNT; i++)
-    for (int b = 0; b < 4; b++) out[4 * i + b] = (uint8_t)((uint64_t)v[i] >> (8 * b));
-}
-
-static int32_t param(const uint8_t *p, int i) {
-  p += 4 * i;
-  return (int32_t)((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
+  loom_hostop_params_put(v, LOOM_QSOFTMAX_PARAM_COUNT, out);
 }
 
 /* The tensors and parameters as the op needs them: *s, the row length and
@@ -48,13 +43,13 @@ static loom_status check(const struct loom_hostop_args *a, struct loom_isoftmax 
   *rows = *len ? (int64_t)(n / (uint64_t)*len) : 0;
   if (!a->params || a->param_size < 4 * LOOM_QSOFTMAX_PARAM_COUNT)
     return loom_fail(msg, LOOM_E_INVALID, "needs %d int32 parameters", LOOM_QSOFTMAX_PARAM_COUNT);
-  int32_t up = param(a->params, LOOM_QSOFTMAX_UP);
+  int32_t up = loom_hostop_param(a, LOOM_QSOFTMAX_UP, 0);
   s->e = (struct loom_iexp){.up = up < 0 ? 99u : (uint32_t)up,
-                            .q_ln2 = param(a->params, LOOM_QSOFTMAX_Q_LN2),
-                            .q_b = param(a->params, LOOM_QSOFTMAX_Q_B),
-                            .q_c = param(a->params, LOOM_QSOFTMAX_Q_C)};
-  s->mult = param(a->params, LOOM_QSOFTMAX_MULT);
-  s->shift = param(a->params, LOOM_QSOFTMAX_SHIFT);
+                            .q_ln2 = loom_hostop_param(a, LOOM_QSOFTMAX_Q_LN2, 0),
+                            .q_b = loom_hostop_param(a, LOOM_QSOFTMAX_Q_B, 0),
+                            .q_c = loom_hostop_param(a, LOOM_QSOFTMAX_Q_C, 0)};
+  s->mult = loom_hostop_param(a, LOOM_QSOFTMAX_MULT, 0);
+  s->shift = loom_hostop_param(a, LOOM_QSOFTMAX_SHIFT, 0);
   s->out_zp = y->zero_point;
   const char *why = loom_isoftmax_check(s);
   return why ? loom_fail(msg, LOOM_E_INVALID, "parameters: %s", why) : LOOM_OK;
@@ -73,26 +68,23 @@ static int64_t row_pitch(const struct loom_file_tensor *t, int64_t rows) {
 
 loom_status loom_hostop_qsoftmax(const struct loom_hostop_args *a, char msg[LOOM_MSG_MAX]) {
   struct loom_isoftmax s;
-  int64_t len = 0, rows = 0, table[256];
+  int64_t len = 0, rows = 0;
   loom_status st = check(a, &s, &len, &rows, msg);
   if (st != LOOM_OK || !rows) return st;
-  loom_isoftmax_table(&s, table);
   const struct loom_file_tensor *tx = a->in[0].desc, *ty = a->out[0].desc;
   int64_t px = row_pitch(tx, rows), py = row_pitch(ty, rows);
   if (px && py) { /* in place in the stored forms: no conversion */
-    const int8_t *x = a->in[0].data;
     int8_t *y = a->out[0].data;
-    for (int64_t r = 0; r < rows; r++) {
-      loom_isoftmax_row(&s, table, x + r * px, y + r * py, len);
+    loom_isoftmax_rows(&s, a->in[0].data, px, y, py, rows, len);
+    for (int64_t r = 0; r < rows; r++)
       for (int64_t c = len; c < py; c++) y[r * py + c] = (int8_t)s.out_zp; /* padding lanes */
-    }
     return LOOM_OK;
   }
   uint64_t n = loom_tensor_elems(tx);
   int8_t *x = malloc(n);
   if (!x) return loom_fail(msg, LOOM_E_NOMEM, "out of memory");
   st = loom_tensor_read(tx, a->in[0].data, LOOM_DT_I8, x, msg);
-  for (int64_t r = 0; st == LOOM_OK && r < rows; r++) loom_isoftmax_row(&s, table, x + r * len, x + r * len, len);
+  if (st == LOOM_OK) loom_isoftmax_rows(&s, x, len, x, len, rows, len);
   if (st == LOOM_OK) st = loom_tensor_write(ty, a->out[0].data, LOOM_DT_I8, x, msg);
   free(x);
   return st;

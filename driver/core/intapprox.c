@@ -125,6 +125,13 @@ void loom_isoftmax_row(const struct loom_isoftmax *s, const int64_t table[256], 
   }
 }
 
+void loom_isoftmax_rows(const struct loom_isoftmax *s, const int8_t *x, int64_t x_pitch, int8_t *y, int64_t y_pitch,
+                        int64_t rows, int64_t len) {
+  int64_t table[256];
+  loom_isoftmax_table(s, table);
+  for (int64_t r = 0; r < rows; r++) loom_isoftmax_row(s, table, x + r * x_pitch, y + r * y_pitch, len);
+}
+
 uint32_t loom_isqrt(uint64_t n) {
   if (n < 2) return (uint32_t)n;
   int bits = 64 - __builtin_clzll(n);

@@ -82,6 +82,10 @@ void loom_isoftmax_table(const struct loom_isoftmax *s, int64_t table[256]);
 /* One row of len (1..LOOM_ISOFTMAX_MAX_ROW) codes: y may alias x. */
 void loom_isoftmax_row(const struct loom_isoftmax *s, const int64_t table[256], const int8_t *x, int8_t *y,
                        int64_t len);
+/* rows rows of len codes, row r at x + r * x_pitch and y + r * y_pitch
+ * (pitches >= len; y may alias x), with one table for all of them. */
+void loom_isoftmax_rows(const struct loom_isoftmax *s, const int8_t *x, int64_t x_pitch, int8_t *y, int64_t y_pitch,
+                        int64_t rows, int64_t len);
 
 /* floor(sqrt(n)) by Newton steps from a power of two above the root. */
 uint32_t loom_isqrt(uint64_t n);

@@ -456,8 +456,9 @@ static int heads_form(const struct ir_graph *g, int tr) {
  * Either is [H * ceil(N/B), K, B, 1], wgt_rows' layout.  Else -1. */
 static int heads_wgt_rows(struct ir_graph *g, int b, const struct qparam *pb, int64_t block, int *pos) {
   int chain[CHAIN_MAX], x8, n = float_moves(g, b, pb, chain, &x8);
-  if (n < 2 || g->nodes[chain[0]].op != IR_OP_RESHAPE || !heads_form(g, chain[1])) return -1;
-  int form = heads_form(g, chain[1]), below = n > 2 && g->nodes[chain[2]].op == IR_OP_RESHAPE ? 3 : 2;
+  int form = n >= 2 && g->nodes[chain[0]].op == IR_OP_RESHAPE ? heads_form(g, chain[1]) : 0;
+  if (!form) return -1;
+  int below = n > 2 && g->nodes[chain[2]].op == IR_OP_RESHAPE ? 3 : 2;
   const struct ir_tensor *h3 = &g->tensors[g->nodes[chain[1]].in[0]];
   int r = h3->rank;
   int64_t M = h3->dims[r - 3], H = h3->dims[r - 2], d = h3->dims[r - 1], x2d[2] = {M, H * d};

@@ -37,7 +37,7 @@ build/models/zoo/.all.stamp: $(ZOO_GEN) tests/zoo/zoo.list
 	$(PY3) scripts/models/make_zoo.py --out build/models $(zoo_force)
 	@touch $@
 
-ZOO_TEST_DEPS := $(ZOO_COMPARE) $(LOOM) build/models/zoo/.quick.stamp
+ZOO_TEST_DEPS := $(ZOO_COMPARE) $(LOOM) build/models/zoo/.quick.stamp $(BUILD)/tsim/default/libloom_tsim.so
 TEST_DEPS += $(ZOO_TEST_DEPS)
 SCRIPT_TESTS += tests/zoo/test_zoo_quick.sh
 

@@ -8,6 +8,12 @@
 # run again by tests/zoo/broken_loom.sh, a `loom` that answers every check
 # input with the output of input 000 (constant) or of the next input
 # (shuffled).  The harness must fail the model at the comparison both times.
+#
+# Last, a small transformer on the RTL: the BERT-like model's .loom, just
+# compiled and checked against PyTorch on fsim, runs on tsim (the Verilator
+# model of the default configuration) for two check inputs, and each output
+# must be the same bytes as fsim's (and the two outputs must differ, or the
+# comparison would prove nothing about the attention).
 set -u
 BUILD=${BUILD:-build}
 LOOM=${LOOM:-build/bin/loom}
@@ -30,4 +36,22 @@ for mode in constant shuffled; do
     echo "zoo: FAIL: $m run by a $mode loom did not fail at the comparison (see $log)"; st=1
   fi
 done
+X=bert W=$BUILD/zoo/bert
+if [ -f "$W/out/000.npy" ] && [ -f "$W/out/001.npy" ]; then
+  if cmp -s "$W/out/000.npy" "$W/out/001.npy"; then
+    echo "zoo: FAIL: $X gives the same output for check inputs 000 and 001"; st=1
+  fi
+  for f in 000 001; do
+    if ! $LOOM run "$W/model.loom" --backend tsim -i "build/models/zoo/$X/check/$f.npy" -o "output=$W/tsim_$f.npy" \
+         > "$W/tsim_$f.log" 2>&1; then
+      echo "zoo: FAIL: $X on tsim, input $f: $(tail -1 "$W/tsim_$f.log")"; st=1
+    elif ! cmp "$W/out/$f.npy" "$W/tsim_$f.npy"; then
+      echo "zoo: FAIL: $X on tsim, input $f: not the bytes fsim gives"; st=1
+    else
+      echo "zoo: ok: $X on tsim, input $f: the same bytes as fsim"
+    fi
+  done
+else
+  echo "zoo: FAIL: $X has no fsim outputs to run on tsim against ($W/out)"; st=1
+fi
 exit $st

@@ -39,7 +39,9 @@
  *   QCFG of the Add (bias -(a_w zp_q + b_w zp_r), its multiplier),
  *   GEMM += b_weight x identity x residual, `last` with period 1
  * gives exactly lower_add() of the convolution's output and the residual,
- * for three compute cycles per output row.
+ * for three compute cycles per output row.  A fully connected layer's
+ * residual (geom.nc_rows) is [N, C] like its result and is loaded the way
+ * the result is stored: a pixel per DRAM row, the blocks apart.
  *
  * int32 results (LOWER_CONV_ACC_OUT) keep the version 1 epilogue: a bias
  * MOV from ACC parameter rows and five ALU instructions that leave byte k
@@ -243,6 +245,13 @@ static void load_residual(struct conv_emit *e, const struct tile_chunk *ch, cons
   for (int32_t b = 0; b < ch->nco; b++) {
     uint32_t off = (uint32_t)((((int64_t)ch->n * g->cob + ch->co0 + b) * g->out_h + ch->oy0) * g->out_w + ch->ox0);
     uint32_t sram = st->inp_base + L->res_offset + (uint32_t)b * L->tile_pix;
+    if (g->nc_rows) { /* the residual is [N, C] like the result: one pixel per DRAM row, blocks apart */
+      off = (uint32_t)((int64_t)ch->oy0 * g->cob + ch->co0 + b);
+      struct loom_insn nc = emit_mem(LOOM_OP_LOAD, LOOM_BUF_INP, sram, LOWER_SEG_IN2, off, (uint32_t)ch->rows, 1,
+                                     (uint32_t)g->cob);
+      emit_vec_push(v, &nc);
+      continue;
+    }
     struct loom_insn in =
         tw == g->out_w ? emit_mem(LOOM_OP_LOAD, LOOM_BUF_INP, sram, LOWER_SEG_IN2, off, 1,
                                   (uint32_t)(ch->rows * tw), (uint32_t)(ch->rows * tw))

@@ -14,6 +14,7 @@
  *   ConvInteger, MatMulInteger                              => QConv, QGemm with an i32 result
  *   a batched (3-D) QLinearMatMul / MatMulInteger           => Gather + 2-D ones + Concat
  *   DQ(a), DQ(b) -> Add [-> Relu | Clip] -> Q               => loom.QAdd
+ *                                  ([..., S, D]: on the fc jobs' [rows, D], views around it)
  *   DQ(x) -> MaxPool | AveragePool | GlobalAveragePool -> Q => loom.QPool
  *   DQ(x) -> Sigmoid, x * Sigmoid(x), GELU, ... -> Q        => loom.QConv with a table
  *                                  (pass_fuse_act.c; into the QConv before it if it can)
@@ -26,7 +27,9 @@
  *   4. cancellation again; tables into the QConv before them;
  *   5. a QAdd whose operand is a QConv (or an fc QGemm) read by nothing
  *      else becomes that op's residual operand (one job instead of two,
- *      same numbers).
+ *      same numbers);
+ *   6. a QuantizeLinear of [..., S, D] read only through views to the
+ *      [rows, D] rows quantizes into them (no COPY into the blocked rows).
  * Whatever is left (a DQ before a Softmax, the Q of a model input) is host
  * work for pass_partition.c.
  *

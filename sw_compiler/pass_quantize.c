@@ -41,6 +41,12 @@
  * the requantization clamp).  Some tensors must share parameters, so their
  * int8 forms are the same bytes: a MaxPool's or a Reshape-like op's output
  * takes its input's, and each Concat input takes the Concat output's.
+ * The accelerator's tensors are [N,C] or [N,C,H,W], except for the
+ * two-operand Add, element-wise, whose [..., S, D] (a Transformer's
+ * residual Add) runs on the [rows, D] of the fc jobs (pass_fuse.c); a
+ * view's result that an op reads (the fc's [S, D] of a LayerNorm's
+ * [1, S, D] the Add reads too) takes its source's parameters: one
+ * QuantizeLinear for both.
  * An element-wise function of one tensor read by an accelerator op (SiLU,
  * GELU; act_table.h) gets points on both sides: fusion makes it a table.
  * Ops that are none of these stay float (Softmax, say) and read DQ'd data;

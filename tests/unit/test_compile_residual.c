@@ -13,7 +13,8 @@
  *
  * Each compiled for the default and tiny configurations and run on fsim
  * bit-exact against the fused graph on the reference interpreter.  D = 24
- * is not a multiple of either block, so the [S, D] rows are padded blocks.
+ * and 40 are not multiples of the default block, so the [S, D] rows are
+ * padded blocks; 70 tokens take several tiles of rows.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -30,7 +31,7 @@
 
 static const char *const postnorm =
     "loom.ir 1\n"
-    "input %x : f32[1,6,DD]\n"
+    "input %x : f32[1,SS,DD]\n"
     "const %w1 : f32[DD,DD] = rand(51)\n"
     "const %b1 : f32[DD] = rand(52)\n"
     "const %g : f32[DD] = rand(53)\n"
@@ -49,7 +50,7 @@ static const char *const postnorm =
 
 static const char *const prenorm =
     "loom.ir 1\n"
-    "input %x : f32[1,6,DD]\n"
+    "input %x : f32[1,SS,DD]\n"
     "const %w1 : f32[DD,DD] = rand(61)\n"
     "const %b1 : f32[DD] = rand(62)\n"
     "const %g : f32[DD] = rand(63)\n"
@@ -67,18 +68,18 @@ static const char *const prenorm =
     "%y = LayerNormalization@17(%r2, %g, %be) {axis=-1}\n"
     "output %y\n";
 
-/* text with every DD replaced by d (malloc'd). */
-static char *with_width(const char *text, int d) {
-  size_t n = strlen(text) + 64 * 8;
-  char *s = malloc(n), num[16];
+/* text with every SS replaced by s and every DD by d (malloc'd). */
+static char *with_dims(const char *text, int s, int d) {
+  size_t n = strlen(text) + 64 * 16;
+  char *out = malloc(n);
   size_t k = 0;
-  snprintf(num, sizeof num, "%d", d);
   for (const char *p = text; *p; p++) {
-    if (p[0] == 'D' && p[1] == 'D') k += (size_t)snprintf(s + k, n - k, "%s", num), p++;
-    else s[k++] = *p;
+    if ((p[0] == 'D' && p[1] == 'D') || (p[0] == 'S' && p[1] == 'S'))
+      k += (size_t)snprintf(out + k, n - k, "%d", p[0] == 'D' ? d : s), p++;
+    else out[k++] = *p;
   }
-  s[k] = '\0';
-  return s;
+  out[k] = '\0';
+  return out;
 }
 
 static int jobs_of(const struct compile_result *r) {
@@ -90,12 +91,12 @@ static int jobs_of(const struct compile_result *r) {
 /* Bit-exact on fsim; two fc jobs and two residual Adds on the
  * accelerator: folded into them (fc+add) or, with COMPILE_NO_RESIDUAL, two
  * add jobs; no Add on the host; `quantizes` host QUANTIZE steps. */
-static void check(const char *form, int d, const char *config, unsigned flags, int quantizes) {
-  char *text = with_width(form, d);
-  int64_t dims[3] = {1, 6, d};
+static void check(const char *form, int s, int d, const char *config, unsigned flags, int quantizes) {
+  char *text = with_dims(form, s, d);
+  int64_t dims[3] = {1, s, d};
   struct compile_result r;
   compile_calibrated(text, 3, dims, 11, config, flags, &r);
-  bit_exact_on_waves(&r, 6 * d, 3, 2.0f);
+  bit_exact_on_waves(&r, s * d, 3, 2.0f);
   int folded = !(flags & COMPILE_NO_RESIDUAL);
   assert_int_equal(count_rows(&r, "fc+add"), folded ? 2 : 0);
   assert_int_equal(count_rows(&r, "add"), 2);
@@ -106,29 +107,27 @@ static void check(const char *form, int d, const char *config, unsigned flags, i
   free(text);
 }
 
-/* Post-norm: the model input and n1 are each quantized once, for the fc
- * job and the Add after it (a second QUANTIZE of n1 would make three). */
-static void test_postnorm(void **state) {
+/* Both configurations, 6 tokens of 24 (not whole blocks) and 32, and 70
+ * tokens of 40 (several row and column tiles), folded and not. */
+static void check_all(const char *form, int quantizes) {
   static const char *const cfgs[] = {"default", "tiny"};
+  static const int sd[][2] = {{6, 24}, {6, 32}, {70, 40}};
   for (int c = 0; c < 2; c++)
-    for (int d = 24; d <= 32; d += 8) {
-      check(postnorm, d, cfgs[c], 0, 2);
-      check(postnorm, d, cfgs[c], COMPILE_NO_RESIDUAL, 2);
+    for (int k = 0; k < 3; k++) {
+      check(form, sd[k][0], sd[k][1], cfgs[c], 0, quantizes);
+      check(form, sd[k][0], sd[k][1], cfgs[c], COMPILE_NO_RESIDUAL, quantizes);
     }
 }
+
+/* Post-norm: the model input and n1 are each quantized once, for the fc
+ * job and the Add after it (a second QUANTIZE of n1 would make three). */
+static void test_postnorm(void **state) { check_all(postnorm, 2); }
 
 /* Pre-norm: the residual stream r1 is int8 from its job on (read by the
  * next LayerNorm through a DequantizeLinear and by the second Add); the
  * two LayerNorms' results are quantized for their fc jobs, the model input
  * by the runtime (the first LayerNorm reads it dequantized). */
-static void test_prenorm(void **state) {
-  static const char *const cfgs[] = {"default", "tiny"};
-  for (int c = 0; c < 2; c++)
-    for (int d = 24; d <= 32; d += 8) {
-      check(prenorm, d, cfgs[c], 0, 2);
-      check(prenorm, d, cfgs[c], COMPILE_NO_RESIDUAL, 2);
-    }
-}
+static void test_prenorm(void **state) { check_all(prenorm, 2); }
 
 int main(void) {
   const struct CMUnitTest tests[] = {

@@ -156,6 +156,8 @@ static int fc_layer(const struct ir_graph *g, const struct ir_node *n, const str
       .clamp_hi = attr(n, "hi", 127), .round_even = (uint32_t)attr(n, "round_even", 0),
       .in_passes = passes, .flags = acc_flag(g, n) | (rt ? LOWER_CONV_RUNTIME_WGT : 0),
   };
+  struct lower_qresidual res = residual_of(n);
+  if (n->n_in > 4) l.residual = &res;
   int8_t lut[256];
   const struct ir_attr *la = ir_attr_find(n, "lut");
   if (la && (la->kind != IR_ATTR_INTS || la->n != 256)) return free(owned), lower_fail(msg, where, "lut needs 256 entries");
@@ -215,7 +217,7 @@ static void op_text(const struct ir_graph *g, const struct compile_fusion *f, co
   const struct ir_node *n = &g->nodes[f->nodes[0]], *last = &g->nodes[f->nodes[f->n - 1]];
   const char *kind = lower_kind_names[r->kind];
   if (n->op == IR_OP_QGEMM || n->op == IR_OP_QADD) {
-    snprintf(buf, len, "%s%s", kind, ir_attr_find(n, "lut") ? "+act" : "");
+    snprintf(buf, len, "%s%s%s", kind, n->n_in > 4 ? "+add" : "", ir_attr_find(n, "lut") ? "+act" : "");
     return;
   }
   const struct ir_node *k = n;

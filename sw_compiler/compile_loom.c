@@ -544,7 +544,7 @@ static int job_node(struct lctx *c, int node) {
   rc = map_segment(c, node, &p, LOWER_SEG_IN, n->in[0], &j);
   for (int i = 0; i < f.n && !rc; i++) { /* a fused residual Add's operand */
     const struct ir_node *m = &c->g->nodes[f.nodes[i]];
-    if (m->op == IR_OP_QCONV && m->n_in > 4) rc = map_segment(c, node, &p, LOWER_SEG_IN2, m->in[4], &j);
+    if ((m->op == IR_OP_QCONV || m->op == IR_OP_QGEMM) && m->n_in > 4) rc = map_segment(c, node, &p, LOWER_SEG_IN2, m->in[4], &j);
   }
   int in2 = n->op == IR_OP_QADD || (n->op == IR_OP_QGEMM && !c->g->tensors[n->in[1]].data); /* runtime weights */
   rc = rc || (in2 && map_segment(c, node, &p, LOWER_SEG_IN2, n->in[1], &j)) ||

@@ -191,8 +191,9 @@ enum ir_op_kind {
                              * QAdd of that result (a_zp = out_zp) and r, attrs res_a_weight,
                              * res_b_weight, res_b_zp, res_multiplier, res_shift, res_out_zp,
                              * res_lo, res_hi */
-  IR_OP_QGEMM,              /* x [N,K], w i8 [O,K], bias i32 [O], mult i32 [O];
-                             * y[n][o] = REQ(bias[o] + sum_k w[o][k] * (x[n][k] - in_zp), mult[o]) */
+  IR_OP_QGEMM,              /* x [N,K], w i8 [O,K], bias i32 [O], mult i32 [O] (, r);
+                             * y[n][o] = REQ(bias[o] + sum_k w[o][k] * (x[n][k] - in_zp), mult[o]);
+                             * a residual r [N,O] as QConv's (constant w only) */
   IR_OP_QADD,               /* a, b (same shape); attrs a_zp, b_zp, a_weight, b_weight,
                              * multiplier: y = REQ(a_weight * (a - a_zp) + b_weight * (b - b_zp), multiplier) */
   IR_OP_QPOOL,              /* x; attrs avg (0: max, 1: average), kernel_shape, strides, pads,

@@ -124,7 +124,8 @@ static int64_t wgt_index(const struct ir_tensor *w, int64_t j, int64_t k, int64_
 int ev_qgemm(struct ectx *c) {
   const struct ir_tensor *x = T(c, 0), *w = T(c, 1);
   struct req q = req_of(c->n);
-  if (check_req(c, &q)) return -1;
+  struct residual res;
+  if (check_req(c, &q) || residual_of(c, &res)) return -1;
   int rt = w->rank == 4; /* runtime weights: O from the multipliers */
   if (x->rank != 2 || (w->rank != 2 && !rt) || x->dims[1] != w->dims[1] ||
       (rt && (w->dims[3] != 1 || w->dims[0] * w->dims[2] < numel(T(c, 3)))))
@@ -144,7 +145,7 @@ int ev_qgemm(struct ectx *c) {
       if (R(c)->dtype == IR_DT_I32) ((int32_t *)c->out[0])[i * o + j] = (int32_t)acc;
       else {
         int8_t v = requant((int32_t)acc, mult[j], &q);
-        ((int8_t *)c->out[0])[i * o + j] = lut ? (int8_t)lut->ints[(uint8_t)v] : v;
+        ((int8_t *)c->out[0])[i * o + j] = add_residual(&res, lut ? (int8_t)lut->ints[(uint8_t)v] : v, i * o + j);
       }
     }
   return 0;

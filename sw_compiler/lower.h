@@ -259,6 +259,7 @@ struct lower_qfc {
   uint32_t in_passes;         /* as in lower_qconv */
   uint32_t flags;             /* LOWER_CONV_ACC_OUT, LOWER_CONV_RUNTIME_WGT */
   const int8_t *lut;          /* as in lower_qconv */
+  const struct lower_qresidual *residual; /* as in lower_qconv: a fused Add of y and [n][out_features] */
 };
 
 /* Pooling.  MAX: y = max over the window, padding ignored, same

@@ -512,6 +512,7 @@ int lower_fc(const struct loom_hw_config *cfg, const struct lower_qfc *l, const 
       .weights = l->weights, .in_passes = l->in_passes, .bias = l->bias, .multiplier = l->multiplier,
       .shift = l->shift, .in_zero_point = l->in_zero_point, .out_zero_point = l->out_zero_point,
       .clamp_lo = l->clamp_lo, .clamp_hi = l->clamp_hi, .round_even = l->round_even,
-      .flags = l->flags & (LOWER_CONV_ACC_OUT | LOWER_CONV_RUNTIME_WGT), .lut = l->lut};
+      .flags = l->flags & (LOWER_CONV_ACC_OUT | LOWER_CONV_RUNTIME_WGT), .lut = l->lut,
+      .residual = l->residual};
   return lower_conv_kind(cfg, &c, LOWER_KIND_FC, where, out, msg);
 }

@@ -39,7 +39,11 @@
  *   QCFG of the Add (bias -(a_w zp_q + b_w zp_r), its multiplier),
  *   GEMM += b_weight x identity x residual, `last` with period 1
  * gives exactly lower_add() of the convolution's output and the residual,
- * for three compute cycles per output row.
+ * for three compute cycles per output row.  A fully connected layer's
+ * residual (geom.nc_rows) is [N, C]: one LOAD brings the tile's nco blocks
+ * of each of its rows (contiguous in DRAM, the rows cob apart), so in INP
+ * it is [row][block], which the residual GEMM's micro-ops (row i at i * nco)
+ * and inner loop (block stride 1) read.
  *
  * int32 results (LOWER_CONV_ACC_OUT) keep the version 1 epilogue: a bias
  * MOV from ACC parameter rows and five ALU instructions that leave byte k
@@ -243,6 +247,13 @@ static void load_residual(struct conv_emit *e, const struct tile_chunk *ch, cons
   for (int32_t b = 0; b < ch->nco; b++) {
     uint32_t off = (uint32_t)((((int64_t)ch->n * g->cob + ch->co0 + b) * g->out_h + ch->oy0) * g->out_w + ch->ox0);
     uint32_t sram = st->inp_base + L->res_offset + (uint32_t)b * L->tile_pix;
+    if (g->nc_rows) { /* [N, C]: the tile's nco blocks of each row in one transfer, [row][block] in INP */
+      off = (uint32_t)((int64_t)ch->oy0 * g->cob + ch->co0);
+      struct loom_insn nc = emit_mem(LOOM_OP_LOAD, LOOM_BUF_INP, st->inp_base + L->res_offset, LOWER_SEG_IN2, off,
+                                     (uint32_t)ch->rows, (uint32_t)ch->nco, (uint32_t)g->cob);
+      emit_vec_push(v, &nc);
+      return;
+    }
     struct loom_insn in =
         tw == g->out_w ? emit_mem(LOOM_OP_LOAD, LOOM_BUF_INP, sram, LOWER_SEG_IN2, off, 1,
                                   (uint32_t)(ch->rows * tw), (uint32_t)(ch->rows * tw))
@@ -272,12 +283,13 @@ static void residual_tail(struct conv_emit *e, const struct tile_chunk *ch, cons
   in = emit_qcfg(r->multiplier, r->shift, r->out_zero_point, r->clamp_lo, r->clamp_hi, r->round_even);
   in.qcfg.par_src = 1, in.qcfg.bias = (int32_t)k;
   emit_vec_push(main, &in);
+  uint32_t nc = e->c->g->nc_rows ? (uint32_t)ch->nco : 1; /* [row][block] residual (load_residual) */
   for (uint32_t i = 0; i < L->tile_pix; i++) { /* pixel i: ACC and the residual tile share the layout */
-    struct loom_uop u = {st->acc_base + i, inp + i, L->res_wgt_row};
+    struct loom_uop u = {st->acc_base + i, inp + i * nc, L->res_wgt_row};
     e->scratch[i] = u;
   }
   uint32_t b = emit_uop_set(e->p, e->scratch, L->tile_pix);
-  in = emit_gemm(b, b + n, 1, (uint32_t)ch->nco, 0, L->tile_pix, 0, L->tile_pix, 0, 0);
+  in = emit_gemm(b, b + n, 1, (uint32_t)ch->nco, 0, L->tile_pix, 0, e->c->g->nc_rows ? 1 : L->tile_pix, 0, 0);
   in.gemm.last = 1;
   emit_vec_push(main, &in); /* reads INP: stays before the chunk's C2L push */
 }

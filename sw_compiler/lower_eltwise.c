@@ -33,7 +33,11 @@
  *
  * The tensor is walked as a column of h*w pixel rows per channel block
  * (struct lower_geom with out_w = 1), so tile.c's chunk walk and its
- * shorter last tile (a prefix of the micro-op set) apply unchanged.
+ * shorter last tile (a prefix of the micro-op set) apply unchanged.  An
+ * [N, C] tensor (h = w = 1: the [S, D] rows of a transformer's residual
+ * stream) is one column of N * ceil(C / block) rows instead, since its
+ * pixel columns would be one row long: the operands and the result share
+ * the layout, and the Add is the same on every row.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -106,6 +110,10 @@ static void add_geom(const struct loom_hw_config *cfg, const struct lower_qadd *
   g->in_w = g->out_w = 1;
   g->k_h = g->k_w = g->stride_h = g->stride_w = g->dil_h = g->dil_w = 1;
   g->cib = g->cob = tile_ceil_div(l->c, cfg->block_out);
+  if (l->h * l->w == 1) { /* [N, C] rows (NC layout): one column of N * blocks rows, like any other */
+    g->in_h = g->out_h = l->n * g->cob;
+    g->n = 1, g->cib = g->cob = 1;
+  }
 }
 
 

@@ -14,6 +14,7 @@
  *   ConvInteger, MatMulInteger                              => QConv, QGemm with an i32 result
  *   a batched (3-D) QLinearMatMul / MatMulInteger           => Gather + 2-D ones + Concat
  *   DQ(a), DQ(b) -> Add [-> Relu | Clip] -> Q               => loom.QAdd
+ *                                  ([..., S, D]: on the fc jobs' [rows, D], views around it)
  *   DQ(x) -> MaxPool | AveragePool | GlobalAveragePool -> Q => loom.QPool
  *   DQ(x) -> Sigmoid, x * Sigmoid(x), GELU, ... -> Q        => loom.QConv with a table
  *                                  (pass_fuse_act.c; into the QConv before it if it can)
@@ -24,8 +25,11 @@
  *   2. Q(DQ(x)) with equal parameters cancels to x;
  *   3. the patterns above, then the activation tables;
  *   4. cancellation again; tables into the QConv before them;
- *   5. a QAdd whose operand is a QConv read by nothing else becomes that
- *      QConv's residual operand (one job instead of two, same numbers).
+ *   5. a QAdd whose operand is a QConv (or an fc QGemm) read by nothing
+ *      else becomes that op's residual operand (one job instead of two,
+ *      same numbers);
+ *   6. a QuantizeLinear of [..., S, D] read only through views to the
+ *      [rows, D] rows quantizes into them (no COPY into the blocked rows).
  * Whatever is left (a DQ before a Softmax, the Q of a model input) is host
  * work for pass_partition.c.
  *
@@ -61,7 +65,60 @@ static int same_dims(const struct ir_tensor *a, const struct ir_tensor *b) {
   return a->rank == b->rank && !memcmp(a->dims, b->dims, (size_t)a->rank * sizeof a->dims[0]);
 }
 
-/* DQ(a), DQ(b) -> Add [-> act] -> Q  (same shapes: a residual add) */
+/* Whether x is a [rows, d] tensor of t's type. */
+static int is_rows(const struct ir_graph *g, int x, int t, int64_t rows, int64_t d) {
+  const struct ir_tensor *a = &g->tensors[x];
+  return a->rank == 2 && a->dims[0] == rows && a->dims[1] == d && a->dtype == g->tensors[t].dtype;
+}
+
+/* A new [rows, d] tensor named after t, of t's type, parameters *p. */
+static int rows_like(struct ir_graph *g, int t, int64_t rows, int64_t d, const struct qparam *p) {
+  char *base = ir_xstrdup(g->tensors[t].name);
+  int y = fu_new_tensor(g, base, ".rows", g->tensors[t].dtype, 2, (int64_t[2]){rows, d});
+  free(base);
+  fu_set_quant(g, y, p);
+  return y;
+}
+
+/* x (a view of t) or a view of x, by views among the first `before`
+ * nodes, that is [rows, d]; -1 when none. */
+static int rows_view_of_fwd(const struct ir_graph *g, int x, int t, int64_t rows, int64_t d, int before) {
+  if (is_rows(g, x, t, rows, d)) return x;
+  for (int i = 0; i < before; i++) {
+    const struct ir_node *n = &g->nodes[i];
+    int y = !n->dead && ir_op_is_view(n->op) && n->in[0] == x ? rows_view_of_fwd(g, n->out[0], t, rows, d, before) : -1;
+    if (y >= 0) return y;
+  }
+  return -1;
+}
+
+/* A [rows, d] tensor of t's type holding t's elements in t's order, made
+ * before node `before`: t itself, one that views made t from, or one that
+ * views make of t (the rows an fc job reads); -1 when none. */
+static int rows_view_of(const struct ir_graph *g, int t, int64_t rows, int64_t d, int before) {
+  for (int x = t, v;; x = g->nodes[v].in[0]) {
+    if (is_rows(g, x, t, rows, d)) return x;
+    v = ir_producer(g, x);
+    if (v < 0 || !ir_op_is_view(g->nodes[v].op)) break;
+  }
+  return rows_view_of_fwd(g, t, t, rows, d, before);
+}
+
+/* The [rows, d] matrix int8 tensor t (parameters *p) is a view of
+ * (rows_view_of), else a Reshape of t inserted at *pos. */
+static int as_rows(struct ir_graph *g, int t, int64_t rows, int64_t d, const struct qparam *p, int *pos) {
+  int64_t dims[2] = {rows, d};
+  int v = rows_view_of(g, t, rows, d, *pos);
+  if (v >= 0) return v;
+  int y = rows_like(g, t, rows, d, p);
+  int shp = ir_const_add(g, NULL, IR_DT_I64, 1, (int64_t[1]){2}, dims), in[2] = {t, shp};
+  ir_node_insert(g, (*pos)++, IR_OP_RESHAPE, NULL, 2, in, 1, &y);
+  return y;
+}
+
+/* DQ(a), DQ(b) -> Add [-> act] -> Q  (same shapes: a residual add).  An
+ * operand of rank 3 or more than 4, [..., S, D], runs as the [rows, D]
+ * matrix of the fc jobs (the rows of all leading dims): views in and out. */
 static int fuse_add(struct fctx *f, int i) {
   struct ir_graph *g = f->g;
   const struct ir_node *n = &g->nodes[i];
@@ -78,15 +135,28 @@ static int fuse_add(struct fctx *f, int i) {
   int pos = oc.q, node;
   a = fu_as_int8(f, a, &pa, &pos);
   b = fu_as_int8(f, b, &pb, &pos);
-  int y = fu_result_of(g, &oc), in[2] = {a, b};
-  node = ir_node_insert(g, pos, IR_OP_QADD, g->nodes[i].name, 2, in, 1, &y);
+  int y = fu_result_of(g, &oc), rank = g->tensors[y].rank, y2 = y;
+  if (rank != 2 && rank != 4) {
+    int64_t d = g->tensors[y].dims[rank - 1], rows = ir_tensor_numel(&g->tensors[y]) / (d ? d : 1);
+    struct qparam a8 = fu_as_i8(pa), b8 = fu_as_i8(pb), y8 = fu_as_i8(oc.p);
+    a = as_rows(g, a, rows, d, &a8, &pos);
+    b = as_rows(g, b, rows, d, &b8, &pos);
+    y2 = rows_like(g, y, rows, d, &y8);
+  }
+  int in[2] = {a, b};
+  node = ir_node_insert(g, pos, IR_OP_QADD, g->nodes[i].name, 2, in, 1, &y2);
+  if (y2 != y) {
+    int64_t r = rank;
+    int back[2] = {y2, ir_const_add(g, NULL, IR_DT_I64, 1, &r, g->tensors[y].dims)};
+    ir_node_insert(g, node + 1, IR_OP_RESHAPE, NULL, 2, back, 1, &y);
+  }
   fu_set_req_attrs(g, node, 0, &oc, q.shift);
   ir_attr_set_int(g, node, "a_zp", fu_zp8(&pa));
   ir_attr_set_int(g, node, "b_zp", fu_zp8(&pb));
   ir_attr_set_int(g, node, "a_weight", q.a_weight);
   ir_attr_set_int(g, node, "b_weight", q.b_weight);
   ir_attr_set_int(g, node, "multiplier", q.multiplier);
-  fu_finish_result(f, &oc, y, node + 1);
+  fu_finish_result(f, &oc, y, node + 1 + (y2 != y));
   return 1;
 }
 
@@ -189,7 +259,9 @@ static void copy_all_attrs(struct ir_graph *g, int from, int to) {
 
 /* QAdd(QConv(...), r) with the QConv's result read by nothing else: one
  * QConv with a residual operand, which the lowering runs in the same job
- * (the Add's loads and stores disappear; the numbers are the same). */
+ * (the Add's loads and stores disappear; the numbers are the same).  A
+ * QGemm with constant weights and an int8 result (an fc job: a 1x1
+ * convolution to the lowering) takes its residual Add the same way. */
 static int fuse_residual(struct fctx *f, int i) {
   struct ir_graph *g = f->g;
   const struct ir_node *n = &g->nodes[i];
@@ -198,7 +270,8 @@ static int fuse_residual(struct fctx *f, int i) {
   for (int k = 0; k < 2 && side < 0; k++) {
     c = ir_producer(g, n->in[k]);
     const struct ir_node *cn = c >= 0 ? &g->nodes[c] : NULL;
-    if (cn && cn->op == IR_OP_QCONV && cn->n_in == 4 && !ir_attr_find(cn, "lut") && ir_sole_reader(g, cn->out[0]) == i &&
+    int fc = cn && cn->op == IR_OP_QGEMM && g->tensors[cn->in[1]].data && g->tensors[cn->out[0]].dtype == IR_DT_I8;
+    if (cn && (cn->op == IR_OP_QCONV || fc) && cn->n_in == 4 && !ir_attr_find(cn, "lut") && ir_sole_reader(g, cn->out[0]) == i &&
         ir_attr_int(cn, "out_zp", 0) == ir_attr_int(n, k ? "b_zp" : "a_zp", 0) &&
         ir_attr_int(cn, "round_even", 0) == ir_attr_int(n, "round_even", 0))
       side = k;
@@ -211,13 +284,67 @@ static int fuse_residual(struct fctx *f, int i) {
   in[4] = n->in[1 - side];
   g->nodes[c].dead = 1;
   g->nodes[i].dead = 1;
-  int node = ir_node_insert(g, i, IR_OP_QCONV, g->nodes[c].name, 5, in, 1, &y);
+  int node = ir_node_insert(g, i, g->nodes[c].op, g->nodes[c].name, 5, in, 1, &y);
   const struct ir_node *add = &g->nodes[i + 1];
   copy_all_attrs(g, c, node);
   for (int k = 0; k < 5; k++) ir_attr_set_int(g, node, res_attrs[k][0], ir_attr_int(add, res_attrs[k][1], 0));
   ir_attr_set_int(g, node, "res_a_weight", ir_attr_int(&g->nodes[i + 1], side ? "b_weight" : "a_weight", 1));
   ir_attr_set_int(g, node, "res_b_weight", ir_attr_int(&g->nodes[i + 1], side ? "a_weight" : "b_weight", 1));
   ir_attr_set_int(g, node, "res_b_zp", ir_attr_int(&g->nodes[i + 1], side ? "a_zp" : "b_zp", 0));
+  return 1;
+}
+
+/* ---- Q above views to the rows ---- */
+
+/* Whether every reader of t is a view whose result is [rows, d] or again
+ * read only by such views (and t is no model output); *any: one was. */
+static int only_views_to_rows(const struct ir_graph *g, int t, int64_t rows, int64_t d, int *any) {
+  for (int k = 0; k < g->n_outputs; k++)
+    if (g->outputs[k] == t) return 0;
+  for (int k = 0; k < g->n_nodes; k++) {
+    const struct ir_node *u = &g->nodes[k];
+    for (int s = 0; s < u->n_in && !u->dead; s++) {
+      if (u->in[s] != t) continue;
+      if (!ir_op_is_view(u->op) || s != 0) return 0;
+      if (is_rows(g, u->out[0], t, rows, d)) *any = 1;
+      else if (!only_views_to_rows(g, u->out[0], rows, d, any)) return 0;
+    }
+  }
+  return 1;
+}
+
+/* Kills the views below t, the [rows, d] results replaced by y. */
+static void kill_views_to(struct ir_graph *g, int t, int y, int64_t rows, int64_t d) {
+  for (int k = 0; k < g->n_nodes; k++) {
+    struct ir_node *u = &g->nodes[k];
+    if (u->dead || !ir_op_is_view(u->op) || u->in[0] != t) continue;
+    u->dead = 1;
+    if (is_rows(g, u->out[0], t, rows, d)) ir_replace_uses(g, u->out[0], y);
+    else kill_views_to(g, u->out[0], y, rows, d);
+  }
+}
+
+/* Q(x) -> t8 [..., S, D] read only through views, all to one [rows, D]
+ * shape (the fc job's input, a residual Add's operand): Q(view(x)) into
+ * those rows instead, so the host quantizes straight into the jobs'
+ * blocked rows, not into a plain tensor that a COPY then blocks. */
+static int q_to_rows(struct fctx *f, int i) {
+  struct ir_graph *g = f->g;
+  const struct ir_node *n = &g->nodes[i];
+  int t8 = n->out[0], rank = g->tensors[t8].rank, any = 0;
+  if (n->op != IR_OP_QUANTIZELINEAR || rank == 2 || rank == 4 || rank < 1 || g->tensors[t8].quant.n != 1) return 0;
+  int64_t d = g->tensors[t8].dims[rank - 1], rows = ir_tensor_numel(&g->tensors[t8]) / (d ? d : 1);
+  if (!only_views_to_rows(g, t8, rows, d, &any) || !any) return 0;
+  int y = rows_view_of_fwd(g, t8, t8, rows, d, g->n_nodes);
+  kill_views_to(g, t8, y, rows, d);
+  int x = n->in[0];
+  char *base = ir_xstrdup(g->tensors[x].name);
+  int xf = fu_new_tensor(g, base, ".rows", g->tensors[x].dtype, 2, (int64_t[2]){rows, d});
+  free(base);
+  int shp = ir_const_add(g, NULL, IR_DT_I64, 1, (int64_t[1]){2}, (int64_t[2]){rows, d}), in[2] = {x, shp};
+  ir_node_insert(g, i, IR_OP_RESHAPE, NULL, 2, in, 1, &xf);
+  g->nodes[i + 1].in[0] = xf; /* the Q, moved by the insertion */
+  g->nodes[i + 1].out[0] = y;
   return 1;
 }
 
@@ -387,6 +514,7 @@ int ir_pass_fuse(struct ir_graph *g, unsigned flags, struct ir_error *err) {
   ir_pass_dce(g); /* the DQs the patterns bypassed must not count as readers */
   if (for_each_node(&f, fu_merge_act)) return -1;
   if (!(flags & FUSE_NO_RESIDUAL) && for_each_node(&f, fuse_residual)) return -1;
+  if (for_each_node(&f, q_to_rows)) return -1;
   ir_pass_dce(g);
   return ir_pass_shape_infer(g, err) || ir_verify(g, err) ? -1 : 0;
 }

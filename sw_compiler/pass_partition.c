@@ -138,7 +138,7 @@ static void mark_accel_layouts(struct pctx *p) {
     if (g->tensors[n->out[0]].dtype != IR_DT_I32) set_blocked(p, n->out[0]); /* i32: plain, see compile_loom.c */
     set_blocked(p, n->in[0]);
     if (n->op == IR_OP_QADD || (n->op == IR_OP_QGEMM && !g->tensors[n->in[1]].data)) set_blocked(p, n->in[1]);
-    if (n->op == IR_OP_QCONV && n->n_in > 4) set_blocked(p, n->in[4]); /* the residual */
+    if ((n->op == IR_OP_QCONV || n->op == IR_OP_QGEMM) && n->n_in > 4) set_blocked(p, n->in[4]); /* the residual */
   }
   for (int i = 0; i < g->n_nodes; i++)
     if (concat_in_place(p, i)) p->targets[i] = PART_ALIAS, set_blocked(p, g->nodes[i].out[0]);

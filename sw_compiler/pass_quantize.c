@@ -41,6 +41,12 @@
  * the requantization clamp).  Some tensors must share parameters, so their
  * int8 forms are the same bytes: a MaxPool's or a Reshape-like op's output
  * takes its input's, and each Concat input takes the Concat output's.
+ * The accelerator's tensors are [N,C] or [N,C,H,W], except for the
+ * two-operand Add, element-wise, whose [..., S, D] (a Transformer's
+ * residual Add) runs on the [rows, D] of the fc jobs (pass_fuse.c); a
+ * view's result that an op reads (the fc's [S, D] of a LayerNorm's
+ * [1, S, D] the Add reads too) takes its source's parameters: one
+ * QuantizeLinear for both.
  * An element-wise function of one tensor read by an accelerator op (SiLU,
  * GELU; act_table.h) gets points on both sides: fusion makes it a table.
  * Ops that are none of these stay float (Softmax, say) and read DQ'd data;
@@ -139,12 +145,13 @@ static int same_shape(const struct ir_tensor *a, const struct ir_tensor *b) {
 static int is_core(const struct ir_graph *g, const struct ir_node *n) {
   if (n->dead || !is_activation(g, n->in[0])) return 0;
   int rank = g->tensors[n->in[0]].rank;
+  if (n->op == IR_OP_ADD) /* element-wise: [..., S, D] runs as the [rows, D] of an fc job (pass_fuse.c) */
+    return rank >= 2 && is_activation(g, n->in[1]) && same_shape(&g->tensors[n->in[0]], &g->tensors[n->in[1]]) &&
+           same_shape(&g->tensors[n->in[0]], &g->tensors[n->out[0]]);
   if (rank != 2 && rank != 4) return 0; /* the accelerator's tensors are [N,C] or [N,C,H,W] */
   switch (n->op) {
   case IR_OP_CONV: return conv_ok(g, n);
   case IR_OP_GEMM: return gemm_ok(g, n);
-  case IR_OP_ADD:
-    return is_activation(g, n->in[1]) && same_shape(&g->tensors[n->in[0]], &g->tensors[n->in[1]]);
   case IR_OP_MAXPOOL: case IR_OP_AVERAGEPOOL: case IR_OP_GLOBALAVERAGEPOOL: return pool_ok(g, n);
   case IR_OP_CONCAT:
     for (int k = 0; k < n->n_in; k++)
@@ -213,6 +220,15 @@ static void mark_points(struct qctx *q) {
       if (!act_region_grow(g, i, &r) && is_activation(g, r.x) && act_shape_fits(&g->tensors[r.x]) && int8_reader(g, r.y))
         q->point[r.x] = q->point[r.y] = 1;
     }
+  }
+  /* A view of a tensor that an accelerator op reads later (the [S,D] rows
+   * an fc job reads of the [1,S,D] a residual Add reads too): its int8
+   * form is the same bytes, one QuantizeLinear for both. */
+  for (int i = 0; i < g->n_nodes; i++) {
+    const struct ir_node *n = &g->nodes[i];
+    if (!n->dead && ir_op_is_view(n->op) && q->point[n->in[0]] && q->point[n->out[0]] && q->src[n->out[0]] == n->out[0] &&
+        root(q, n->in[0]) != n->out[0])
+      q->src[n->out[0]] = n->in[0];
   }
 }
 

@@ -314,7 +314,11 @@ static uint64_t load_cycles(const struct tile_ctx *c, const struct tile_chunk *c
   if (c->g->residual && ch->last) { /* the residual tile, one transfer per block */
     uint64_t row = loom_hw_row_bytes(cfg, LOOM_BUF_INP, 0), b = (uint64_t)ch->rows * (uint64_t)c->t.tw * row;
     int whole = c->t.tw == c->g->out_w;
-    cyc += (uint64_t)ch->nco * cost_dma(cfg, whole ? b : (uint64_t)c->t.tw * row, whole ? 1 : (uint64_t)ch->rows, 0);
+    if (c->g->nc_rows) /* one transfer: nco blocks of each of the rows, cob apart */
+      cyc += ch->nco == c->g->cob ? cost_dma(cfg, (uint64_t)ch->nco * b, 1, 0)
+                                  : cost_dma(cfg, (uint64_t)ch->nco * row, (uint64_t)ch->rows, 0);
+    else
+      cyc += (uint64_t)ch->nco * cost_dma(cfg, whole ? b : (uint64_t)c->t.tw * row, whole ? 1 : (uint64_t)ch->rows, 0);
     *bytes += (uint64_t)ch->nco * b;
   }
   if (c->g->residual && ch->k == 0) cyc += cost_dma(cfg, loom_hw_row_bytes(cfg, LOOM_BUF_WGT, 0), 1, 0);
@@ -397,8 +401,8 @@ static void note_sets(const struct tile_ctx *c, const struct tile_chunk *ch,
   note_key(e->sets, &e->nsets, 3, key, &e->overflow);
   uint64_t akey[3] = {st->acc_base, c->g->acc_out ? (uint64_t)ch->co0 : 0, 0};
   if (ch->first || (ch->last && c->g->residual)) note_key(e->alu_sets, &e->nalu, 2, akey, &e->overflow);
-  uint64_t rkey[3] = {st->acc_base, st->inp_base + c->L.res_offset, 0};
-  if (ch->last && c->g->residual) note_key(e->res_sets, &e->nres, 2, rkey, &e->overflow);
+  uint64_t rkey[3] = {st->acc_base, st->inp_base + c->L.res_offset, c->g->nc_rows ? (uint64_t)ch->nco : 0};
+  if (ch->last && c->g->residual) note_key(e->res_sets, &e->nres, 3, rkey, &e->overflow);
 }
 
 /* Walks the chunks of c->t: fills uops and est_cycles; -1 when the micro-op

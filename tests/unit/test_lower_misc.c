@@ -189,7 +189,7 @@ static void check_fc(const struct loom_hw_config *cfg, int32_t n, int32_t in, in
   int32_t *bias = malloc(sizeof(int32_t) * (size_t)out), *mult = malloc(sizeof(int32_t) * (size_t)out);
   ref_q_fill(r, w, (size_t)in * out, -128, 127);
   ref_q_fill(r, x, (size_t)n * in, -128, 127);
-  struct lower_qfc l = {n, in, out, w, bias, mult, 0, ref_q_range(r, -9, 9), ref_q_range(r, -9, 9), -128, 127, 0, 1, 0, NULL};
+  struct lower_qfc l = {n, in, out, w, bias, mult, 0, ref_q_range(r, -9, 9), ref_q_range(r, -9, 9), -128, 127, 0, 1, 0, NULL, NULL};
   double sigma = 74.0 * 74.0 * sqrt((double)in);
   int32_t m0;
   assert_int_equal(lower_quantize_multiplier(60.0 / sigma, &m0, &l.shift), 0);

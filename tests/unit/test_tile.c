@@ -354,7 +354,7 @@ static uint64_t resnet18_rest(const struct loom_hw_config *cfg) {
   int8_t *w = calloc(512 * 1000, 1);
   int32_t *mult = malloc(sizeof(int32_t) * 1000);
   for (int i = 0; i < 1000; i++) mult[i] = m;
-  struct lower_qfc fc = {1, 512, 1000, w, NULL, mult, shift, 0, 0, -128, 127, 0, 1, 0, NULL};
+  struct lower_qfc fc = {1, 512, 1000, w, NULL, mult, shift, 0, 0, -128, 127, 0, 1, 0, NULL, NULL};
   total += layer_cycles(lower_fc(cfg, &fc, "fc", &p, msg), &p, "fc 512,1000", msg);
   free(w), free(mult);
   return total;

@@ -382,9 +382,21 @@ static int concats_in_place(struct lctx *c) {
   return 0;
 }
 
+/* K's WGT rows stored by its projection's job (ir_wgt_rows_store): the
+ * moves between are nothing, the job's result is the rows' tensor (the
+ * runtime zero-fills it once, and no job writes its padding tokens). */
+static void wgt_row_stores(struct lctx *c) {
+  for (int i = 0; i < c->g->n_nodes; i++) {
+    int chain[8], k, q = c->targets[i] == PART_ALIAS ? ir_wgt_rows_store(c->g, i, c->cfg->block_in, chain, &k) : -1;
+    if (q < 0 || c->targets[q] != PART_ACCEL) continue;
+    c->wgt_rows[c->g->nodes[q].out[0]] = c->g->nodes[i].out[0];
+    while (k--) c->absorbed[chain[k]] = 1;
+  }
+}
+
 static int view_node(struct lctx *c, int node) {
   const struct ir_node *n = &c->g->nodes[node];
-  if (n->op == IR_OP_CONCAT) return 0; /* in place: concats_in_place() */
+  if (n->op == IR_OP_CONCAT || c->absorbed[node]) return 0; /* in place: concats_in_place(), wgt_row_stores() */
   int x = cl_desc_of(c, n->in[0]);
   if (x < 0) return -1;
   if (c->desc[n->out[0]] >= 0) return 0;
@@ -394,7 +406,9 @@ static int view_node(struct lctx *c, int node) {
     return rows_desc(c, x, n->out[0], start, c->g->tensors[n->in[0]].dims[0]) < 0 ? -1 : 0;
   if (ir_head_slice_of(c->g, n->out[0], &start, &axis) >= 0) { /* its columns: map_segment spaces the rows */
     const struct loom_file_tensor *rx = &c->ts[x].rec;
+    const struct ir_tensor *xt = &c->g->tensors[n->in[0]];
     uint64_t off = rx->offset + (uint64_t)start * loom_dtype_size((loom_dtype)rx->dtype);
+    if (xt->rank == 4) off *= (uint64_t)(xt->dims[2] * xt->dims[3]); /* whole blocks of [N, C, H, W] */
     int d = cl_view_desc(c, x, n->out[0], 0, (int)rx->buffer, off, ".cols");
     return d < 0 ? -1 : (c->desc[n->out[0]] = d, 0);
   }
@@ -491,6 +505,12 @@ static int map_segment(struct lctx *c, int node, struct lower_program *p, enum l
                        struct loom_file_job *j) {
   const struct lower_act *a = &p->act[seg];
   if (a->layout == LOWER_ACT_IM2COL && seg == LOWER_SEG_IN) return im2col_input(c, node, p, t, j);
+  if (seg == LOWER_SEG_OUT && c->wgt_rows[t] >= 0) { /* stored as K's WGT rows */
+    const struct ir_tensor *y = &c->g->tensors[t];
+    if (lower_program_wgt_rows(p, seg, (uint64_t)(ir_tensor_numel(y) / y->dims[y->rank - 1])))
+      return ir_fail(c->err, c->g, node, "the job cannot store %%%s as weight rows", y->name);
+    t = c->wgt_rows[t];
+  }
   int d = cl_desc_of(c, t);
   if (d < 0) return -1;
   const struct loom_file_tensor *rec = &c->ts[d].rec;
@@ -551,6 +571,7 @@ static int job_node(struct lctx *c, int node) {
        (acc_out ? acc_out_segment(c, node, &p, n->out[0], &j, &lanes, &i32)
                 : map_segment(c, node, &p, LOWER_SEG_OUT, y, &j));
   if (!rc) {
+    row.report = p.report; /* as the segments' mapping left it */
     uint8_t *code = lower_program_code(&p);
     char name[128];
     snprintf(name, sizeof name, "%s.const", row.name);
@@ -621,6 +642,7 @@ static void lctx_free(struct lctx *c) {
   free(c->iface);
   free(c->absorbed);
   free(c->plain);
+  free(c->wgt_rows);
   loom_file_builder_free(c->b);
 }
 
@@ -633,7 +655,9 @@ int compile_loom(const struct ir_graph *g, const enum part_target *targets, char
   c.iface = ir_xcalloc((size_t)g->n_tensors + 1, sizeof *c.iface);
   c.absorbed = ir_xcalloc((size_t)g->n_nodes + 1, 1);
   c.plain = ir_xmalloc(((size_t)g->n_tensors + 1) * sizeof *c.plain);
-  for (int t = 0; t < g->n_tensors; t++) c.desc[t] = c.plain[t] = -1;
+  c.wgt_rows = ir_xmalloc(((size_t)g->n_tensors + 1) * sizeof *c.wgt_rows);
+  for (int t = 0; t < g->n_tensors; t++) c.desc[t] = c.plain[t] = c.wgt_rows[t] = -1;
+  wgt_row_stores(&c);
   int rc = plan_interface(&c, out_names) || concats_in_place(&c) || emit_nodes(&c) || finish(&c);
   lctx_free(&c);
   return rc ? -1 : 0;

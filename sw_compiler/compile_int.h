@@ -45,7 +45,7 @@ struct lctx {
   struct iface *iface;    /* per IR tensor */
   char *absorbed;         /* per node: presented by the interface, no step */
   int *plain;             /* per IR tensor: a plain copy of its blocked descriptor, -1 before use */
-  int *wgt_rows;          /* per IR tensor: the WGT rows a job stores it as (ir_wgt_rows_store), else -1 */
+  int *wgt_rows;          /* per IR tensor: the Transpose of K's WGT rows its job stores (ir_wgt_rows_store), else -1 */
   int cap_layers;
 };
 

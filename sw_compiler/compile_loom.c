@@ -387,9 +387,9 @@ static int concats_in_place(struct lctx *c) {
  * runtime zero-fills it once, and no job writes its padding tokens). */
 static void wgt_row_stores(struct lctx *c) {
   for (int i = 0; i < c->g->n_nodes; i++) {
-    int chain[8], k, q = c->targets[i] == PART_ALIAS ? ir_wgt_rows_store(c->g, i, c->cfg->block_in, chain, &k) : -1;
+    int chain[8], k, q = c->targets[i] == PART_ALIAS ? ir_wgt_rows_store(c->g, i, c->cfg->block_in, chain, &k, NULL) : -1;
     if (q < 0 || c->targets[q] != PART_ACCEL) continue;
-    c->wgt_rows[c->g->nodes[q].out[0]] = c->g->nodes[i].out[0];
+    c->wgt_rows[c->g->nodes[q].out[0]] = i;
     while (k--) c->absorbed[chain[k]] = 1;
   }
 }
@@ -407,8 +407,8 @@ static int view_node(struct lctx *c, int node) {
   if (ir_head_slice_of(c->g, n->out[0], &start, &axis) >= 0) { /* its columns: map_segment spaces the rows */
     const struct loom_file_tensor *rx = &c->ts[x].rec;
     const struct ir_tensor *xt = &c->g->tensors[n->in[0]];
-    uint64_t off = rx->offset + (uint64_t)start * loom_dtype_size((loom_dtype)rx->dtype);
-    if (xt->rank == 4) off *= (uint64_t)(xt->dims[2] * xt->dims[3]); /* whole blocks of [N, C, H, W] */
+    uint64_t inner = xt->rank == 4 ? (uint64_t)(xt->dims[2] * xt->dims[3]) : 1; /* whole blocks of [N, C, H, W] */
+    uint64_t off = rx->offset + (uint64_t)start * inner * loom_dtype_size((loom_dtype)rx->dtype);
     int d = cl_view_desc(c, x, n->out[0], 0, (int)rx->buffer, off, ".cols");
     return d < 0 ? -1 : (c->desc[n->out[0]] = d, 0);
   }
@@ -500,17 +500,38 @@ static uint64_t column_pitch(const struct lctx *c, int t) {
   return 0;
 }
 
+/* The job producing *t stores (some of) its columns as K's WGT rows
+ * (wgt_row_stores): all of them, then *t becomes the rows' tensor; K's of
+ * an in_proj result, then the rows go after the result's bytes in its
+ * buffer, the rows' descriptor a view there. */
+static int wgt_rows_segment(struct lctx *c, int node, struct lower_program *p, int *t) {
+  int64_t col0;
+  int tr = c->wgt_rows[*t], kw = c->g->nodes[tr].out[0];
+  ir_wgt_rows_store(c->g, tr, c->cfg->block_in, NULL, NULL, &col0);
+  const struct ir_tensor *y = &c->g->tensors[*t], *w = &c->g->tensors[kw];
+  int64_t C = y->dims[y->rank - 1];
+  uint64_t base = 0;
+  if (w->dims[1] != C) {
+    int d = cl_desc_of(c, *t);
+    if (d < 0) return -1;
+    const struct loom_file_tensor *rec = &c->ts[d].rec;
+    uint64_t wrow = loom_hw_row_bytes(c->cfg, LOOM_BUF_WGT, 0);
+    base = (rec->bytes + wrow - 1) / wrow * wrow;
+    if (c->desc[kw] >= 0) return ir_fail(c->err, c->g, node, "%%%s is laid out before its job", w->name);
+    if ((c->desc[kw] = cl_view_desc(c, d, kw, 0, (int)rec->buffer, rec->offset + base, ".rows")) < 0) return -1;
+  }
+  if (lower_program_wgt_rows(p, LOWER_SEG_OUT, (uint64_t)(ir_tensor_numel(y) / C), (uint64_t)col0, (uint64_t)w->dims[1], base))
+    return ir_fail(c->err, c->g, node, "the job cannot store %%%s as weight rows", w->name);
+  if (!base) *t = kw;
+  return 0;
+}
+
 /* Maps segment `seg` of job j to the buffer of IR tensor t. */
 static int map_segment(struct lctx *c, int node, struct lower_program *p, enum lower_seg seg, int t,
                        struct loom_file_job *j) {
   const struct lower_act *a = &p->act[seg];
   if (a->layout == LOWER_ACT_IM2COL && seg == LOWER_SEG_IN) return im2col_input(c, node, p, t, j);
-  if (seg == LOWER_SEG_OUT && c->wgt_rows[t] >= 0) { /* stored as K's WGT rows */
-    const struct ir_tensor *y = &c->g->tensors[t];
-    if (lower_program_wgt_rows(p, seg, (uint64_t)(ir_tensor_numel(y) / y->dims[y->rank - 1])))
-      return ir_fail(c->err, c->g, node, "the job cannot store %%%s as weight rows", y->name);
-    t = c->wgt_rows[t];
-  }
+  if (seg == LOWER_SEG_OUT && c->wgt_rows[t] >= 0 && wgt_rows_segment(c, node, p, &t)) return -1;
   int d = cl_desc_of(c, t);
   if (d < 0) return -1;
   const struct loom_file_tensor *rec = &c->ts[d].rec;

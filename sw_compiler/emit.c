@@ -182,12 +182,15 @@ static void store_pieces(struct emit_vec *out, const struct loom_insn *in, const
   }
 }
 
-int lower_program_wgt_rows(struct lower_program *p, enum lower_seg seg, uint64_t tokens) {
+int lower_program_wgt_rows(struct lower_program *p, enum lower_seg seg, uint64_t tokens, uint64_t col0, uint64_t cols,
+                           uint64_t base) {
   const struct lower_act *a = &p->act[seg];
   uint64_t B = (uint64_t)a->block, cb = (uint64_t)(a->c + a->block - 1) / B, nb = (tokens + B - 1) / B;
-  if (a->layout != LOWER_ACT_NCHWC || (uint64_t)a->n * a->h * a->w != tokens ||
-      loom_hw_row_bytes(p->cfg, LOOM_BUF_OUT, 0) != B || nb * cb * B >= (1ull << LOOM_MEM_DRAM_OFFSET_WIDTH))
-    return -1; /* not one token's channel block per DRAM row, or too large */
+  uint64_t b0 = col0 / B, kb = cols / B, end = base + nb * kb * B * B, whole = b0 == 0 && kb == cb;
+  if (a->layout != LOWER_ACT_NCHWC || (uint64_t)a->n * a->h * a->w != tokens || col0 % B || !kb || cols % B ||
+      b0 + kb > cb || base % B || loom_hw_row_bytes(p->cfg, LOOM_BUF_OUT, 0) != B ||
+      end / B >= (1ull << LOOM_MEM_DRAM_OFFSET_WIDTH))
+    return -1; /* not one token's channel block per DRAM row, not whole blocks, or too large */
   for (uint32_t i = 0; i < p->insn_count; i++) {
     const struct loom_insn *in = &p->insns[i];
     if (!seg_transfer(in, seg)) continue;
@@ -206,17 +209,18 @@ int lower_program_wgt_rows(struct lower_program *p, enum lower_seg seg, uint64_t
     uint64_t n = (uint64_t)in->mem.y_size * in->mem.x_size;
     to = realloc(to, n * sizeof *to);
     LOOM_ASSERT(to != NULL);
-    for (uint64_t k = 0; k < n; k++) { /* NC row y * cb + b -> y / B * cb * B + b * B + y % B */
-      uint64_t r = in->mem.dram_offset + k / in->mem.x_size * in->mem.x_stride + k % in->mem.x_size, y = r / cb;
-      to[k] = y / B * cb * B + r % cb * B + y % B;
+    for (uint64_t k = 0; k < n; k++) { /* NC row y * cb + b -> base + y / B * kb * B + (b - b0) * B + y % B */
+      uint64_t r = in->mem.dram_offset + k / in->mem.x_size * in->mem.x_stride + k % in->mem.x_size, y = r / cb, b = r % cb;
+      to[k] = b < b0 || b >= b0 + kb ? r : base / B + y / B * kb * B + (b - b0) * B + y % B;
     }
     store_pieces(&out, in, to);
   }
   free(to);
   free(p->insns);
   p->insns = out.v, p->insn_count = out.n, p->insn_cap = out.cap;
-  p->act[seg].n = (int32_t)nb, p->act[seg].h = (int32_t)B, p->act[seg].w = 1;
-  p->act[seg].bytes = p->seg_bytes[seg] = nb * cb * B * B;
+  if (whole) p->act[seg].n = (int32_t)nb, p->act[seg].h = (int32_t)B, p->act[seg].w = 1, p->seg_bytes[seg] = 0;
+  if (p->seg_bytes[seg] < end) p->seg_bytes[seg] = end;
+  p->act[seg].bytes = p->seg_bytes[seg];
   emit_report(p);
   return 0;
 }

@@ -143,7 +143,7 @@ static void mark_accel_layouts(struct pctx *p) {
   }
   for (int i = 0; i < g->n_nodes; i++) { /* K's WGT rows, stored by its projection's job */
     int chain[8], k;
-    if (ir_wgt_rows_store(g, i, p->block, chain, &k) < 0) continue;
+    if (ir_wgt_rows_store(g, i, p->block, chain, &k, NULL) < 0) continue;
     while (k--) p->targets[chain[k]] = PART_ALIAS;
     set_blocked(p, g->nodes[i].out[0]);
   }

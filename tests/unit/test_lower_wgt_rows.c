@@ -46,7 +46,7 @@ static void fill_requant(struct ref_q_rng *r, int32_t n, int32_t k, int32_t *bia
 
 /* Head h's scores Q_h K_h^T, its weights read from the K job's segment. */
 static void check_head(const struct loom_hw_config *cfg, const struct kcase *t, struct ref_q_rng *r, const int8_t *kseg,
-                       uint64_t kbytes, const int8_t *k, int32_t h) {
+                       uint64_t kbytes, uint64_t base, const int8_t *k, int32_t h) {
   int32_t S = t->s, d = t->d, D = t->heads * t->d, B = cfg->block_out;
   int32_t *bias = malloc(sizeof(int32_t) * (size_t)S), *mult = malloc(sizeof(int32_t) * (size_t)S);
   int8_t *q = malloc((size_t)S * (size_t)d), *kh = malloc((size_t)S * (size_t)d);
@@ -65,7 +65,7 @@ static void check_head(const struct loom_hw_config *cfg, const struct kcase *t, 
   uint64_t width = (uint64_t)d * (uint64_t)B, pitch = (uint64_t)D * (uint64_t)B;
   assert_int_equal(p.act[LOWER_SEG_IN2].bytes, (uint64_t)((S + B - 1) / B) * width);
   assert_int_equal(lower_program_repitch(&p, LOWER_SEG_IN2, width, pitch), 0);
-  assert_int_equal(lower_program_rebase(&p, LOWER_SEG_IN2, (uint64_t)h * width), 0);
+  assert_int_equal(lower_program_rebase(&p, LOWER_SEG_IN2, base + (uint64_t)h * width), 0);
   assert_true(p.seg_bytes[LOWER_SEG_IN2] <= kbytes);
   int8_t *in = malloc(ia->bytes), *out = malloc(p.seg_bytes[LOWER_SEG_OUT]), *yn = malloc((size_t)S * (size_t)S);
   ref_to_nchwc(q, ia->n, ia->c, ia->h, ia->w, ia->block, 0, in);
@@ -85,32 +85,40 @@ static void check_head(const struct loom_hw_config *cfg, const struct kcase *t, 
   free(bias), free(mult), free(q), free(kh), free(y), free(ref), free(in), free(out), free(yn);
 }
 
-static void check_case(const struct loom_hw_config *cfg, const struct kcase *t, uint64_t seed) {
+/* K [S, D] = X W^T + b, alone (qkv 0) or as columns [D, 2D) of an
+ * in_proj result [S, 3D] (qkv 1: its WGT rows after the result's bytes,
+ * Q's and V's columns stored as before, K's there untouched). */
+static void check_case(const struct loom_hw_config *cfg, const struct kcase *t, uint64_t seed, int qkv) {
   struct ref_q_rng r = {seed * 0x9E3779B97F4A7C15u + 11};
   int32_t S = t->s, D = t->heads * t->d, B = cfg->block_out, nb = (S + B - 1) / B, cb = (D + B - 1) / B;
-  int32_t *bias = malloc(sizeof(int32_t) * (size_t)D), *mult = malloc(sizeof(int32_t) * (size_t)D);
-  int8_t *x = malloc((size_t)S * (size_t)t->din), *w = malloc((size_t)D * (size_t)t->din);
+  int32_t C = qkv ? 3 * D : D, ccb = (C + B - 1) / B, c0 = qkv ? D : 0;
+  if (qkv && D % B) return; /* K's columns: whole blocks */
+  int32_t *bias = malloc(sizeof(int32_t) * (size_t)C), *mult = malloc(sizeof(int32_t) * (size_t)C);
+  int8_t *x = malloc((size_t)S * (size_t)t->din), *w = malloc((size_t)C * (size_t)t->din);
   int8_t *k = malloc((size_t)S * (size_t)D);
   uint32_t shift;
   ref_q_fill(&r, x, (size_t)S * (size_t)t->din, -128, 127);
-  ref_q_fill(&r, w, (size_t)D * (size_t)t->din, -128, 127);
-  fill_requant(&r, D, t->din, bias, mult, &shift);
-  struct lower_qfc f = {.n = S, .in_features = t->din, .out_features = D, .weights = w, .bias = bias,
+  ref_q_fill(&r, w, (size_t)C * (size_t)t->din, -128, 127);
+  fill_requant(&r, C, t->din, bias, mult, &shift);
+  struct lower_qfc f = {.n = S, .in_features = t->din, .out_features = C, .weights = w, .bias = bias,
                         .multiplier = mult, .shift = shift, .out_zero_point = 0, .clamp_lo = -128, .clamp_hi = 127};
   struct lower_program p;
   char msg[LOWER_MSG_MAX], name[128];
-  snprintf(name, sizeof name, "%s/%s", t->name, cfg->name);
+  snprintf(name, sizeof name, "%s%s/%s", t->name, qkv ? "/in_proj" : "", cfg->name);
   if (lower_fc(cfg, &f, name, &p, msg)) fail_msg("%s", msg);
   const struct lower_act *ia = &p.act[LOWER_SEG_IN];
+  uint64_t nc = (uint64_t)S * (uint64_t)ccb * (uint64_t)B, wrow = (uint64_t)B * (uint64_t)B;
+  uint64_t base = qkv ? (nc + wrow - 1) / wrow * wrow : 0, cols = (uint64_t)cb * (uint64_t)B;
   uint32_t stores = (uint32_t)p.report.counters[LOOM_CNT_INSN_STORE];
-  assert_int_equal(lower_program_wgt_rows(&p, LOWER_SEG_IN, (uint64_t)S), -1);     /* loaded: refused */
-  assert_int_equal(lower_program_wgt_rows(&p, LOWER_SEG_OUT, (uint64_t)S + 1), -1); /* not its tokens */
+  assert_int_equal(lower_program_wgt_rows(&p, LOWER_SEG_IN, (uint64_t)S, (uint64_t)c0, cols, base), -1);     /* loaded */
+  assert_int_equal(lower_program_wgt_rows(&p, LOWER_SEG_OUT, (uint64_t)S + 1, (uint64_t)c0, cols, base), -1); /* not its tokens */
+  assert_int_equal(lower_program_wgt_rows(&p, LOWER_SEG_OUT, (uint64_t)S, (uint64_t)c0 + 1, cols, base), -1); /* not on a block */
   assert_int_equal(p.report.counters[LOOM_CNT_INSN_STORE], stores);
-  assert_int_equal(lower_program_wgt_rows(&p, LOWER_SEG_OUT, (uint64_t)S), 0);
-  uint64_t kbytes = (uint64_t)nb * (uint64_t)cb * (uint64_t)B * (uint64_t)B;
+  assert_int_equal(lower_program_wgt_rows(&p, LOWER_SEG_OUT, (uint64_t)S, (uint64_t)c0, cols, base), 0);
+  uint64_t kbytes = base + (uint64_t)nb * (uint64_t)cb * wrow;
   assert_true(p.seg_bytes[LOWER_SEG_OUT] == kbytes);
-  assert_true(p.report.counters[LOOM_CNT_BYTES_WR_OUT] == (uint64_t)S * (uint64_t)cb * (uint64_t)B);
-  int8_t *in = malloc(ia->bytes), *kseg = malloc(kbytes), *ref = malloc((size_t)S * (size_t)D);
+  assert_true(p.report.counters[LOOM_CNT_BYTES_WR_OUT] == (uint64_t)S * (uint64_t)ccb * (uint64_t)B);
+  int8_t *in = malloc(ia->bytes), *kseg = malloc(kbytes), *ref = malloc((size_t)S * (size_t)C);
   ref_to_nchwc(x, ia->n, ia->c, ia->h, ia->w, ia->block, (int8_t)ref_q_range(&r, -128, 127), in);
   struct fsim_result fr;
   uint32_t err = ref_q_run_fsim(&p, in, NULL, kseg, &fr);
@@ -118,19 +126,25 @@ static void check_case(const struct loom_hw_config *cfg, const struct kcase *t, 
   assert_int_equal(ref_q_counter_mismatch(&p, &fr), -1);
   ref_qfc(&f, x, ref);
   size_t wrong = 0;
+  for (int32_t y = 0; y < S && qkv; y++) /* Q's and V's columns in place, K's not written there */
+    for (int32_t c = 0; c < C; c++) {
+      int8_t got = kseg[(size_t)y * (size_t)ccb * (size_t)B + (size_t)c];
+      int want = c >= c0 && c < c0 + D ? (int8_t)0x5A : ref[(size_t)y * (size_t)C + (size_t)c];
+      if (got != want && wrong++ < 5) fprintf(stderr, "%s: NC token %d channel %d: got %d, expected %d\n", name, y, c, got, want);
+    }
   for (int32_t y = 0; y < nb * B; y++)
     for (int32_t c = 0; c < cb * B; c++) {
-      size_t at = ((size_t)(y / B) * (size_t)cb * (size_t)B + (size_t)(c / B) * (size_t)B + (size_t)(y % B)) * (size_t)B + (size_t)(c % B);
-      int want = y >= S ? 0x5A : c >= D ? kseg[at] : ref[(size_t)y * (size_t)D + (size_t)c]; /* padding tokens: untouched */
+      size_t at = base + ((size_t)(y / B) * (size_t)cb * (size_t)B + (size_t)(c / B) * (size_t)B + (size_t)(y % B)) * (size_t)B + (size_t)(c % B);
+      int want = y >= S ? 0x5A : c >= D ? kseg[at] : ref[(size_t)y * (size_t)C + (size_t)(c0 + c)]; /* padding tokens: untouched */
       if ((y >= S ? (uint8_t)kseg[at] : kseg[at]) != want && wrong++ < 5)
         fprintf(stderr, "%s: token %d channel %d: got %d, expected %d\n", name, y, c, kseg[at], want);
     }
   assert_int_equal(wrong, 0);
-  memcpy(k, ref, (size_t)S * (size_t)D);
+  for (int32_t y = 0; y < S; y++) memcpy(k + (size_t)y * (size_t)D, ref + (size_t)y * (size_t)C + (size_t)c0, (size_t)D);
   for (int32_t y = S; y < nb * B; y++) /* the runtime's buffers start zero-filled: so do these rows */
     for (int32_t c = 0; c < cb * B; c++)
-      kseg[((size_t)(y / B) * (size_t)cb * (size_t)B + (size_t)(c / B) * (size_t)B + (size_t)(y % B)) * (size_t)B + (size_t)(c % B)] = 0;
-  for (int32_t h = 0; h < t->heads && t->d % B == 0; h++) check_head(cfg, t, &r, kseg, kbytes, k, h);
+      kseg[base + ((size_t)(y / B) * (size_t)cb * (size_t)B + (size_t)(c / B) * (size_t)B + (size_t)(y % B)) * (size_t)B + (size_t)(c % B)] = 0;
+  for (int32_t h = 0; h < t->heads && t->d % B == 0; h++) check_head(cfg, t, &r, kseg, kbytes, base, k, h);
   lower_program_free(&p);
   free(bias), free(mult), free(x), free(w), free(k), free(in), free(kseg), free(ref);
 }
@@ -147,8 +161,9 @@ static const struct kcase cases[] = {
 static void test_cases(void **state) {
   (void)state;
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-    check_case(loom_hw_config_by_name("tiny"), &cases[i], i);
-    check_case(loom_hw_config_by_name("default"), &cases[i], i + 100);
+    check_case(loom_hw_config_by_name("tiny"), &cases[i], i, 0);
+    check_case(loom_hw_config_by_name("default"), &cases[i], i + 100, 0);
+    check_case(loom_hw_config_by_name(i % 2 ? "default" : "tiny"), &cases[i], i + 200, 1);
   }
 }
 
@@ -158,7 +173,7 @@ static void test_random(void **state) {
   struct ref_q_rng r = {777};
   for (int i = 0; i < 16; i++) {
     struct kcase t = {"random", ref_q_range(&r, 1, 150), ref_q_range(&r, 1, 200), ref_q_range(&r, 1, 4), 8 * ref_q_range(&r, 1, 6)};
-    check_case(loom_hw_config_by_name(i % 2 ? "default" : "tiny"), &t, 900 + (uint64_t)i);
+    check_case(loom_hw_config_by_name(i % 2 ? "default" : "tiny"), &t, 900 + (uint64_t)i, i % 3 == 0);
   }
 }
 

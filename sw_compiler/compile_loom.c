@@ -382,21 +382,9 @@ static int concats_in_place(struct lctx *c) {
   return 0;
 }
 
-/* K's WGT rows stored by its projection's job (ir_wgt_rows_store): the
- * moves between are nothing, the job's result is the rows' tensor (the
- * runtime zero-fills it once, and no job writes its padding tokens). */
-static void wgt_row_stores(struct lctx *c) {
-  for (int i = 0; i < c->g->n_nodes; i++) {
-    int chain[8], k, q = c->targets[i] == PART_ALIAS ? ir_wgt_rows_store(c->g, i, c->cfg->block_in, chain, &k, NULL) : -1;
-    if (q < 0 || c->targets[q] != PART_ACCEL) continue;
-    c->wgt_rows[c->g->nodes[q].out[0]] = i;
-    while (k--) c->absorbed[chain[k]] = 1;
-  }
-}
-
 static int view_node(struct lctx *c, int node) {
   const struct ir_node *n = &c->g->nodes[node];
-  if (n->op == IR_OP_CONCAT || c->absorbed[node]) return 0; /* in place: concats_in_place(), wgt_row_stores() */
+  if (n->op == IR_OP_CONCAT || c->absorbed[node]) return 0; /* in place: concats_in_place(), cl_wgt_row_stores() */
   int x = cl_desc_of(c, n->in[0]);
   if (x < 0) return -1;
   if (c->desc[n->out[0]] >= 0) return 0;
@@ -500,38 +488,12 @@ static uint64_t column_pitch(const struct lctx *c, int t) {
   return 0;
 }
 
-/* The job producing *t stores (some of) its columns as K's WGT rows
- * (wgt_row_stores): all of them, then *t becomes the rows' tensor; K's of
- * an in_proj result, then the rows go after the result's bytes in its
- * buffer, the rows' descriptor a view there. */
-static int wgt_rows_segment(struct lctx *c, int node, struct lower_program *p, int *t) {
-  int64_t col0;
-  int tr = c->wgt_rows[*t], kw = c->g->nodes[tr].out[0];
-  ir_wgt_rows_store(c->g, tr, c->cfg->block_in, NULL, NULL, &col0);
-  const struct ir_tensor *y = &c->g->tensors[*t], *w = &c->g->tensors[kw];
-  int64_t C = y->dims[y->rank - 1];
-  uint64_t base = 0;
-  if (w->dims[1] != C) {
-    int d = cl_desc_of(c, *t);
-    if (d < 0) return -1;
-    const struct loom_file_tensor *rec = &c->ts[d].rec;
-    uint64_t wrow = loom_hw_row_bytes(c->cfg, LOOM_BUF_WGT, 0);
-    base = (rec->bytes + wrow - 1) / wrow * wrow;
-    if (c->desc[kw] >= 0) return ir_fail(c->err, c->g, node, "%%%s is laid out before its job", w->name);
-    if ((c->desc[kw] = cl_view_desc(c, d, kw, 0, (int)rec->buffer, rec->offset + base, ".rows")) < 0) return -1;
-  }
-  if (lower_program_wgt_rows(p, LOWER_SEG_OUT, (uint64_t)(ir_tensor_numel(y) / C), (uint64_t)col0, (uint64_t)w->dims[1], base))
-    return ir_fail(c->err, c->g, node, "the job cannot store %%%s as weight rows", w->name);
-  if (!base) *t = kw;
-  return 0;
-}
-
 /* Maps segment `seg` of job j to the buffer of IR tensor t. */
 static int map_segment(struct lctx *c, int node, struct lower_program *p, enum lower_seg seg, int t,
                        struct loom_file_job *j) {
   const struct lower_act *a = &p->act[seg];
   if (a->layout == LOWER_ACT_IM2COL && seg == LOWER_SEG_IN) return im2col_input(c, node, p, t, j);
-  if (seg == LOWER_SEG_OUT && c->wgt_rows[t] >= 0 && wgt_rows_segment(c, node, p, &t)) return -1;
+  if (seg == LOWER_SEG_OUT && c->wgt_rows[t] >= 0 && cl_wgt_rows_segment(c, node, p, &t)) return -1;
   int d = cl_desc_of(c, t);
   if (d < 0) return -1;
   const struct loom_file_tensor *rec = &c->ts[d].rec;
@@ -678,7 +640,7 @@ int compile_loom(const struct ir_graph *g, const enum part_target *targets, char
   c.plain = ir_xmalloc(((size_t)g->n_tensors + 1) * sizeof *c.plain);
   c.wgt_rows = ir_xmalloc(((size_t)g->n_tensors + 1) * sizeof *c.wgt_rows);
   for (int t = 0; t < g->n_tensors; t++) c.desc[t] = c.plain[t] = c.wgt_rows[t] = -1;
-  wgt_row_stores(&c);
+  cl_wgt_row_stores(&c);
   int rc = plan_interface(&c, out_names) || concats_in_place(&c) || emit_nodes(&c) || finish(&c);
   lctx_free(&c);
   return rc ? -1 : 0;

@@ -298,6 +298,9 @@ int ir_head_slice_of(const struct ir_graph *g, int t, int64_t *start, int *axis)
  * their projection's result): x, whose quantization t shares (so the
  * weights' rows are made from x's integers); else -1. */
 int ir_head_stack_source(const struct ir_graph *g, int t);
+/* Slice node i: one axis, step 1, constant bounds within its operand:
+ * the axis (made non-negative) and the first index in *start, else -1. */
+int ir_plain_slice(const struct ir_graph *g, int i, int64_t *start);
 /* When Transpose node tr makes K's WGT rows [M/B, D, B, 1] (perm 0 2 1 3,
  * B = block) from a projection's int8 result [M, C] (a QGemm with
  * constant weights) only viewed, perhaps sliced to its columns

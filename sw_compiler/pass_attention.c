@@ -44,7 +44,14 @@
  *      DequantizeLinear, float Transpose or QuantizeLinear), and when those
  *      moves are the heads' split (K's [M, H, d] -> [H, d, M], V's
  *      -> [H, M, d]) the heads' Transpose and the layout's are one
- *      (heads_wgt_rows).  The job loads
+ *      (heads_wgt_rows).  K's WGT rows, when its heads are whole blocks
+ *      and its int8 result comes from a projection job (a QGemm with
+ *      constant weights: BERT's own K projection, or the in_proj's
+ *      columns [D, 2D)), are instead [S/B, D, B, 1] (K [S, D] viewed
+ *      [S/B, B, D, 1], Transpose 0 2 1 3), whose NCHWc is what that job
+ *      stores itself (ir_wgt_rows_store, lower_program_wgt_rows), a head's
+ *      rows its channels [h*d, (h+1)*d) (a Slice along axis 1, read in
+ *      place with rows D*B bytes apart).  The job loads
  *      them by DMA at run time; the requantization multiplier is
  *      s_a * s_b / s_y for every output, divided (multiplied) by the
  *      scale's constant c when the product is scaled: computed in double
@@ -57,12 +64,17 @@
  * job onto its slices (lower_program_rebase), so no host Gather or Concat
  * copy is left.  A MatMul the second rewrite cannot take (uint8 operands,
  * a nonzero zero point, a result not quantized) keeps its Q/DQ and runs on
- * the host kernels in float, its slices copies.  What stays on the host
- * per attention: K's and V's WGT layouts in int8 (per stacked operand: a
- * Slice of the in_proj result, for K a Concat of zero rows when the tokens
- * are not whole blocks, one Transpose and a repack), the Softmax's
- * QuantizeLinear and the scores' DequantizeLinear (docs/lowering.md says why the WGT rows cannot come
- * from the load's addressing).
+ * the host kernels in float, its slices copies.  K's projection job
+ * stores K's WGT rows (its STOREs rewritten, the in_proj's Q and V columns
+ * where they were and K's rows after them in the same buffer; the padding
+ * tokens' rows never written, so zero as the runtime fills its buffers:
+ * they only meet the scores' padded output lanes anyway), so K has no host
+ * step; ir_wgt_rows_store checks the moves between are K's alone and no
+ * other reader reads K's columns.  What stays on the host per attention:
+ * V's WGT layout in int8 (a Slice of the in_proj result, one Transpose
+ * and a repack), and K's when its heads are not whole blocks; the
+ * Softmax (QSOFTMAX).  V's rows cannot be stored by a producer
+ * (docs/lowering.md, "What the host still does").
  */
 #include "sw_compiler/pass_fuse.h"
 
@@ -209,9 +221,7 @@ int ir_is_scores_scale(const struct ir_graph *g, int node) {
   return 0;
 }
 
-/* Slice node i: one axis, step 1, constant bounds within x: the axis
- * (made non-negative) and *start, else -1. */
-static int plain_slice(const struct ir_graph *g, int i, int64_t *start) {
+int ir_plain_slice(const struct ir_graph *g, int i, int64_t *start) {
   const struct ir_node *n = &g->nodes[i];
   if (n->op != IR_OP_ONNX || strcmp(n->type, "Slice") || n->n_in < 4 || n->n_in > 5 ||
       (n->n_in == 5 && const_i64(g, n->in[4]) != 1))
@@ -265,7 +275,7 @@ static int heads_of_columns(const struct ir_graph *g, int a, int64_t *at, int *s
     return -1;
   int sl = ir_producer(g, x);
   int64_t start;
-  if (sl >= 0 && plain_slice(g, sl, &start) == xt->rank - 1) { /* a column range of the in_proj result */
+  if (sl >= 0 && ir_plain_slice(g, sl, &start) == xt->rank - 1) { /* a column range of the in_proj result */
     int src = two_d(g, g->nodes[sl].in[0]);
     if (g->tensors[src].rank != 2 || g->tensors[src].dims[0] * xt->dims[xt->rank - 1] != ir_tensor_numel(xt)) return -1;
     *at = start;
@@ -279,7 +289,7 @@ static int heads_of_columns(const struct ir_graph *g, int a, int64_t *at, int *s
 static int permutes(const struct ir_graph *g, int i) {
   int64_t start;
   const struct ir_node *n = &g->nodes[i];
-  return ir_op_is_view(n->op) || n->op == IR_OP_TRANSPOSE || plain_slice(g, i, &start) >= 0;
+  return ir_op_is_view(n->op) || n->op == IR_OP_TRANSPOSE || ir_plain_slice(g, i, &start) >= 0;
 }
 
 int ir_head_stack_source(const struct ir_graph *g, int t) {
@@ -591,77 +601,4 @@ int ir_pass_fuse_act_matmul(struct ir_graph *g, int block, struct ir_error *err)
   if (!n) return 0;
   ir_pass_dce(g);
   return ir_pass_shape_infer(g, err) || ir_verify(g, err) ? -1 : 0;
-}
-
-/* Whether every reader of t (through views keeping its last axis) reads
- * only columns outside [c0, c1) of it: a Slice of the last axis or a
- * head's column window, disjoint; node `skip` is not counted. */
-static int reads_outside(const struct ir_graph *g, int t, int64_t c0, int64_t c1, int skip) {
-  const struct ir_tensor *x = &g->tensors[t];
-  for (int k = 0; k < g->n_outputs; k++)
-    if (g->outputs[k] == t) return 0;
-  for (int i = 0; i < g->n_nodes; i++) {
-    const struct ir_node *n = &g->nodes[i];
-    int reads = 0;
-    for (int k = 0; k < n->n_in; k++) reads |= n->in[k] == t;
-    if (n->dead || !reads || i == skip) continue;
-    int64_t s, len = g->tensors[n->out[0]].dims[g->tensors[n->out[0]].rank - 1];
-    int axis;
-    if (ir_op_is_view(n->op) && n->in[0] == t && g->tensors[n->out[0]].dims[g->tensors[n->out[0]].rank - 1] == x->dims[x->rank - 1]) {
-      if (!reads_outside(g, n->out[0], c0, c1, skip)) return 0;
-    } else if (n->op == IR_OP_ONNX && n->in[0] == t && plain_slice(g, i, &s) == x->rank - 1) {
-      if (s < c1 && s + len > c0) return 0;
-    } else if (ir_head_slice_of(g, n->out[0], &s, &axis) == t && axis == 1) {
-      if (s < c1 && s + len > c0) return 0;
-    } else {
-      return 0;
-    }
-  }
-  return 1;
-}
-
-int ir_wgt_rows_store(const struct ir_graph *g, int tr, int block, int *nodes, int *n_nodes, int64_t *col0) {
-  const int64_t *perm;
-  const struct ir_node *n = &g->nodes[tr];
-  if (n->dead || n->op != IR_OP_TRANSPOSE || ir_attr_ints(n, "perm", &perm) != 4 || perm[0] || perm[1] != 2 ||
-      perm[2] != 1 || perm[3] != 3)
-    return -1;
-  const struct ir_tensor *x = &g->tensors[n->in[0]]; /* [M/B, B, D, 1] */
-  int64_t D = x->dims[2], C = D, rows = x->dims[0] * block, c0 = 0;
-  if (x->dtype != IR_DT_I8 || x->dims[1] != block || D % block || x->dims[3] != 1) return -1;
-  int chain[CHAIN_MAX], k = 0, t = n->in[0], sliced = -1;
-  chain[k++] = tr;
-  for (int i = ir_producer(g, t); i >= 0 && k < CHAIN_MAX; i = ir_producer(g, t)) {
-    const struct ir_node *m = &g->nodes[i];
-    const struct ir_tensor *y = &g->tensors[t];
-    if (sliced < 0 && ir_sole_reader(g, t) != chain[k - 1]) return -1;
-    if (sliced >= 0 && y->dims[y->rank - 1] != C) return -1; /* views of [..., M, C] keeping the columns */
-    if (m->op == IR_OP_QGEMM) { /* the projection: [..., M, C] in token order */
-      if (!g->tensors[m->in[1]].data || y->dims[y->rank - 1] != C || ir_tensor_numel(y) != rows * C ||
-          (sliced >= 0 && !reads_outside(g, t, c0, c0 + D, sliced)))
-        return -1;
-      if (nodes) memcpy(nodes, chain, (size_t)k * sizeof *chain), *n_nodes = k;
-      if (col0) *col0 = c0;
-      return i;
-    }
-    int64_t s;
-    if (sliced < 0 && m->op == IR_OP_CONCAT) { /* zero token rows up to whole blocks: [M, D] then [rows - M, D] */
-      const struct ir_tensor *a = &g->tensors[m->in[0]], *z = m->n_in == 2 ? &g->tensors[m->in[1]] : NULL;
-      int zero = z && z->data && z->dtype == IR_DT_I8 && z->rank == 2 && z->dims[1] == D;
-      for (int64_t e = 0; zero && e < ir_tensor_numel(z); e++) zero = !((const int8_t *)z->data)[e];
-      if (!zero || ir_attr_int(m, "axis", 0) || a->rank != 2 || a->dims[1] != D || a->dims[0] + z->dims[0] != rows ||
-          a->dims[0] <= rows - block)
-        return -1;
-      rows = a->dims[0];
-    } else if (sliced < 0 && m->op == IR_OP_ONNX && plain_slice(g, i, &s) == y->rank - 1) { /* K's columns of in_proj */
-      const struct ir_tensor *a = &g->tensors[m->in[0]];
-      if (y->dims[y->rank - 1] != D || s % block || ir_tensor_numel(y) != rows * D) return -1;
-      sliced = i, c0 = s, C = a->dims[a->rank - 1];
-    } else if (!ir_op_is_view(m->op)) {
-      return -1;
-    }
-    if (sliced < 0 || sliced == i) chain[k++] = i; /* the moves of K alone: nothing at run time */
-    t = m->in[0];
-  }
-  return -1;
 }

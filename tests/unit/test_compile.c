@@ -667,6 +667,36 @@ static void test_attention_in_proj(void **state) {
   remove_calib(&cf);
 }
 
+/* BERT's attention form over s tokens, h heads of width d: separate Q, K,
+ * V projections (weights rand(seed), rand(seed + 1), rand(seed + 2)),
+ * the scores divided by the constant c. */
+static void bert_text(char *text, size_t size, int s, int h, int d, const char *c, int seed) {
+  int dm = h * d;
+  snprintf(text, size,
+           "loom.ir 1\n"
+           "input %%x : f32[1,%d,%d]\n"
+           "const %%wq : f32[%d,%d] = rand(%d)\nconst %%wk : f32[%d,%d] = rand(%d)\nconst %%wv : f32[%d,%d] = rand(%d)\n"
+           "const %%hs : i64[4] = [1, %d, %d, %d]\n"
+           "const %%c : f32[] = [%s]\n"
+           "%%q = MatMul(%%x, %%wq)\n%%k = MatMul(%%x, %%wk)\n%%v = MatMul(%%x, %%wv)\n"
+           "%%q4 = Reshape(%%q, %%hs)\n%%k4 = Reshape(%%k, %%hs)\n%%v4 = Reshape(%%v, %%hs)\n"
+           "%%qh = Transpose(%%q4) {perm=[0,2,1,3]}\n%%kt = Transpose(%%k4) {perm=[0,2,3,1]}\n"
+           "%%vh = Transpose(%%v4) {perm=[0,2,1,3]}\n"
+           "%%s = MatMul(%%qh, %%kt)\n%%sd = Div@13(%%s, %%c)\n%%p = Softmax(%%sd) {axis=-1}\n%%o = MatMul(%%p, %%vh)\n"
+           "output %%o\n",
+           s, dm, dm, dm, seed, dm, dm, seed + 1, dm, dm, seed + 2, s, h, d, c);
+}
+
+/* What the cosine threshold (0.95) tells apart: the float model `text`
+ * with K and V swapped is below it on x (n outputs; `want` the model's). */
+static void kv_swap_below(const char *text, const float *x, const float *want, int n) {
+  float *wrong = malloc((size_t)n * sizeof *wrong);
+  char *t = replaced(text, "%k = MatMul(%x, %wk)\n%v = MatMul(%x, %wv)", "%k = MatMul(%x, %wv)\n%v = MatMul(%x, %wk)");
+  float_model(t, x, wrong, (size_t)n * sizeof *wrong);
+  assert_true(cosine(wrong, want, n) < 0.95);
+  free(t), free(wrong);
+}
+
 /* BERT's form: the scores themselves divided by sqrt(d) ([1, H, S, S], which
  * would otherwise become a depthwise 1x1 job of its own): the Div folds
  * into each head's scores multiplier, s_q * s_k / (s_y * c) rounded once,
@@ -675,30 +705,15 @@ static void test_attention_in_proj(void **state) {
  * both configurations, and near the float model (cosine >= 0.95: 0.996;
  * K and V swapped 0.11). */
 static void test_attention_scores_scale(void **state) {
-  const char *text =
-      "loom.ir 1\n"
-      "input %x : f32[1,6,16]\n"
-      "const %wq : f32[16,16] = rand(51)\n"
-      "const %wk : f32[16,16] = rand(52)\n"
-      "const %wv : f32[16,16] = rand(53)\n"
-      "const %hs : i64[4] = [1, 6, 2, 8]\n"
-      "const %c : f32[] = [2.828427]\n"
-      "%q = MatMul(%x, %wq)\n%k = MatMul(%x, %wk)\n%v = MatMul(%x, %wv)\n"
-      "%q4 = Reshape(%q, %hs)\n%k4 = Reshape(%k, %hs)\n%v4 = Reshape(%v, %hs)\n"
-      "%qh = Transpose(%q4) {perm=[0,2,1,3]}\n%kt = Transpose(%k4) {perm=[0,2,3,1]}\n"
-      "%vh = Transpose(%v4) {perm=[0,2,1,3]}\n"
-      "%s = MatMul(%qh, %kt)\n%sd = Div@13(%s, %c)\n%p = Softmax(%sd) {axis=-1}\n%o = MatMul(%p, %vh)\n"
-      "output %o\n";
+  char text[1024];
+  bert_text(text, sizeof text, 6, 2, 8, "2.828427", 51);
   int64_t dims[3] = {1, 6, 16};
   struct calib_file cf;
   assert_int_equal(0, write_calib(&cf, 3, dims, 4, 8));
-  float x[96], want[96], wrong[96];
+  float x[96], want[96];
   for (int i = 0; i < 96; i++) x[i] = sinf(0.41f * (float)i) * 0.25f;
   float_model(text, x, want, sizeof want);
-  char *t = replaced(text, "%k = MatMul(%x, %wk)\n%v = MatMul(%x, %wv)", "%k = MatMul(%x, %wv)\n%v = MatMul(%x, %wk)");
-  float_model(t, x, wrong, sizeof wrong); /* K and V swapped: 0.11 (the scale lost: 0.995, hence the multiplier check) */
-  assert_true(cosine(wrong, want, 96) < 0.95);
-  free(t);
+  kv_swap_below(text, x, want, 96); /* 0.11 (the scale lost: 0.995, hence the multiplier check) */
   static const char *const cfgs[] = {"default", "tiny"};
   for (int c = 0; c < 2; c++) {
     struct compile_result r;
@@ -725,35 +740,21 @@ static void test_attention_scores_scale(void **state) {
  * K's projection job stores its result as K's WGT rows itself
  * (lower_program_wgt_rows), so K has no host step (before: a repack COPY
  * to [1, S, D], the Transpose into WGT rows and its repack COPY); each
- * head's scores job reads its channels of those rows in place.  V keeps its host moves.  Bit-exact on fsim against
- * the int8 graph on the reference interpreter, both configurations, and
- * near the float model (cosine >= 0.95: 0.997 before and after this
- * change; K and V swapped 0.12). */
+ * head's scores job reads its channels of those rows in place.  V keeps
+ * its host moves.  Bit-exact on fsim against the int8 graph on the
+ * reference interpreter, both configurations, and near the float model
+ * (cosine >= 0.95: 0.997; K and V swapped -0.13); the int8 values are
+ * those of the host's moves, only stored elsewhere. */
 static void test_attention_k_rows(void **state) {
-  const char *text =
-      "loom.ir 1\n"
-      "input %x : f32[1,20,32]\n"
-      "const %wq : f32[32,32] = rand(61)\n"
-      "const %wk : f32[32,32] = rand(62)\n"
-      "const %wv : f32[32,32] = rand(63)\n"
-      "const %hs : i64[4] = [1, 20, 2, 16]\n"
-      "const %c : f32[] = [4.0]\n"
-      "%q = MatMul(%x, %wq)\n%k = MatMul(%x, %wk)\n%v = MatMul(%x, %wv)\n"
-      "%q4 = Reshape(%q, %hs)\n%k4 = Reshape(%k, %hs)\n%v4 = Reshape(%v, %hs)\n"
-      "%qh = Transpose(%q4) {perm=[0,2,1,3]}\n%kt = Transpose(%k4) {perm=[0,2,3,1]}\n"
-      "%vh = Transpose(%v4) {perm=[0,2,1,3]}\n"
-      "%s = MatMul(%qh, %kt)\n%sd = Div@13(%s, %c)\n%p = Softmax(%sd) {axis=-1}\n%o = MatMul(%p, %vh)\n"
-      "output %o\n";
+  char text[1024];
+  bert_text(text, sizeof text, 20, 2, 16, "4.0", 61);
   int64_t dims[3] = {1, 20, 32};
   struct calib_file cf;
   assert_int_equal(0, write_calib(&cf, 3, dims, 4, 9));
-  float x[640], want[640], wrong[640];
+  float x[640], want[640];
   for (int i = 0; i < 640; i++) x[i] = sinf(0.23f * (float)i) * 0.5f;
   float_model(text, x, want, sizeof want);
-  char *t = replaced(text, "%k = MatMul(%x, %wk)\n%v = MatMul(%x, %wv)", "%k = MatMul(%x, %wv)\n%v = MatMul(%x, %wk)");
-  float_model(t, x, wrong, sizeof wrong);
-  assert_true(cosine(wrong, want, 640) < 0.95);
-  free(t);
+  kv_swap_below(text, x, want, 640);
   static const char *const cfgs[] = {"default", "tiny"};
   for (int c = 0; c < 2; c++) {
     struct compile_result r;

@@ -540,6 +540,8 @@ static int job_node(struct lctx *c, int node) {
     return -1;
   }
   int y = c->g->nodes[f.nodes[f.n - 1]].out[0], rc = 0;
+  for (int i = 0; i + 1 < f.n; i++) /* K's rows are stored by the job that makes them: its last node */
+    LOOM_ASSERT(c->wgt_rows[c->g->nodes[f.nodes[i]].out[0]] < 0);
   for (int i = 1; i < f.n; i++) c->absorbed[f.nodes[i]] = 1;
   struct loom_file_job j = {0};
   for (int s = 0; s < 8; s++) j.segments[s] = LOOM_FILE_NO_BUFFER;

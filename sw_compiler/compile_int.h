@@ -45,6 +45,7 @@ struct lctx {
   struct iface *iface;    /* per IR tensor */
   char *absorbed;         /* per node: presented by the interface, no step */
   int *plain;             /* per IR tensor: a plain copy of its blocked descriptor, -1 before use */
+  int *wgt_rows;          /* per IR tensor: the Transpose of K's WGT rows its job stores (ir_wgt_rows_store), else -1 */
   int cap_layers;
 };
 
@@ -69,6 +70,12 @@ int cl_copy_step(struct lctx *c, int from, int to);
 
 /* compile_qsoftmax.c: int8 Softmax node `node` as a QSOFTMAX step. */
 int cl_qsoftmax_step(struct lctx *c, int node);
+/* K's WGT rows a projection's job stores (compile_krows.c): the moves
+ * between marked absorbed and c->wgt_rows filled, before any step; then,
+ * when that job maps its OUT segment (the result *t), its STOREs
+ * rewritten and *t made the tensor the segment holds.  -1: an error. */
+void cl_wgt_row_stores(struct lctx *c);
+int cl_wgt_rows_segment(struct lctx *c, int node, struct lower_program *p, int *t);
 
 /* compile_kernel.c: node `node` as a KERNEL step. */
 int cl_kernel_node(struct lctx *c, int node);

@@ -384,7 +384,7 @@ static int concats_in_place(struct lctx *c) {
 
 static int view_node(struct lctx *c, int node) {
   const struct ir_node *n = &c->g->nodes[node];
-  if (n->op == IR_OP_CONCAT) return 0; /* in place: concats_in_place() */
+  if (n->op == IR_OP_CONCAT || c->absorbed[node]) return 0; /* in place: concats_in_place(), cl_wgt_row_stores() */
   int x = cl_desc_of(c, n->in[0]);
   if (x < 0) return -1;
   if (c->desc[n->out[0]] >= 0) return 0;
@@ -394,7 +394,9 @@ static int view_node(struct lctx *c, int node) {
     return rows_desc(c, x, n->out[0], start, c->g->tensors[n->in[0]].dims[0]) < 0 ? -1 : 0;
   if (ir_head_slice_of(c->g, n->out[0], &start, &axis) >= 0) { /* its columns: map_segment spaces the rows */
     const struct loom_file_tensor *rx = &c->ts[x].rec;
-    uint64_t off = rx->offset + (uint64_t)start * loom_dtype_size((loom_dtype)rx->dtype);
+    const struct ir_tensor *xt = &c->g->tensors[n->in[0]];
+    uint64_t inner = xt->rank == 4 ? (uint64_t)(xt->dims[2] * xt->dims[3]) : 1; /* whole blocks of [N, C, H, W] */
+    uint64_t off = rx->offset + (uint64_t)start * inner * loom_dtype_size((loom_dtype)rx->dtype);
     int d = cl_view_desc(c, x, n->out[0], 0, (int)rx->buffer, off, ".cols");
     return d < 0 ? -1 : (c->desc[n->out[0]] = d, 0);
   }
@@ -491,6 +493,7 @@ static int map_segment(struct lctx *c, int node, struct lower_program *p, enum l
                        struct loom_file_job *j) {
   const struct lower_act *a = &p->act[seg];
   if (a->layout == LOWER_ACT_IM2COL && seg == LOWER_SEG_IN) return im2col_input(c, node, p, t, j);
+  if (seg == LOWER_SEG_OUT && c->wgt_rows[t] >= 0 && cl_wgt_rows_segment(c, node, p, &t)) return -1;
   int d = cl_desc_of(c, t);
   if (d < 0) return -1;
   const struct loom_file_tensor *rec = &c->ts[d].rec;
@@ -537,6 +540,8 @@ static int job_node(struct lctx *c, int node) {
     return -1;
   }
   int y = c->g->nodes[f.nodes[f.n - 1]].out[0], rc = 0;
+  for (int i = 0; i + 1 < f.n; i++) /* K's rows are stored by the job that makes them: its last node */
+    LOOM_ASSERT(c->wgt_rows[c->g->nodes[f.nodes[i]].out[0]] < 0);
   for (int i = 1; i < f.n; i++) c->absorbed[f.nodes[i]] = 1;
   struct loom_file_job j = {0};
   for (int s = 0; s < 8; s++) j.segments[s] = LOOM_FILE_NO_BUFFER;
@@ -551,6 +556,7 @@ static int job_node(struct lctx *c, int node) {
        (acc_out ? acc_out_segment(c, node, &p, n->out[0], &j, &lanes, &i32)
                 : map_segment(c, node, &p, LOWER_SEG_OUT, y, &j));
   if (!rc) {
+    row.report = p.report; /* as the segments' mapping left it */
     uint8_t *code = lower_program_code(&p);
     char name[128];
     snprintf(name, sizeof name, "%s.const", row.name);
@@ -621,6 +627,7 @@ static void lctx_free(struct lctx *c) {
   free(c->iface);
   free(c->absorbed);
   free(c->plain);
+  free(c->wgt_rows);
   loom_file_builder_free(c->b);
 }
 
@@ -633,7 +640,9 @@ int compile_loom(const struct ir_graph *g, const enum part_target *targets, char
   c.iface = ir_xcalloc((size_t)g->n_tensors + 1, sizeof *c.iface);
   c.absorbed = ir_xcalloc((size_t)g->n_nodes + 1, 1);
   c.plain = ir_xmalloc(((size_t)g->n_tensors + 1) * sizeof *c.plain);
-  for (int t = 0; t < g->n_tensors; t++) c.desc[t] = c.plain[t] = -1;
+  c.wgt_rows = ir_xmalloc(((size_t)g->n_tensors + 1) * sizeof *c.wgt_rows);
+  for (int t = 0; t < g->n_tensors; t++) c.desc[t] = c.plain[t] = c.wgt_rows[t] = -1;
+  cl_wgt_row_stores(&c);
   int rc = plan_interface(&c, out_names) || concats_in_place(&c) || emit_nodes(&c) || finish(&c);
   lctx_free(&c);
   return rc ? -1 : 0;

@@ -287,7 +287,8 @@ int ir_pass_split_act_matmul(struct ir_graph *g, int block, struct ir_error *err
 int ir_is_act_matmul(const struct ir_graph *g, int i);
 /* When t is one head's slice of an attention operand (the Slice
  * ir_pass_split_act_matmul makes: rows of the heads stacked, axis 0, or
- * columns of the heads side by side, axis 1 of a rank-2 tensor): that
+ * columns of the heads side by side, axis 1 of a rank-2 tensor, or of
+ * K's WGT rows [M/B, D, B, 1] that its projection stores): that
  * tensor, with the first row or column in *start and the axis in *axis
  * (either may be NULL); else -1.  Its int8 form is a window of that
  * tensor's, read in place. */
@@ -297,6 +298,21 @@ int ir_head_slice_of(const struct ir_graph *g, int t, int64_t *start, int *axis)
  * their projection's result): x, whose quantization t shares (so the
  * weights' rows are made from x's integers); else -1. */
 int ir_head_stack_source(const struct ir_graph *g, int t);
+/* Slice node i: one axis, step 1, constant bounds within its operand:
+ * the axis (made non-negative) and the first index in *start, else -1. */
+int ir_plain_slice(const struct ir_graph *g, int i, int64_t *start);
+/* When Transpose node tr makes K's WGT rows [M/B, D, B, 1] (perm 0 2 1 3,
+ * B = block) from a projection's int8 result [M, C] (a QGemm with
+ * constant weights) only viewed, perhaps sliced to its columns
+ * [c0, c0 + D) (K's of an in_proj result, whole blocks, which no other
+ * reader reads: Q's and V's), padded with zero token rows up to whole
+ * blocks (a Concat) and viewed as [M/B, B, D, 1], each tensor after the
+ * Slice read by the next node alone: that QGemm node, whose job stores
+ * the rows itself (lower_program_wgt_rows), so the nodes from tr back to
+ * the Slice (or the QGemm) are nothing at run time; they go into nodes
+ * (tr first; up to 8, may be NULL) and their count into *n_nodes, c0
+ * into *col0 (may be NULL).  Else -1. */
+int ir_wgt_rows_store(const struct ir_graph *g, int tr, int block, int *nodes, int *n_nodes, int64_t *col0);
 /* The node scaling matmul result y (a Div or Mul by a positive float
  * scalar constant, y's only reader, attention's 1/sqrt(d) moved there by
  * ir_pass_split_act_matmul): its constant in *c and whether it divides in

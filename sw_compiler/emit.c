@@ -154,6 +154,77 @@ int lower_program_rebase(struct lower_program *p, enum lower_seg seg, uint64_t b
   return 0;
 }
 
+/* Store `in` (of OUT rows sram_base + k, k = y * x_size + x, to DRAM row
+ * `to(k)`) as the fewest pieces whose rows follow the ISA's 2-D pattern:
+ * runs of consecutive DRAM rows, and runs of one length a constant stride
+ * apart as the rows of one transfer.  The first piece pops what `in`
+ * pops, the last pushes what it pushes. */
+static void store_pieces(struct emit_vec *out, const struct loom_insn *in, const uint64_t *to) {
+  uint64_t n = (uint64_t)in->mem.y_size * in->mem.x_size, k = 0;
+  struct loom_insn piece = *in;
+  while (k < n) {
+    uint64_t len = 1, runs = 1, stride = 0;
+    while (k + len < n && to[k + len] == to[k] + len && len + 1 < (1u << LOOM_MEM_X_SIZE_WIDTH)) len++;
+    while (k + (runs + 1) * len <= n && runs + 1 < (1u << LOOM_MEM_Y_SIZE_WIDTH)) { /* one more run like the first */
+      uint64_t at = k + runs * len, gap = to[at] - to[at - len];
+      int same = to[at] > to[at - len] && (runs == 1 || gap == stride) && gap < (1u << LOOM_MEM_X_STRIDE_WIDTH);
+      for (uint64_t x = 1; x < len && same; x++) same = to[at + x] == to[at] + x;
+      if (!same || (at + len < n && to[at + len] == to[at] + len)) break; /* that run is longer */
+      stride = gap, runs++;
+    }
+    piece.mem.sram_base = in->mem.sram_base + (uint32_t)k, piece.mem.dram_offset = (uint32_t)to[k];
+    piece.mem.y_size = (uint32_t)runs, piece.mem.x_size = (uint32_t)len;
+    piece.mem.x_stride = (uint32_t)(runs > 1 ? stride : len);
+    piece.pop_prev = k ? 0 : in->pop_prev, piece.pop_next = k ? 0 : in->pop_next;
+    k += runs * len;
+    piece.push_prev = k < n ? 0 : in->push_prev, piece.push_next = k < n ? 0 : in->push_next;
+    emit_vec_push(out, &piece);
+  }
+}
+
+int lower_program_wgt_rows(struct lower_program *p, enum lower_seg seg, uint64_t tokens, uint64_t col0, uint64_t cols,
+                           uint64_t base) {
+  const struct lower_act *a = &p->act[seg];
+  uint64_t B = (uint64_t)a->block, cb = (uint64_t)(a->c + a->block - 1) / B, nb = (tokens + B - 1) / B;
+  uint64_t b0 = col0 / B, kb = cols / B, end = base + nb * kb * B * B, whole = b0 == 0 && kb == cb;
+  if (a->layout != LOWER_ACT_NCHWC || (uint64_t)a->n * a->h * a->w != tokens || col0 % B || !kb || cols % B ||
+      b0 + kb > cb || base % B || loom_hw_row_bytes(p->cfg, LOOM_BUF_OUT, 0) != B ||
+      end / B >= (1ull << LOOM_MEM_DRAM_OFFSET_WIDTH))
+    return -1; /* not one token's channel block per DRAM row, not whole blocks, or too large */
+  for (uint32_t i = 0; i < p->insn_count; i++) {
+    const struct loom_insn *in = &p->insns[i];
+    if (!seg_transfer(in, seg)) continue;
+    if (in->opcode != LOOM_OP_STORE) return -1; /* the result is read back: it must stay NC */
+    uint64_t last = in->mem.dram_offset + (uint64_t)(in->mem.y_size ? in->mem.y_size - 1 : 0) * in->mem.x_stride + in->mem.x_size;
+    if (in->mem.x_size && in->mem.y_size && last > tokens * cb) return -1;
+  }
+  struct emit_vec out = {0};
+  uint64_t *to = NULL;
+  for (uint32_t i = 0; i < p->insn_count; i++) {
+    const struct loom_insn *in = &p->insns[i];
+    if (!seg_transfer(in, seg) || !in->mem.x_size || !in->mem.y_size) {
+      emit_vec_push(&out, in);
+      continue;
+    }
+    uint64_t n = (uint64_t)in->mem.y_size * in->mem.x_size;
+    to = realloc(to, n * sizeof *to);
+    LOOM_ASSERT(to != NULL);
+    for (uint64_t k = 0; k < n; k++) { /* NC row y * cb + b -> base + y / B * kb * B + (b - b0) * B + y % B */
+      uint64_t r = in->mem.dram_offset + k / in->mem.x_size * in->mem.x_stride + k % in->mem.x_size, y = r / cb, b = r % cb;
+      to[k] = b < b0 || b >= b0 + kb ? r : base / B + y / B * kb * B + (b - b0) * B + y % B;
+    }
+    store_pieces(&out, in, to);
+  }
+  free(to);
+  free(p->insns);
+  p->insns = out.v, p->insn_count = out.n, p->insn_cap = out.cap;
+  if (whole) p->act[seg].n = (int32_t)nb, p->act[seg].h = (int32_t)B, p->act[seg].w = 1, p->seg_bytes[seg] = 0;
+  if (p->seg_bytes[seg] < end) p->seg_bytes[seg] = end;
+  p->act[seg].bytes = p->seg_bytes[seg];
+  emit_report(p);
+  return 0;
+}
+
 uint32_t emit_insn(struct lower_program *p, const struct loom_insn *in) {
   p->insns = grow(p->insns, &p->insn_cap, p->insn_count + 1, sizeof *p->insns);
   p->insns[p->insn_count] = *in;

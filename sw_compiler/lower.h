@@ -172,6 +172,24 @@ int lower_program_rebase(struct lower_program *p, enum lower_seg seg, uint64_t b
  * changing nothing, when a transfer row crosses a tensor row, rows of a
  * transfer are not whole tensor rows apart, or a field would not fit. */
 int lower_program_repitch(struct lower_program *p, enum lower_seg seg, uint64_t width, uint64_t pitch);
+/* Lays channels [col0, col0 + cols) of segment `seg`'s [tokens, C]
+ * result (NC: token y's channel block b at DRAM row y * cb + b, one DRAM
+ * row per block) out as the WGT rows of their transpose, the NCHWc of
+ * [ceil(tokens / B), cols, B, 1] starting `base` bytes into the segment:
+ * token y's block b0 + j at row base / B + (y / B) * (cols / B) * B +
+ * j * B + y % B, so a later job reads them as runtime weights
+ * (LOWER_CONV_RUNTIME_WGT, attention's K for Q x K^T) with no host
+ * transpose.  The other channels stay where they are (an in_proj's Q and
+ * V beside K).  Each STORE becomes the fewest 2-D transfers of the new
+ * rows (its tokens moved with the first and last piece), seg_bytes
+ * covers both parts (act[seg] describes [ceil(tokens / B), C, B, 1] when
+ * all channels move), and the report is recomputed.  The rows of the
+ * tokens past `tokens` are not written.  Before lower_program_rebase.
+ * Returns -1, changing nothing, when the segment is loaded too, is not
+ * one block per DRAM row, the channels or `base` are not whole blocks, or
+ * an offset would not fit. */
+int lower_program_wgt_rows(struct lower_program *p, enum lower_seg seg, uint64_t tokens, uint64_t col0, uint64_t cols,
+                           uint64_t base);
 
 /* One fused int8 convolution: conv + bias + per-channel requantization +
  * clamp (ReLU / ReLU6 through clamp_lo / clamp_hi):

@@ -44,7 +44,14 @@
  *      DequantizeLinear, float Transpose or QuantizeLinear), and when those
  *      moves are the heads' split (K's [M, H, d] -> [H, d, M], V's
  *      -> [H, M, d]) the heads' Transpose and the layout's are one
- *      (heads_wgt_rows).  The job loads
+ *      (heads_wgt_rows).  K's WGT rows, when its heads are whole blocks
+ *      and its int8 result comes from a projection job (a QGemm with
+ *      constant weights: BERT's own K projection, or the in_proj's
+ *      columns [D, 2D)), are instead [S/B, D, B, 1] (K [S, D] viewed
+ *      [S/B, B, D, 1], Transpose 0 2 1 3), whose NCHWc is what that job
+ *      stores itself (ir_wgt_rows_store, lower_program_wgt_rows), a head's
+ *      rows its channels [h*d, (h+1)*d) (a Slice along axis 1, read in
+ *      place with rows D*B bytes apart).  The job loads
  *      them by DMA at run time; the requantization multiplier is
  *      s_a * s_b / s_y for every output, divided (multiplied) by the
  *      scale's constant c when the product is scaled: computed in double
@@ -57,12 +64,17 @@
  * job onto its slices (lower_program_rebase), so no host Gather or Concat
  * copy is left.  A MatMul the second rewrite cannot take (uint8 operands,
  * a nonzero zero point, a result not quantized) keeps its Q/DQ and runs on
- * the host kernels in float, its slices copies.  What stays on the host
- * per attention: K's and V's WGT layouts in int8 (per stacked operand: a
- * Slice of the in_proj result, for K a Concat of zero rows when the tokens
- * are not whole blocks, one Transpose and a repack), the Softmax's
- * QuantizeLinear and the scores' DequantizeLinear (docs/lowering.md says why the WGT rows cannot come
- * from the load's addressing).
+ * the host kernels in float, its slices copies.  K's projection job
+ * stores K's WGT rows (its STOREs rewritten, the in_proj's Q and V columns
+ * where they were and K's rows after them in the same buffer; the padding
+ * tokens' rows never written, so zero as the runtime fills its buffers:
+ * they only meet the scores' padded output lanes anyway), so K has no host
+ * step; ir_wgt_rows_store checks the moves between are K's alone and no
+ * other reader reads K's columns.  What stays on the host per attention:
+ * V's WGT layout in int8 (a Slice of the in_proj result, one Transpose
+ * and a repack), and K's when its heads are not whole blocks; the
+ * Softmax (QSOFTMAX).  V's rows cannot be stored by a producer
+ * (docs/lowering.md, "What the host still does").
  */
 #include "sw_compiler/pass_fuse.h"
 
@@ -142,7 +154,7 @@ int ir_head_slice_of(const struct ir_graph *g, int t, int64_t *start, int *axis)
   if (n->op != IR_OP_ONNX || strcmp(n->type, "Slice") || n->n_in != 4 || (a != 0 && a != 1)) return -1;
   const struct ir_tensor *x = &g->tensors[n->in[0]];
   int64_t s = const_i64(g, n->in[1]), e = const_i64(g, n->in[2]);
-  if (!ir_shape_known(x) || (a == 1 && x->rank != 2) || s < 0 || e <= s || e > x->dims[a] ||
+  if (!ir_shape_known(x) || (a == 1 && x->rank != 2 && x->rank != 4) || s < 0 || e <= s || e > x->dims[a] ||
       g->tensors[t].dims[a] != e - s)
     return -1;
   if (start) *start = s;
@@ -209,9 +221,7 @@ int ir_is_scores_scale(const struct ir_graph *g, int node) {
   return 0;
 }
 
-/* Slice node i: one axis, step 1, constant bounds within x: the axis
- * (made non-negative) and *start, else -1. */
-static int plain_slice(const struct ir_graph *g, int i, int64_t *start) {
+int ir_plain_slice(const struct ir_graph *g, int i, int64_t *start) {
   const struct ir_node *n = &g->nodes[i];
   if (n->op != IR_OP_ONNX || strcmp(n->type, "Slice") || n->n_in < 4 || n->n_in > 5 ||
       (n->n_in == 5 && const_i64(g, n->in[4]) != 1))
@@ -265,7 +275,7 @@ static int heads_of_columns(const struct ir_graph *g, int a, int64_t *at, int *s
     return -1;
   int sl = ir_producer(g, x);
   int64_t start;
-  if (sl >= 0 && plain_slice(g, sl, &start) == xt->rank - 1) { /* a column range of the in_proj result */
+  if (sl >= 0 && ir_plain_slice(g, sl, &start) == xt->rank - 1) { /* a column range of the in_proj result */
     int src = two_d(g, g->nodes[sl].in[0]);
     if (g->tensors[src].rank != 2 || g->tensors[src].dims[0] * xt->dims[xt->rank - 1] != ir_tensor_numel(xt)) return -1;
     *at = start;
@@ -279,7 +289,7 @@ static int heads_of_columns(const struct ir_graph *g, int a, int64_t *at, int *s
 static int permutes(const struct ir_graph *g, int i) {
   int64_t start;
   const struct ir_node *n = &g->nodes[i];
-  return ir_op_is_view(n->op) || n->op == IR_OP_TRANSPOSE || plain_slice(g, i, &start) >= 0;
+  return ir_op_is_view(n->op) || n->op == IR_OP_TRANSPOSE || ir_plain_slice(g, i, &start) >= 0;
 }
 
 int ir_head_stack_source(const struct ir_graph *g, int t) {
@@ -361,8 +371,8 @@ int ir_is_act_matmul(const struct ir_graph *g, int i) { return act_matmul(g, i, 
 
 /* ---- after fusion: DQ(a) x DQ(b) -> Q as a QGemm with runtime weights ---- */
 
-struct wcache { /* stacked operands whose WGT rows are built: src[k] -> rows[k] */
-  int *src, *rows, n;
+struct wcache { /* stacked operands whose WGT rows are built: src[k] -> rows[k], a head's along axis[k] */
+  int *src, *rows, *axis, n;
 };
 
 static int node_at(struct ir_graph *g, int *pos, enum ir_op_kind op, int n_in, const int *in, int y) {
@@ -447,14 +457,32 @@ static int heads_form(const struct ir_graph *g, int tr) {
   return perm[r - 2] == r - 3 && perm[r - 1] == r - 1 ? 1 : perm[r - 2] == r - 1 && perm[r - 1] == r - 3 ? 2 : 0;
 }
 
+/* The QGemm with constant weights (a projection's job) whose result t is,
+ * through views; else -1. */
+static int projection_of(const struct ir_graph *g, int t) {
+  for (int i = ir_producer(g, t); i >= 0; i = ir_producer(g, t)) {
+    const struct ir_node *n = &g->nodes[i];
+    if (n->op == IR_OP_QGEMM) return g->tensors[n->in[1]].data ? i : -1;
+    if (!ir_op_is_view(n->op)) return -1;
+    t = n->in[0];
+  }
+  return -1;
+}
+
 /* The WGT rows of all heads straight from the int8 columns the heads are
  * cut from, one Transpose instead of the heads' and the layout's: when
  * stack b [H * K, N] is Reshape(Transpose(Reshape(x [..., M, H * d])))
  * with V's form (K = M, N = d, whole blocks) x [M, H*d] viewed as
  * [M, H*d/B, B] goes to [H*d/B, M, B]; with K's (K = d, N = M) x padded to
  * whole blocks of rows, viewed as [M/B, B, H, d], goes to [H, M/B, d, B].
- * Either is [H * ceil(N/B), K, B, 1], wgt_rows' layout.  Else -1. */
-static int heads_wgt_rows(struct ir_graph *g, int b, const struct qparam *pb, int64_t block, int *pos) {
+ * Either is [H * ceil(N/B), K, B, 1], wgt_rows' layout, a head's rows
+ * along axis 0 (*axis = 0).  With K's form, d whole blocks and x a
+ * projection job's result, x viewed as [M/B, B, H*d, 1] goes to
+ * [M/B, H*d, B, 1] instead, whose NCHWc the job stores itself
+ * (ir_wgt_rows_store: no host step), a head's rows its channels
+ * [h*d, (h+1)*d) (*axis = 1).  Else -1. */
+static int heads_wgt_rows(struct ir_graph *g, int b, const struct qparam *pb, int64_t block, int *pos, int *axis) {
+  *axis = 0;
   int chain[CHAIN_MAX], x8, n = float_moves(g, b, pb, chain, &x8);
   int form = n >= 2 && g->nodes[chain[0]].op == IR_OP_RESHAPE ? heads_form(g, chain[1]) : 0;
   if (!form) return -1;
@@ -480,6 +508,13 @@ static int heads_wgt_rows(struct ir_graph *g, int b, const struct qparam *pb, in
     ir_attr_set_int(g, node_at(g, pos, IR_OP_CONCAT, 2, in, y), "axis", 0);
     x = y;
   }
+  if (d % block == 0 && projection_of(g, x8) >= 0) { /* the projection's job stores the rows */
+    int64_t v[4] = {nb, block, H * d, 1}, td[4] = {nb, H * d, block, 1}, perm[4] = {0, 2, 1, 3};
+    int t = ir_tensor_add(g, NULL, IR_DT_I8, 4, td);
+    ir_attr_set_ints(g, node_at(g, pos, IR_OP_TRANSPOSE, 1, (int[]){reshaped(g, x, 4, v, pos)}, t), "perm", 4, perm);
+    *axis = 1;
+    return t;
+  }
   int64_t v[4] = {nb, block, H, d}, td[4] = {H, nb, d, block}, perm[4] = {2, 0, 3, 1}, wd[4] = {H * nb, d, block, 1};
   int t = ir_tensor_add(g, NULL, IR_DT_I8, 4, td);
   ir_attr_set_ints(g, node_at(g, pos, IR_OP_TRANSPOSE, 1, (int[]){reshaped(g, x, 4, v, pos)}, t), "perm", 4, perm);
@@ -499,23 +534,24 @@ static int int8_stack(struct ir_graph *g, int b, const struct qparam *pb, int *p
 static int runtime_wgt(struct fctx *f, struct wcache *wc, int b8, const struct qparam *pb, int64_t block, int *pos) {
   struct ir_graph *g = f->g;
   int64_t start, K = g->tensors[b8].dims[0], nb = (g->tensors[b8].dims[1] + block - 1) / block;
-  int axis, src = ir_head_slice_of(g, b8, &start, &axis), w = -1;
+  int axis, src = ir_head_slice_of(g, b8, &start, &axis), w = -1, along = 0;
   if (src < 0 || axis || g->tensors[src].rank != 2 || start % K || g->tensors[src].dims[0] % K) {
     w = wgt_rows(g, int8_stack(g, b8, pb, pos), 1, block, pos);
     ir_quant_set(g, w, -1, 1, &pb->scale, &pb->zp);
     return w;
   }
   for (int k = 0; k < wc->n && w < 0; k++)
-    if (wc->src[k] == src) w = wc->rows[k];
+    if (wc->src[k] == src) w = wc->rows[k], along = wc->axis[k];
   if (w < 0) {
-    w = heads_wgt_rows(g, src, pb, block, pos);
+    w = heads_wgt_rows(g, src, pb, block, pos, &along);
     if (w < 0) w = wgt_rows(g, int8_stack(g, src, pb, pos), g->tensors[src].dims[0] / K, block, pos);
     ir_quant_set(g, w, -1, 1, &pb->scale, &pb->zp);
     wc->src = ir_xrealloc(wc->src, (size_t)(wc->n + 1) * sizeof *wc->src);
     wc->rows = ir_xrealloc(wc->rows, (size_t)(wc->n + 1) * sizeof *wc->rows);
-    wc->src[wc->n] = src, wc->rows[wc->n++] = w;
+    wc->axis = ir_xrealloc(wc->axis, (size_t)(wc->n + 1) * sizeof *wc->axis);
+    wc->src[wc->n] = src, wc->rows[wc->n] = w, wc->axis[wc->n++] = along;
   }
-  int y = head_slice(g, w, start / K * nb, nb, 0, pos);
+  int y = along ? head_slice(g, w, start, K, 1, pos) : head_slice(g, w, start / K * nb, nb, 0, pos);
   ir_quant_set(g, y, -1, 1, &pb->scale, &pb->zp);
   return y;
 }
@@ -559,7 +595,7 @@ int ir_pass_fuse_act_matmul(struct ir_graph *g, int block, struct ir_error *err)
   int n = 0;
   for (int i = 0; i < g->n_nodes; i++)
     if (!g->nodes[i].dead) n += fuse(&f, &wc, i, block);
-  free(wc.src), free(wc.rows);
+  free(wc.src), free(wc.rows), free(wc.axis);
   free(f.conv_from);
   free(f.conv_to);
   if (!n) return 0;

@@ -19,7 +19,8 @@
  *     operand, which cost nothing at run time; an attention head's rows
  *     of a blocked stacked operand (a slice its job reads in place); a
  *     Concat of heads' results along the rows (each job stores into its
- *     slice of the result).
+ *     slice of the result); the moves that make K's WGT rows from its
+ *     projection's result (ir_wgt_rows_store: the job stores them so).
  * A node whose result has no known shape is refused, naming it: the
  * compiler never emits a model the runtime cannot run.
  *
@@ -139,6 +140,12 @@ static void mark_accel_layouts(struct pctx *p) {
     set_blocked(p, n->in[0]);
     if (n->op == IR_OP_QADD || (n->op == IR_OP_QGEMM && !g->tensors[n->in[1]].data)) set_blocked(p, n->in[1]);
     if ((n->op == IR_OP_QCONV || n->op == IR_OP_QGEMM) && n->n_in > 4) set_blocked(p, n->in[4]); /* the residual */
+  }
+  for (int i = 0; i < g->n_nodes; i++) { /* K's WGT rows, stored by its projection's job */
+    int chain[8], k;
+    if (ir_wgt_rows_store(g, i, p->block, chain, &k, NULL) < 0) continue;
+    while (k--) p->targets[chain[k]] = PART_ALIAS;
+    set_blocked(p, g->nodes[i].out[0]);
   }
   for (int i = 0; i < g->n_nodes; i++)
     if (concat_in_place(p, i)) p->targets[i] = PART_ALIAS, set_blocked(p, g->nodes[i].out[0]);

@@ -69,6 +69,8 @@ int cl_copy_step(struct lctx *c, int from, int to);
 
 /* compile_qsoftmax.c: int8 Softmax node `node` as a QSOFTMAX step. */
 int cl_qsoftmax_step(struct lctx *c, int node);
+/* compile_qlayernorm.c: int8 LayerNormalization node `node` as a QLAYERNORM step. */
+int cl_qlayernorm_step(struct lctx *c, int node);
 
 /* compile_kernel.c: node `node` as a KERNEL step. */
 int cl_kernel_node(struct lctx *c, int node);

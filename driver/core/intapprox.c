@@ -192,35 +192,52 @@ const char *loom_ilayernorm_check(const struct loom_ilayernorm *l) {
   return NULL;
 }
 
-/* floor(v / 2^k) and v / 2^k rounded to nearest (ties up), k >= 0,
- * without shifting a negative number. */
-static int64_t floor_shift(int64_t v, int k) { return v >= 0 ? v >> k : ~(~v >> k); }
-static int64_t round_shift(int64_t v, int k) { return k ? floor_shift(v + (INT64_C(1) << (k - 1)), k) : v; }
+/* The row's statistics in 32 bits, which vectorize: |S1| <= 255 N < 2^24
+ * and sum d^2 <= 65025 N < 2^32 for N <= 2^16. */
+static void ilayernorm_sums(const int8_t *x, int64_t n, int32_t zp, int64_t *s1, int64_t *s2) {
+  int32_t a = 0;
+  uint32_t b = 0;
+  for (int64_t i = 0; i < n; i++) {
+    int32_t d = x[i] - zp;
+    a += d, b += (uint32_t)(d * d);
+  }
+  *s1 = a, *s2 = b;
+}
+
+/* Every shift below is of a non-negative number: each value is biased by
+ * 2^62 (|value| < 2^62), whose shifts are exact, and the bias taken off
+ * after; the constant parts are folded per row or per call. */
+#define BIAS (UINT64_C(1) << 62)
 
 static void ilayernorm_row(const struct loom_ilayernorm *l, const int8_t *x, int8_t *y) {
-  int64_t n = l->len, s1 = 0, s2 = 0;
-  for (int64_t i = 0; i < n; i++) {
-    int64_t d = x[i] - l->in_zp;
-    s1 += d, s2 += d * d;
-  }
+  int64_t n = l->len, s1, s2;
+  ilayernorm_sums(x, n, l->in_zp, &s1, &s2);
   int64_t v = n * s2 - s1 * s1, inv = 0; /* v = N^2 variance of the codes, >= 0 */
-  int k = 0;
-  if (v > 0) { /* a constant row keeps z = 0 */
+  int k = 1;
+  if (v > 0) { /* a constant row keeps z = 0 (inv = 0) */
     uint64_t w = ((uint64_t)v << l->frac) + (uint64_t)l->eps; /* below 2^62 */
     int a = (62 - (64 - __builtin_clzll(w))) / 2;            /* w << 2a in [2^60, 2^62) */
     inv = (int64_t)((UINT64_C(1) << 62) / loom_isqrt(w << 2 * a));
     k = 62 - LOOM_ILAYERNORM_Z_BITS - l->frac / 2 - a; /* >= 10: w >= 2^F */
     LOOM_ASSERT(k >= 1);
   }
+  /* z_i = round((N d_i - S1) I / 2^k) = ((N I) q_i + z0 + 2^62 + 2^(k-1)) / 2^k - 2^(62-k),
+   * |(N d_i - S1) I| < 2^57 */
+  int64_t zn = n * inv, zoff = (int64_t)(BIAS >> k);
+  uint64_t z0 = (uint64_t)(-(s1 + n * l->in_zp) * inv) + BIAS + (UINT64_C(1) << (k - 1));
+  /* t_i + 2^62 + 2^15 - 1 = round(g_i z_i / 2^kt) + b_i + tk, |g_i z_i| < 2^62 */
   int kt = l->gshift + LOOM_ILAYERNORM_Z_BITS - LOOM_ILAYERNORM_T_BITS;
+  uint64_t tr = BIAS + (kt ? UINT64_C(1) << (kt - 1) : 0);
+  int64_t tk = (int64_t)(BIAS - (BIAS >> kt) + (UINT64_C(1) << (LOOM_ILAYERNORM_T_BITS - 1)) - 1);
+  int64_t q0 = l->out_zp - (int64_t)(BIAS >> LOOM_ILAYERNORM_T_BITS);
   for (int64_t i = 0; i < n; i++) {
-    int64_t z = v > 0 ? round_shift((n * (x[i] - l->in_zp) - s1) * inv, k) : 0;
-    int64_t t = round_shift((int64_t)l->gamma[i] * z, kt) + l->beta[i];
-    int64_t q = floor_shift(t, LOOM_ILAYERNORM_T_BITS), rem = t - q * (INT64_C(1) << LOOM_ILAYERNORM_T_BITS);
-    int64_t half = INT64_C(1) << (LOOM_ILAYERNORM_T_BITS - 1);
-    q += rem > half || (rem == half && (q & 1)); /* round half to even */
-    q += l->out_zp;
-    y[i] = (int8_t)(q < -128 ? -128 : q > 127 ? 127 : q);
+    int64_t z = (int64_t)(((uint64_t)(zn * x[i]) + z0) >> k) - zoff;
+    uint64_t u = (uint64_t)((int64_t)((((uint64_t)((int64_t)l->gamma[i] * z)) + tr) >> kt) + l->beta[i] + tk);
+    /* u / 2^16 rounded half to even: u holds t + 2^15 - 1, plus 1 when
+     * the quotient is odd (as loom_isoftmax_row) */
+    int64_t q = (int64_t)((u + ((u >> LOOM_ILAYERNORM_T_BITS) & 1)) >> LOOM_ILAYERNORM_T_BITS) + q0;
+    q = q < -128 ? -128 : q;
+    y[i] = (int8_t)(q > 127 ? 127 : q);
   }
 }
 

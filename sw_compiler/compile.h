@@ -217,6 +217,9 @@ struct compile_int8_chain {
 };
 /* 1 and *ch when node s has such a chain, else 0. */
 int compile_int8_chain(const struct ir_graph *g, const enum part_target *targets, int s, struct compile_int8_chain *ch);
+/* Node s reads x and writes y along its last axis (axis -1); the chain's
+ * other nodes are dead (targets PART_NONE). */
+void compile_int8_chain_take(struct ir_graph *g, enum part_target *targets, int s, const struct compile_int8_chain *ch);
 
 /*
  * compile_qlayernorm.c

@@ -108,13 +108,9 @@ int compile_int8_layernorm(struct ir_graph *g, enum part_target *targets) {
     int bad = params_of(g, &g->nodes[i], ch.x, ch.y, &l, &g_b);
     free(g_b);
     if (bad) continue;
-    struct ir_node *n = &g->nodes[i];
-    n->in[0] = ch.x, n->out[0] = ch.y;
-    for (int k = 1; k < n->n_out; k++) n->out[k] = -1;
-    n->n_out = 1;
-    ir_attr_set_int(g, i, "axis", -1);
+    compile_int8_chain_take(g, targets, i, &ch);
+    g->nodes[i].n_out = 1; /* Mean and InvStdDev, unread, are gone */
     targets[i] = PART_HOST;
-    for (int k = 0; k < ch.n_kill; k++) g->nodes[ch.kill[k]].dead = 1, targets[ch.kill[k]] = PART_NONE;
     done++;
   }
   return done;

@@ -92,6 +92,13 @@ int compile_int8_chain(const struct ir_graph *g, const enum part_target *targets
   }
 }
 
+void compile_int8_chain_take(struct ir_graph *g, enum part_target *targets, int s, const struct compile_int8_chain *ch) {
+  struct ir_node *n = &g->nodes[s];
+  n->in[0] = ch->x, n->out[0] = ch->y;
+  ir_attr_set_int(g, s, "axis", -1);
+  for (int k = 0; k < ch->n_kill; k++) g->nodes[ch->kill[k]].dead = 1, targets[ch->kill[k]] = PART_NONE;
+}
+
 /* Softmax node s as a chain, or 0. */
 static int match(const struct ir_graph *g, const enum part_target *targets, int s, struct compile_int8_chain *ch) {
   const struct ir_node *n = &g->nodes[s];
@@ -114,11 +121,8 @@ int compile_int8_softmax(struct ir_graph *g, enum part_target *targets) {
     struct compile_int8_chain ch;
     struct loom_isoftmax s;
     if (!match(g, targets, i, &ch) || params_of(g, ch.x, ch.y, &s)) continue;
-    struct ir_node *n = &g->nodes[i];
-    n->in[0] = ch.x, n->out[0] = ch.y;
-    ir_attr_set_int(g, i, "axis", -1);
-    ir_attr_remove(n, "legacy_2d");
-    for (int k = 0; k < ch.n_kill; k++) g->nodes[ch.kill[k]].dead = 1, targets[ch.kill[k]] = PART_NONE;
+    compile_int8_chain_take(g, targets, i, &ch);
+    ir_attr_remove(&g->nodes[i], "legacy_2d");
     done++;
   }
   return done;

@@ -55,6 +55,15 @@ void assert_bit_exact(const struct compile_result *r, loom_dtype dt, const void 
   free(want);
 }
 
+char *placement_summary(const struct compile_result *r) {
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  compile_placement_print(f, r);
+  fclose(f);
+  return buf;
+}
+
 int count_rows(const struct compile_result *r, const char *op) {
   int n = 0;
   for (int i = 0; i < r->n_layers; i++) n += strstr(r->layers[i].op, op) != NULL;

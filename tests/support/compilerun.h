@@ -22,5 +22,7 @@ void run_fsim(const struct compile_result *r, loom_dtype dt, const void *x, void
 void assert_bit_exact(const struct compile_result *r, loom_dtype dt, const void *x);
 /* Rows of the per-layer table whose op contains `op`. */
 int count_rows(const struct compile_result *r, const char *op);
+/* The placement summary (compile_placement_print) as a malloc'd string. */
+char *placement_summary(const struct compile_result *r);
 
 #endif

@@ -34,15 +34,6 @@ static int int8_layernorms(const struct compile_result *r) {
   return n;
 }
 
-static char *placement(const struct compile_result *r) {
-  char *buf = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream(&buf, &len);
-  compile_placement_print(f, r);
-  fclose(f);
-  return buf;
-}
-
 static void test_int8_layernorm(void **state) {
   (void)state;
   static const struct { const char *shape, *outputs; int64_t dims[3]; int rank, fused; } cases[] = {
@@ -71,7 +62,7 @@ static void test_int8_layernorm(void **state) {
     int rc = compile_text(text, cf.path, NULL, &r, &err);
     remove_calib(&cf);
     if (rc) fail_msg("case %d: %s", k, err.msg);
-    char *summary = placement(&r);
+    char *summary = placement_summary(&r);
     if (cases[k].fused) {
       assert_int_equal(int8_layernorms(&r), 1);
       assert_int_equal(count_rows(&r, "host QLAYERNORM"), 1);

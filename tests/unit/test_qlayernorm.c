@@ -34,6 +34,7 @@
 
 #include "driver/core/core.h"
 #include "driver/core/hostops_qlayernorm.h"
+#include "int8rows.h"
 
 #define MAX_LEN 1024
 
@@ -195,74 +196,27 @@ static void test_ties_to_even(void **state) {
   }
 }
 
-static void desc(struct loom_file_tensor *t, int rank, int64_t d0, int64_t d1, float scale, int zp) {
-  memset(t, 0, sizeof *t);
-  t->dtype = t->user_dtype = LOOM_DT_I8;
-  t->rank = (uint32_t)rank, t->dims[0] = d0, t->dims[1] = d1;
-  t->scale = scale, t->zero_point = zp;
-  t->bytes = loom_file_tensor_bytes(t);
-}
-
-/* The op: the parameter bytes, a blocked [N, C] input in place, a plain
- * input into a blocked output, an NCHWc input through the conversion, and
- * refusals. */
+/* The op: the parameter bytes through the three stored forms
+ * (int8rows.h), and refusals. */
 static void test_hostop(void **state) {
   (void)state;
   enum { N = 12, C = 37 };
-  struct loom_file_tensor x, y;
-  char msg[LOOM_MSG_MAX];
-  desc(&x, 2, N, C, 0.04f, -5);
-  x.layout = LOOM_LAYOUT_NC, x.layout_block = 16, x.bytes = loom_file_tensor_bytes(&x);
-  desc(&y, 3, 3, 4, 0.03f, 2);
-  y.dims[2] = C, y.bytes = loom_file_tensor_bytes(&y);
-  int8_t plain[N * C], want[N * C], got[N * C];
-  uint8_t *stored = calloc(1, x.bytes);
+  int8_t plain[N * C], want[N * C];
   for (int i = 0; i < N * C; i++) plain[i] = rand_code();
-  assert_int_equal(loom_tensor_write(&x, stored, LOOM_DT_I8, plain, msg), LOOM_OK);
   float gamma[C], beta[C];
   int32_t g[C], b[C];
   for (int i = 0; i < C; i++) gamma[i] = (float)(1 + 0.3 * rand_unit()), beta[i] = (float)(0.2 * rand_unit());
   struct loom_ilayernorm l;
-  assert_int_equal(loom_ilayernorm_init(x.scale, x.zero_point, y.scale, 2, 1e-5, C, gamma, C, beta, C, g, b, &l), 0);
+  assert_int_equal(loom_ilayernorm_init(0.04f, -5, 0.03f, 2, 1e-5, C, gamma, C, beta, C, g, b, &l), 0);
   loom_ilayernorm_rows(&l, plain, C, want, C, N);
   uint8_t params[4 * LOOM_QLAYERNORM_PARAM_COUNT(C)];
   loom_qlayernorm_params(&l, params);
-  struct loom_hostop_args a = {.in = {{&x, stored}}, .out = {{&y, got}}, .n_in = 1, .n_out = 1,
-                               .params = params, .param_size = sizeof params};
   assert_string_equal(loom_hostop_name(LOOM_HOSTOP_QLAYERNORM), "QLAYERNORM");
   assert_int_equal(LOOM_HOSTOP_QLAYERNORM, 7); /* the file format's kind number */
-  assert_int_equal(loom_hostop_run(LOOM_HOSTOP_QLAYERNORM, &a, msg), LOOM_OK);
-  assert_memory_equal(got, want, sizeof want);
-
-  /* a plain input into a blocked output (padding lanes: the zero point) */
-  struct loom_file_tensor yb, xp = x, xw;
-  desc(&yb, 2, N, C, y.scale, 2);
-  yb.layout = LOOM_LAYOUT_NC, yb.layout_block = 16, yb.bytes = loom_file_tensor_bytes(&yb);
-  xp.layout = LOOM_LAYOUT_PLAIN, xp.layout_block = 0, xp.bytes = loom_file_tensor_bytes(&xp);
-  uint8_t *yst = malloc(yb.bytes);
-  int8_t back[N * C];
-  memset(yst, 0x55, yb.bytes);
-  struct loom_hostop_args c = a;
-  c.in[0] = (struct loom_hostop_tensor){&xp, plain}, c.out[0] = (struct loom_hostop_tensor){&yb, yst};
-  assert_int_equal(loom_hostop_run(LOOM_HOSTOP_QLAYERNORM, &c, msg), LOOM_OK);
-  assert_int_equal(loom_tensor_read(&yb, yst, LOOM_DT_I8, back, msg), LOOM_OK);
-  assert_memory_equal(back, want, sizeof want);
-  for (int r = 0; r < N; r++)
-    for (int k = C; k < 48; k++) assert_int_equal((int8_t)yst[r * 48 + k], 2);
-  /* a [1, N, 1, C] NCHWc input: rows strided, through the conversion */
-  memset(&xw, 0, sizeof xw);
-  xw.dtype = xw.user_dtype = LOOM_DT_I8, xw.rank = 4, xw.scale = x.scale, xw.zero_point = x.zero_point;
-  xw.dims[0] = 1, xw.dims[1] = N, xw.dims[2] = 1, xw.dims[3] = C;
-  xw.layout = LOOM_LAYOUT_NCHWC, xw.layout_block = 16, xw.bytes = loom_file_tensor_bytes(&xw);
-  uint8_t *xst = calloc(1, xw.bytes);
-  assert_int_equal(loom_tensor_write(&xw, xst, LOOM_DT_I8, plain, msg), LOOM_OK);
-  struct loom_hostop_args d = a;
-  d.in[0] = (struct loom_hostop_tensor){&xw, xst};
-  memset(got, 0, sizeof got);
-  assert_int_equal(loom_hostop_run(LOOM_HOSTOP_QLAYERNORM, &d, msg), LOOM_OK);
-  assert_memory_equal(got, want, sizeof want);
-  free(yst);
-  free(xst);
+  struct loom_hostop_args a;
+  int8_rows_layouts(LOOM_HOSTOP_QLAYERNORM, params, sizeof params, N, C, 0.04f, -5, 0.03f, 2, plain, want, &a);
+  const struct loom_file_tensor y = *a.out[0].desc;
+  char msg[LOOM_MSG_MAX];
 
   /* refusals: each with a message */
   struct { const char *what, *expect; } cases[] = {
@@ -290,7 +244,6 @@ static void test_hostop(void **state) {
     assert_int_equal(loom_hostop_run(LOOM_HOSTOP_QLAYERNORM, &e, msg), LOOM_E_INVALID);
     if (!strstr(msg, cases[k].expect)) fail_msg("%s: message '%s' lacks '%s'", cases[k].what, msg, cases[k].expect);
   }
-  free(stored);
 }
 
 static void test_init_limits(void **state) {

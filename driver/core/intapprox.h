@@ -100,9 +100,10 @@ void loom_isoftmax_rows(const struct loom_isoftmax *s, const int8_t *x, int64_t 
  *   S1 = sum d, V = N sum d^2 - S1^2 (exact, >= 0), E = eps / s_x^2,
  *   G_i = gamma_i / s_y, B_i = beta_i / s_y,
  *
- * so per row: S1 and V in int64; W = V 2^F + eps_fp, eps_fp the compiler's
- * round(E N^2 2^F) (epsilon folded into the integer domain once, for the
- * row length; F even, as large as W < 2^62 allows); W shifted up by 2a
+ * so per row: S1 and sum d^2 in 32 bits, V in int64; W = V 2^F +
+ * eps_fp, eps_fp the compiler's round(E N^2 2^F) (epsilon folded into the
+ * integer domain once, for the row length; F even, as large as W < 2^62
+ * allows); W shifted up by 2a
  * bits into [2^60, 2^62), R = loom_isqrt of that (2^30 <= R < 2^31) and
  * one integer reciprocal I = floor(2^62 / R), so 1 / sqrt(V + E N^2) =
  * I 2^(F/2 + a - 62); z_i = (N d_i - S1) I rounded to 2^-22 steps (|z_i| <=
@@ -111,9 +112,9 @@ void loom_isoftmax_rows(const struct loom_isoftmax *s, const int8_t *x, int64_t 
  * y_i = clamp(round_half_even(t_i / 2^16) + z_y, -128, 127).  A constant
  * row (V = 0) gives z = 0: y = beta, whatever eps.  Nothing overflows for
  * rows of up to 2^16 values: V < 2^16 N^2, |N d_i - S1| I < 2^57, |g_i z_i|
- * < 2^62.  The error besides the output's rounding: I is within 2^-29 of
- * the exact reciprocal, z's rounding 2^-23, g_i's 2^-30 G, t's and b_i's
- * 2^-17 each. */
+ * < 2^62.  The error besides the output's rounding: I is within 2^-29
+ * (relative) of the exact reciprocal square root, z's rounding 2^-23,
+ * g_i's 2^-30 G, t's and b_i's 2^-17 each. */
 #define LOOM_ILAYERNORM_MAX_ROW (INT64_C(1) << 16)
 #define LOOM_ILAYERNORM_Z_BITS 22   /* z_i's fraction bits */
 #define LOOM_ILAYERNORM_T_BITS 16   /* t_i's and b_i's fraction bits */

@@ -5,6 +5,7 @@
  *          -> float model: MatMul+Add as Gemm, calibration, quantization to QDQ
  *             (a model that already has Q/DQ or QLinear ops keeps its scales)
  *          -> fusion into the int8 ops -> partition -> int8 Softmax (compile_qsoftmax.c)
+ *             and LayerNorm (compile_qlayernorm.c)
  *          -> .loom (compile_loom.c)
  *
  * Each stage leaves a verified graph, and with options->trace set the IR
@@ -95,6 +96,7 @@ static int run_pipeline(struct ir_graph *g, const struct compile_options *o, str
   if (ir_pass_partition(g, r->cfg->block_in, r->targets, err) || compile_place_tables(g, r->cfg, o->flags, r, err))
     return -1;
   compile_int8_softmax(g, r->targets);
+  compile_int8_layernorm(g, r->targets);
   return compile_loom(g, r->targets, out_names, r->cfg, o->flags, &o->progress, r, err) ? -1 : 0;
 }
 

@@ -76,6 +76,8 @@ int cl_qsoftmax_step(struct lctx *c, int node);
  * rewritten and *t made the tensor the segment holds.  -1: an error. */
 void cl_wgt_row_stores(struct lctx *c);
 int cl_wgt_rows_segment(struct lctx *c, int node, struct lower_program *p, int *t);
+/* compile_qlayernorm.c: int8 LayerNormalization node `node` as a QLAYERNORM step. */
+int cl_qlayernorm_step(struct lctx *c, int node);
 
 /* compile_kernel.c: node `node` as a KERNEL step. */
 int cl_kernel_node(struct lctx *c, int node);

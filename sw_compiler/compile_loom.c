@@ -9,7 +9,9 @@
  *       OUT -> the result's buffer;
  *   - a host node: a HOST step (driver/core/hostops.h) on tensor
  *     descriptors.  QuantizeLinear / DequantizeLinear / Softmax map to the
- *     host op of that name (an int8 Softmax, compile_qsoftmax.c, to QSOFTMAX); a layout repack and a Concat are COPY steps
+ *     host op of that name (an int8 Softmax, compile_qsoftmax.c, to
+ *     QSOFTMAX; an int8 LayerNormalization, compile_qlayernorm.c, to
+ *     QLAYERNORM); a layout repack and a Concat are COPY steps
  *     between descriptors that view the same bytes differently (a plain
  *     reshape of a plain tensor is free, so a repack is one COPY, or two
  *     through a scratch buffer when both sides are channel-blocked);
@@ -325,6 +327,7 @@ static int host_node(struct lctx *c, int node) {
   const struct ir_node *n = &c->g->nodes[node];
   if (c->absorbed[node]) return 0;
   if (n->op == IR_OP_SOFTMAX && c->g->tensors[n->in[0]].dtype == IR_DT_I8) return cl_qsoftmax_step(c, node);
+  if (compile_is_int8_layernorm(c->g, n)) return cl_qlayernorm_step(c, node);
   uint32_t kind = LOOM_HOSTOP_COPY;
   int rc = 0;
   if (n->op == IR_OP_CONCAT) {

@@ -34,8 +34,6 @@
 #include "driver/core/hostops_qsoftmax.h"
 #include "sw_compiler/compile_int.h"
 
-#define MAX_CHAIN 16 /* nodes a chain may kill: DQ, Q and the views between */
-
 static int64_t last_dim(const struct ir_tensor *t) { return t->rank > 0 ? t->dims[t->rank - 1] : -1; }
 
 static int on_host(const enum part_target *targets, int i) {
@@ -57,19 +55,14 @@ static int same_quant(const struct ir_tensor *a, const struct ir_tensor *b) {
          a->quant.zero_point[0] == b->quant.zero_point[0];
 }
 
-struct chain {
-  int x, y;                 /* the int8 tensors at the ends */
-  int kill[MAX_CHAIN], n_kill;
-};
-
 /* The int8 tensor DequantizeLinear d reads, back through row views that
  * only it (or the next view) reads. */
-static int source_of(const struct ir_graph *g, const enum part_target *targets, int d, struct chain *ch) {
+static int source_of(const struct ir_graph *g, const enum part_target *targets, int d, struct compile_int8_chain *ch) {
   int t = g->nodes[d].in[0], reader = d;
   if (!int8_per_tensor(&g->tensors[t])) return -1;
   for (;;) {
     int p = ir_producer(g, t);
-    if (p < 0 || ch->n_kill == MAX_CHAIN || !row_view(g, targets, p) || ir_sole_reader(g, t) != reader ||
+    if (p < 0 || ch->n_kill == COMPILE_CHAIN_MAX || !row_view(g, targets, p) || ir_sole_reader(g, t) != reader ||
         !int8_per_tensor(&g->tensors[g->nodes[p].in[0]]) || !same_quant(&g->tensors[g->nodes[p].in[0]], &g->tensors[t]))
       return t;
     ch->kill[ch->n_kill++] = p;
@@ -77,13 +70,8 @@ static int source_of(const struct ir_graph *g, const enum part_target *targets, 
   }
 }
 
-/* Softmax node s as a chain, or 0. */
-static int match(const struct ir_graph *g, const enum part_target *targets, int s, struct chain *ch) {
+int compile_int8_chain(const struct ir_graph *g, const enum part_target *targets, int s, struct compile_int8_chain *ch) {
   const struct ir_node *n = &g->nodes[s];
-  if (n->dead || n->op != IR_OP_SOFTMAX || targets[s] != PART_HOST || g->tensors[n->in[0]].dtype != IR_DT_F32) return 0;
-  int rank = g->tensors[n->in[0]].rank;
-  int64_t axis = ir_attr_int(n, "axis", -1);
-  if (rank < 1 || (axis < 0 ? axis + rank : axis) != rank - 1) return 0;
   int d = ir_producer(g, n->in[0]);
   if (d < 0 || g->nodes[d].op != IR_OP_DEQUANTIZELINEAR || targets[d] != PART_HOST || ir_sole_reader(g, n->in[0]) != s)
     return 0;
@@ -92,7 +80,7 @@ static int match(const struct ir_graph *g, const enum part_target *targets, int 
   if ((ch->x = source_of(g, targets, d, ch)) < 0) return 0;
   for (int t = n->out[0];;) {
     int r = ir_sole_reader(g, t);
-    if (r < 0 || ch->n_kill == MAX_CHAIN) return 0;
+    if (r < 0 || ch->n_kill == COMPILE_CHAIN_MAX) return 0;
     ch->kill[ch->n_kill++] = r;
     if (g->nodes[r].op == IR_OP_QUANTIZELINEAR) {
       ch->y = g->nodes[r].out[0];
@@ -104,6 +92,23 @@ static int match(const struct ir_graph *g, const enum part_target *targets, int 
   }
 }
 
+void compile_int8_chain_take(struct ir_graph *g, enum part_target *targets, int s, const struct compile_int8_chain *ch) {
+  struct ir_node *n = &g->nodes[s];
+  n->in[0] = ch->x, n->out[0] = ch->y;
+  ir_attr_set_int(g, s, "axis", -1);
+  for (int k = 0; k < ch->n_kill; k++) g->nodes[ch->kill[k]].dead = 1, targets[ch->kill[k]] = PART_NONE;
+}
+
+/* Softmax node s as a chain, or 0. */
+static int match(const struct ir_graph *g, const enum part_target *targets, int s, struct compile_int8_chain *ch) {
+  const struct ir_node *n = &g->nodes[s];
+  if (n->dead || n->op != IR_OP_SOFTMAX || targets[s] != PART_HOST || g->tensors[n->in[0]].dtype != IR_DT_F32) return 0;
+  int rank = g->tensors[n->in[0]].rank;
+  int64_t axis = ir_attr_int(n, "axis", -1);
+  if (rank < 1 || (axis < 0 ? axis + rank : axis) != rank - 1) return 0;
+  return compile_int8_chain(g, targets, s, ch);
+}
+
 /* The integer constants of an int8 Softmax from x to y (their scales). */
 static int params_of(const struct ir_graph *g, int x, int y, struct loom_isoftmax *s) {
   const struct ir_tensor *tx = &g->tensors[x], *ty = &g->tensors[y];
@@ -113,14 +118,11 @@ static int params_of(const struct ir_graph *g, int x, int y, struct loom_isoftma
 int compile_int8_softmax(struct ir_graph *g, enum part_target *targets) {
   int done = 0;
   for (int i = 0; i < g->n_nodes; i++) {
-    struct chain ch;
+    struct compile_int8_chain ch;
     struct loom_isoftmax s;
     if (!match(g, targets, i, &ch) || params_of(g, ch.x, ch.y, &s)) continue;
-    struct ir_node *n = &g->nodes[i];
-    n->in[0] = ch.x, n->out[0] = ch.y;
-    ir_attr_set_int(g, i, "axis", -1);
-    ir_attr_remove(n, "legacy_2d");
-    for (int k = 0; k < ch.n_kill; k++) g->nodes[ch.kill[k]].dead = 1, targets[ch.kill[k]] = PART_NONE;
+    compile_int8_chain_take(g, targets, i, &ch);
+    ir_attr_remove(&g->nodes[i], "legacy_2d");
     done++;
   }
   return done;

@@ -193,6 +193,27 @@ static int eval_softmax_int8(struct ectx *c) {
   return 0;
 }
 
+/* The int8 LayerNormalization of compile_qlayernorm.c: int8 codes in and
+ * out along the last axis, float gamma and beta, the integer arithmetic of
+ * the host op QLAYERNORM (the same intapprox.c code). */
+static int eval_layernorm_int8(struct ectx *c) {
+  const struct ir_tensor *x = T(c, 0), *y = R(c), *gt = T(c, 1), *bt = T(c, 2);
+  struct loom_ilayernorm l;
+  int64_t len = x->rank > 0 ? x->dims[x->rank - 1] : 0, n = numel(x);
+  if (y->dtype != IR_DT_I8 || x->quant.n != 1 || y->quant.n != 1 || numel(y) != n || y->rank < 1 ||
+      y->dims[y->rank - 1] != len || len < 1 || len > LOOM_ILAYERNORM_MAX_ROW || !gt || gt->dtype != IR_DT_F32 ||
+      (bt && bt->dtype != IR_DT_F32))
+    return ir_fail(c->err, c->g, c->node, "int8 LayerNormalization: result shape or operands out of range");
+  int32_t *g_b = ir_xmalloc(2 * (size_t)len * sizeof *g_b);
+  int bad = loom_ilayernorm_init(x->quant.scale[0], x->quant.zero_point[0], y->quant.scale[0], y->quant.zero_point[0],
+                                 ir_attr_float(c->n, "epsilon", 1e-5f), len, IN(c, 1), numel(gt),
+                                 bt ? IN(c, 2) : NULL, bt ? numel(bt) : 0, g_b, g_b + len, &l);
+  if (!bad) loom_ilayernorm_rows(&l, IN(c, 0), len, c->out[0], len, n / len);
+  free(g_b);
+  return bad ? ir_fail(c->err, c->g, c->node, "int8 LayerNormalization: scales, gamma, beta or epsilon out of range")
+             : 0;
+}
+
 static int eval_softmax(struct ectx *c) {
   const struct ir_tensor *x = T(c, 0);
   if (x->dtype == IR_DT_I8) return eval_softmax_int8(c);
@@ -355,7 +376,9 @@ static int eval_dispatch(struct ectx *c) {
   case IR_OP_QGEMM: return ev_qgemm(c);
   case IR_OP_QADD: return ev_qadd(c);
   case IR_OP_QPOOL: return ev_qpool(c);
-  case IR_OP_ONNX: return ir_eval_kernel(c->g, c->node, c->in, c->out, NULL, c->err);
+  case IR_OP_ONNX:
+    if (!strcmp(c->n->type, "LayerNormalization") && T(c, 0)->dtype == IR_DT_I8) return eval_layernorm_int8(c);
+    return ir_eval_kernel(c->g, c->node, c->in, c->out, NULL, c->err);
   case IR_OP_COUNT: break;
   }
   LOOM_ASSERT(0);

@@ -66,6 +66,8 @@ const char *compile_host_reason(const struct ir_graph *g, const enum part_target
     return "float: no int8 lowering for this form (host kernels, float32)";
   default: break;
   }
+  if (compile_is_int8_layernorm(g, n))
+    return "int8 LayerNorm on the host (integer mean, variance, isqrt): the ALU has no row sum or reciprocal square root";
   if (dt != IR_DT_UNDEF && !ir_dtype_is_float(dt)) return "integer or shape arithmetic: on the host in its own type";
   if (n->op == IR_OP_ONNX) return "no int8 form: on the host kernels in its own type";
   return "no int8 lowering: on the host kernels in its own type";

@@ -15,6 +15,7 @@
 
 #include "hostops.h"
 #include "hostops_nn.h"
+#include "hostops_qlayernorm.h"
 #include "hostops_qsoftmax.h"
 #include "core.h"
 
@@ -26,6 +27,7 @@ const char *const loom_hostop_names[] = {
     [LOOM_HOSTOP_IM2COL] = "IM2COL",
     [LOOM_HOSTOP_NATIVE] = "NATIVE",
     [LOOM_HOSTOP_QSOFTMAX] = "QSOFTMAX",
+    [LOOM_HOSTOP_QLAYERNORM] = "QLAYERNORM",
 };
 _Static_assert(sizeof loom_hostop_names / sizeof loom_hostop_names[0] == LOOM_HOSTOP_COUNT,
                "every host op needs a name");
@@ -147,6 +149,14 @@ static loom_status run_softmax(const struct loom_hostop_args *a, char msg[LOOM_M
   return st;
 }
 
+int64_t loom_hostop_row_pitch(const struct loom_file_tensor *t, int64_t rows) {
+  int64_t len = t->dims[t->rank - 1], pitch = 0;
+  if (t->layout == LOOM_LAYOUT_PLAIN) pitch = len;
+  if (t->layout == LOOM_LAYOUT_NC && t->rank == 2 && t->layout_block)
+    pitch = (len + t->layout_block - 1) / t->layout_block * t->layout_block;
+  return pitch && (uint64_t)rows * (uint64_t)pitch <= t->bytes ? pitch : 0;
+}
+
 loom_status loom_hostop_run(uint32_t kind, const struct loom_hostop_args *a,
                             char msg[LOOM_MSG_MAX]) {
   switch ((enum loom_hostop_kind)kind) {
@@ -158,6 +168,7 @@ loom_status loom_hostop_run(uint32_t kind, const struct loom_hostop_args *a,
   case LOOM_HOSTOP_NATIVE: /* model loading refuses such a step without usable native code */
     return loom_fail(msg, LOOM_E_UNSUPPORTED, "this step exists only as native code (HOSTCODE)");
   case LOOM_HOSTOP_QSOFTMAX: return loom_hostop_qsoftmax(a, msg);
+  case LOOM_HOSTOP_QLAYERNORM: return loom_hostop_qlayernorm(a, msg);
   case LOOM_HOSTOP_COUNT: break;
   }
   return loom_fail(msg, LOOM_E_UNSUPPORTED, "unknown host op %u", kind);

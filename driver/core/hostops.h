@@ -27,6 +27,8 @@ enum loom_hostop_kind {
                            * of `loom compile --target cpu`; no portable form */
   LOOM_HOSTOP_QSOFTMAX,   /* int8 -> int8 softmax, last axis, integer only (hostops_qsoftmax.h);
                            * params: 6 int32 */
+  LOOM_HOSTOP_QLAYERNORM, /* int8 -> int8 LayerNorm, last axis, integer only (hostops_qlayernorm.h);
+                           * params: 5 + 2 N int32 (N: the row length) */
   LOOM_HOSTOP_COUNT
 };
 #define LOOM_HOSTOP_HAVE_IM2COL 1
@@ -54,6 +56,12 @@ int32_t loom_hostop_param(const struct loom_hostop_args *a, int i, int32_t dflt)
 /* n values as parameter bytes (4 n, little-endian): what the compiler
  * writes and loom_hostop_param reads. */
 void loom_hostop_params_put(const int32_t *v, int n, uint8_t *out);
+
+/* The bytes from one row of t's last axis to the next when rows rows are
+ * contiguous in t's stored form (plain, or [N, C] blocked: row n is
+ * n * ceil(C / c) * c bytes in, its padding lanes at the end), else 0: where
+ * a row op (QSOFTMAX, QLAYERNORM) may work in place in the stored bytes. */
+int64_t loom_hostop_row_pitch(const struct loom_file_tensor *t, int64_t rows);
 
 /* Runs one op.  LOOM_E_INVALID with a message when the tensors do not fit
  * the op; LOOM_E_UNSUPPORTED for an unknown kind. */

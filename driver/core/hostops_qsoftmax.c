@@ -55,24 +55,13 @@ static loom_status check(const struct loom_hostop_args *a, struct loom_isoftmax 
   return why ? loom_fail(msg, LOOM_E_INVALID, "parameters: %s", why) : LOOM_OK;
 }
 
-/* The bytes from one row of the last axis to the next when a tensor's
- * rows are contiguous in its stored form (plain, or [N, C] blocked: row n
- * is n * ceil(C / c) * c bytes in, its padding lanes at the end), else 0. */
-static int64_t row_pitch(const struct loom_file_tensor *t, int64_t rows) {
-  int64_t len = t->dims[t->rank - 1], pitch = 0;
-  if (t->layout == LOOM_LAYOUT_PLAIN) pitch = len;
-  if (t->layout == LOOM_LAYOUT_NC && t->rank == 2 && t->layout_block)
-    pitch = (len + t->layout_block - 1) / t->layout_block * t->layout_block;
-  return pitch && (uint64_t)rows * (uint64_t)pitch <= t->bytes ? pitch : 0;
-}
-
 loom_status loom_hostop_qsoftmax(const struct loom_hostop_args *a, char msg[LOOM_MSG_MAX]) {
   struct loom_isoftmax s;
   int64_t len = 0, rows = 0;
   loom_status st = check(a, &s, &len, &rows, msg);
   if (st != LOOM_OK || !rows) return st;
   const struct loom_file_tensor *tx = a->in[0].desc, *ty = a->out[0].desc;
-  int64_t px = row_pitch(tx, rows), py = row_pitch(ty, rows);
+  int64_t px = loom_hostop_row_pitch(tx, rows), py = loom_hostop_row_pitch(ty, rows);
   if (px && py) { /* in place in the stored forms: no conversion */
     int8_t *y = a->out[0].data;
     loom_isoftmax_rows(&s, a->in[0].data, px, y, py, rows, len);

@@ -1,5 +1,6 @@
 /*
- * intapprox.c - integer-only exp, GELU and square root (intapprox.h).
+ * intapprox.c - integer-only exp, GELU, square root, softmax and LayerNorm
+ * (intapprox.h).
  *
  * The *_init functions turn a scale into integer constants with floats,
  * once, at compile time; the evaluators use integers only.  Each starts by
@@ -141,4 +142,106 @@ uint32_t loom_isqrt(uint64_t n) {
     if (y >= x) return (uint32_t)x;
     x = y;
   }
+}
+
+int32_t loom_ilayernorm_frac(int64_t len) {
+  int c = 0;
+  while (c < 62 && (INT64_C(1) << c) < len) c++;
+  int32_t f = 45 - 2 * c;
+  f = f > 44 ? 44 : f;
+  return f < 0 ? -1 : f & ~1;
+}
+
+int loom_ilayernorm_init(double in_scale, int32_t in_zp, double out_scale, int32_t out_zp, double eps, int64_t len,
+                         const float *gamma, int64_t n_gamma, const float *beta, int64_t n_beta, int32_t *g,
+                         int32_t *b, struct loom_ilayernorm *l) {
+  if (!scale_ok(in_scale) || !scale_ok(out_scale) || !isfinite(eps) || eps < 0 || len < 1 ||
+      len > LOOM_ILAYERNORM_MAX_ROW || (n_gamma != 1 && n_gamma != len) || (beta && n_beta != 1 && n_beta != len) ||
+      in_zp < -128 || in_zp > 127 || out_zp < -128 || out_zp > 127)
+    return -1;
+  *l = (struct loom_ilayernorm){.len = len, .frac = loom_ilayernorm_frac(len), .in_zp = in_zp, .out_zp = out_zp,
+                                .gamma = g, .beta = b};
+  double e = ldexp(eps / (in_scale * in_scale) * (double)len * (double)len, l->frac);
+  if (!(e < ldexp(1.0, 61))) return -1;
+  l->eps = (int64_t)llround(e);
+  double gmax = 0;
+  for (int64_t i = 0; i < n_gamma; i++) gmax = fmax(gmax, fabs(gamma[i] / out_scale));
+  if (!isfinite(gmax)) return -1;
+  int ex = 0;
+  if (gmax > 0) frexp(gmax, &ex); /* gmax = m 2^ex, m in [1/2, 1): g_i below 2^30 */
+  l->gshift = gmax > 0 && 30 - ex < 40 ? 30 - ex : 40;
+  if (l->gshift < -6) return -1;
+  for (int64_t i = 0; i < len; i++) {
+    double gi = gamma[n_gamma == 1 ? 0 : i] / out_scale, bi = beta ? beta[n_beta == 1 ? 0 : i] / out_scale : 0;
+    if (!isfinite(gi) || !(fabs(bi) < 32768.0)) return -1;
+    g[i] = (int32_t)llround(ldexp(gi, l->gshift));
+    b[i] = (int32_t)llround(ldexp(bi, LOOM_ILAYERNORM_T_BITS));
+  }
+  return loom_ilayernorm_check(l) ? -1 : 0;
+}
+
+const char *loom_ilayernorm_check(const struct loom_ilayernorm *l) {
+  if (l->len < 1 || l->len > LOOM_ILAYERNORM_MAX_ROW) return "the row length is not 1..65536";
+  if (l->frac < 0 || (l->frac & 1) || l->frac > loom_ilayernorm_frac(l->len))
+    return "the epsilon's fraction bits are odd or too many for the row length";
+  if (l->eps < 0 || l->eps > (INT64_C(1) << 61)) return "the folded epsilon is not 0..2^61";
+  if (l->gshift < -6 || l->gshift > 40) return "gamma's shift is not -6..40";
+  if (l->in_zp < -128 || l->in_zp > 127 || l->out_zp < -128 || l->out_zp > 127)
+    return "a zero point is not an int8 value";
+  if (!l->gamma || !l->beta) return "gamma or beta is missing";
+  return NULL;
+}
+
+/* The row's statistics in 32 bits, which vectorize: |S1| <= 255 N < 2^24
+ * and sum d^2 <= 65025 N < 2^32 for N <= 2^16. */
+static void ilayernorm_sums(const int8_t *x, int64_t n, int32_t zp, int64_t *s1, int64_t *s2) {
+  int32_t a = 0;
+  uint32_t b = 0;
+  for (int64_t i = 0; i < n; i++) {
+    int32_t d = x[i] - zp;
+    a += d, b += (uint32_t)(d * d);
+  }
+  *s1 = a, *s2 = b;
+}
+
+/* Every shift below is of a non-negative number: each value is biased by
+ * 2^62 (|value| < 2^62), whose shifts are exact, and the bias taken off
+ * after; the constant parts are folded per row or per call. */
+#define BIAS (UINT64_C(1) << 62)
+
+static void ilayernorm_row(const struct loom_ilayernorm *l, const int8_t *x, int8_t *y) {
+  int64_t n = l->len, s1, s2;
+  ilayernorm_sums(x, n, l->in_zp, &s1, &s2);
+  int64_t v = n * s2 - s1 * s1, inv = 0; /* v = N^2 variance of the codes, >= 0 */
+  int k = 1;
+  if (v > 0) { /* a constant row keeps z = 0 (inv = 0) */
+    uint64_t w = ((uint64_t)v << l->frac) + (uint64_t)l->eps; /* below 2^62 */
+    int a = (62 - (64 - __builtin_clzll(w))) / 2;            /* w << 2a in [2^60, 2^62) */
+    inv = (int64_t)((UINT64_C(1) << 62) / loom_isqrt(w << 2 * a));
+    k = 62 - LOOM_ILAYERNORM_Z_BITS - l->frac / 2 - a; /* >= 10: w >= 2^F */
+    LOOM_ASSERT(k >= 1);
+  }
+  /* z_i = round((N d_i - S1) I / 2^k) = ((N I) q_i + z0 + 2^62 + 2^(k-1)) / 2^k - 2^(62-k),
+   * |(N d_i - S1) I| < 2^57 */
+  int64_t zn = n * inv, zoff = (int64_t)(BIAS >> k);
+  uint64_t z0 = (uint64_t)(-(s1 + n * l->in_zp) * inv) + BIAS + (UINT64_C(1) << (k - 1));
+  /* t_i + 2^62 + 2^15 - 1 = round(g_i z_i / 2^kt) + b_i + tk, |g_i z_i| < 2^62 */
+  int kt = l->gshift + LOOM_ILAYERNORM_Z_BITS - LOOM_ILAYERNORM_T_BITS;
+  uint64_t tr = BIAS + (kt ? UINT64_C(1) << (kt - 1) : 0);
+  int64_t tk = (int64_t)(BIAS - (BIAS >> kt) + (UINT64_C(1) << (LOOM_ILAYERNORM_T_BITS - 1)) - 1);
+  int64_t q0 = l->out_zp - (int64_t)(BIAS >> LOOM_ILAYERNORM_T_BITS);
+  for (int64_t i = 0; i < n; i++) {
+    int64_t z = (int64_t)(((uint64_t)(zn * x[i]) + z0) >> k) - zoff;
+    uint64_t u = (uint64_t)((int64_t)((((uint64_t)((int64_t)l->gamma[i] * z)) + tr) >> kt) + l->beta[i] + tk);
+    /* u / 2^16 rounded half to even: u holds t + 2^15 - 1, plus 1 when
+     * the quotient is odd (as loom_isoftmax_row) */
+    int64_t q = (int64_t)((u + ((u >> LOOM_ILAYERNORM_T_BITS) & 1)) >> LOOM_ILAYERNORM_T_BITS) + q0;
+    q = q < -128 ? -128 : q;
+    y[i] = (int8_t)(q > 127 ? 127 : q);
+  }
+}
+
+void loom_ilayernorm_rows(const struct loom_ilayernorm *l, const int8_t *x, int64_t x_pitch, int8_t *y,
+                          int64_t y_pitch, int64_t rows) {
+  for (int64_t r = 0; r < rows; r++) ilayernorm_row(l, x + r * x_pitch, y + r * y_pitch);
 }

@@ -18,6 +18,10 @@
  *   loom_isoftmax: |s_y (y - z_y) - p| <= s_y / 2 + 1.7e-2 p + 2^-30 for each
  *                output (p: float softmax of the dequantized row, clamped
  *                to the int8 range of s_y, z_y; docs/quantization.md)
+ *   loom_ilayernorm: |y - z_y - v / s_y| <= 1/2 + 2^-15 + G 2^-20 output
+ *                steps (v: float LayerNorm of the dequantized row with the
+ *                float gamma and beta, clamped to the int8 range of s_y,
+ *                z_y; G = max |gamma_c| / s_y; tests/unit/test_qlayernorm.c)
  *
  * The 2^-10 terms are the internal fixed point: the input is shifted up
  * until ln 2 (exp) or the erf clip point (GELU) is at least 2^10 steps, so
@@ -86,6 +90,60 @@ void loom_isoftmax_row(const struct loom_isoftmax *s, const int64_t table[256], 
  * (pitches >= len; y may alias x), with one table for all of them. */
 void loom_isoftmax_rows(const struct loom_isoftmax *s, const int8_t *x, int64_t x_pitch, int8_t *y, int64_t y_pitch,
                         int64_t rows, int64_t len);
+
+/* LayerNorm of int8 codes along a row, int8 codes out, per-channel gamma
+ * and beta (the host op QLAYERNORM, hostops_qlayernorm.c, and the
+ * reference interpreter's int8 LayerNormalization).  With d_i = q_i - z_x
+ * and N the row length, the float LayerNorm is, in output steps,
+ *
+ *   y_i = G_i (N d_i - S1) / sqrt(V + E N^2) + B_i,
+ *   S1 = sum d, V = N sum d^2 - S1^2 (exact, >= 0), E = eps / s_x^2,
+ *   G_i = gamma_i / s_y, B_i = beta_i / s_y,
+ *
+ * so per row: S1 and sum d^2 in 32 bits, V in int64; W = V 2^F +
+ * eps_fp, eps_fp the compiler's round(E N^2 2^F) (epsilon folded into the
+ * integer domain once, for the row length; F even, as large as W < 2^62
+ * allows); W shifted up by 2a
+ * bits into [2^60, 2^62), R = loom_isqrt of that (2^30 <= R < 2^31) and
+ * one integer reciprocal I = floor(2^62 / R), so 1 / sqrt(V + E N^2) =
+ * I 2^(F/2 + a - 62); z_i = (N d_i - S1) I rounded to 2^-22 steps (|z_i| <=
+ * sqrt N); t_i = g_i z_i rounded to 2^-16 steps plus b_i, where g_i =
+ * round(G_i 2^gshift) and b_i = round(B_i 2^16) are the int32 constants;
+ * y_i = clamp(round_half_even(t_i / 2^16) + z_y, -128, 127).  A constant
+ * row (V = 0) gives z = 0: y = beta, whatever eps.  Nothing overflows for
+ * rows of up to 2^16 values: V < 2^16 N^2, |N d_i - S1| I < 2^57, |g_i z_i|
+ * < 2^62.  The error besides the output's rounding: I is within 2^-29
+ * (relative) of the exact reciprocal square root, z's rounding 2^-23,
+ * g_i's 2^-30 G, t's and b_i's 2^-17 each. */
+#define LOOM_ILAYERNORM_MAX_ROW (INT64_C(1) << 16)
+#define LOOM_ILAYERNORM_Z_BITS 22   /* z_i's fraction bits */
+#define LOOM_ILAYERNORM_T_BITS 16   /* t_i's and b_i's fraction bits */
+struct loom_ilayernorm {
+  int64_t len;          /* N, 1..LOOM_ILAYERNORM_MAX_ROW */
+  int32_t frac;         /* F: even, 0..loom_ilayernorm_frac(N) */
+  int64_t eps;          /* round(eps / s_x^2 N^2 2^F), 0..2^61 */
+  int32_t gshift;       /* G_i = g_i 2^-gshift, -6..40 */
+  int32_t in_zp, out_zp;
+  const int32_t *gamma; /* g_i, len values */
+  const int32_t *beta;  /* b_i, len values */
+};
+/* The largest F rows of len values allow: even, 16 + 2 ceil(log2 len) + F
+ * <= 61, at most 44. */
+int32_t loom_ilayernorm_frac(int64_t len);
+/* The constants for rows of len values of (s_x, z_x) to (s_y, z_y):
+ * gamma[n_gamma] and beta[n_beta] (n 1 or len: broadcast; beta may be
+ * NULL: 0) into g[len] and b[len], which *l points at.  -1 when a scale,
+ * zero point, eps (>= 0) or len is out of range, E N^2 2^F reaches 2^61,
+ * max |gamma| / s_y reaches 2^36 or |beta| / s_y 2^15. */
+int loom_ilayernorm_init(double in_scale, int32_t in_zp, double out_scale, int32_t out_zp, double eps, int64_t len,
+                         const float *gamma, int64_t n_gamma, const float *beta, int64_t n_beta, int32_t *g,
+                         int32_t *b, struct loom_ilayernorm *l);
+/* NULL when l's constants are within the limits above, else what is wrong. */
+const char *loom_ilayernorm_check(const struct loom_ilayernorm *l);
+/* rows rows of l->len codes, row r at x + r * x_pitch and y + r * y_pitch
+ * (pitches >= len; y may alias x). */
+void loom_ilayernorm_rows(const struct loom_ilayernorm *l, const int8_t *x, int64_t x_pitch, int8_t *y,
+                          int64_t y_pitch, int64_t rows);
 
 /* floor(sqrt(n)) by Newton steps from a power of two above the root. */
 uint32_t loom_isqrt(uint64_t n);

@@ -23,6 +23,7 @@
 #include "driver/core/npy.h"
 #include "loom/loom.h"
 #include "compilerun.h"
+#include "testcalib.h"
 
 static const char *const convnet =
     "loom.ir 1\n"

@@ -90,8 +90,10 @@ static int jobs_of(const struct compile_result *r) {
 
 /* Bit-exact on fsim; two fc jobs and two residual Adds on the
  * accelerator: folded into them (fc+add) or, with COMPILE_NO_RESIDUAL, two
- * add jobs; no Add on the host; `quantizes` host QUANTIZE steps. */
-static void check(const char *form, int s, int d, const char *config, unsigned flags, int quantizes) {
+ * add jobs; no Add on the host; `quantizes` host QUANTIZE steps and `qlns`
+ * int8 LayerNorms (QLAYERNORM: a LayerNorm of an int8 Add's result whose
+ * result is only read as int8). */
+static void check(const char *form, int s, int d, const char *config, unsigned flags, int quantizes, int qlns) {
   char *text = with_dims(form, s, d);
   int64_t dims[3] = {1, s, d};
   struct compile_result r;
@@ -103,31 +105,34 @@ static void check(const char *form, int s, int d, const char *config, unsigned f
   assert_int_equal(count_rows(&r, "host Add"), 0);
   assert_int_equal(jobs_of(&r), folded ? 2 : 4);
   assert_int_equal(count_rows(&r, "host QUANTIZE"), quantizes);
+  assert_int_equal(count_rows(&r, "host QLAYERNORM"), qlns);
   compile_result_free(&r);
   free(text);
 }
 
 /* Both configurations, 6 tokens of 24 (not whole blocks) and 32, and 70
  * tokens of 40 (several row and column tiles), folded and not. */
-static void check_all(const char *form, int quantizes) {
+static void check_all(const char *form, int quantizes, int qlns) {
   static const char *const cfgs[] = {"default", "tiny"};
   static const int sd[][2] = {{6, 24}, {6, 32}, {70, 40}};
   for (int c = 0; c < 2; c++)
     for (int k = 0; k < 3; k++) {
-      check(form, sd[k][0], sd[k][1], cfgs[c], 0, quantizes);
-      check(form, sd[k][0], sd[k][1], cfgs[c], COMPILE_NO_RESIDUAL, quantizes);
+      check(form, sd[k][0], sd[k][1], cfgs[c], 0, quantizes, qlns);
+      check(form, sd[k][0], sd[k][1], cfgs[c], COMPILE_NO_RESIDUAL, quantizes, qlns);
     }
 }
 
-/* Post-norm: the model input and n1 are each quantized once, for the fc
- * job and the Add after it (a second QUANTIZE of n1 would make three). */
-static void test_postnorm(void **state) { check_all(postnorm, 2); }
+/* Post-norm: the model input is quantized once, for the fc job and the Add
+ * after it (a second QUANTIZE would make two); n1 is an int8 LayerNorm of
+ * the first Add, read by the second fc job and Add; y, the model's float
+ * output, stays a float LayerNorm. */
+static void test_postnorm(void **state) { check_all(postnorm, 1, 1); }
 
 /* Pre-norm: the residual stream r1 is int8 from its job on (read by the
- * next LayerNorm through a DequantizeLinear and by the second Add); the
- * two LayerNorms' results are quantized for their fc jobs, the model input
- * by the runtime (the first LayerNorm reads it dequantized). */
-static void test_prenorm(void **state) { check_all(prenorm, 2); }
+ * next LayerNorm and by the second Add); the model input is quantized by
+ * the runtime, so both LayerNorms before the fc jobs are int8 ones
+ * (QLAYERNORM) and no QUANTIZE is left. */
+static void test_prenorm(void **state) { check_all(prenorm, 0, 2); }
 
 int main(void) {
   const struct CMUnitTest tests[] = {

@@ -26,14 +26,8 @@
 
 #include "driver/core/npy.h"
 #include "sw_compiler/compile.h"
+#include "compilerun.h"
 #include "testcalib.h"
-
-static struct ir_graph *parse_ok(const char *text) {
-  struct ir_error err = {{0}};
-  struct ir_graph *g = ir_parse(text, "t.ir", &err);
-  if (!g) fail_msg("parse failed: %s", err.msg);
-  return g;
-}
 
 /* Compiles text for the accelerator, calibrated on random samples of the
  * input of shape dims. */
@@ -58,15 +52,6 @@ static void expect_in(const char *text, const char *needle) {
   if (!strstr(text, needle)) fail_msg("'%s' not in:\n%s", needle, text);
 }
 
-static char *summary(const struct compile_result *r) {
-  char *buf = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream(&buf, &len);
-  compile_placement_print(f, r);
-  fclose(f);
-  return buf;
-}
-
 /* A float op without an int8 form (a Transpose: the reference interpreter
  * evaluates it for calibration, so the test needs no host kernel) between
  * two convolutions: the host runs
@@ -87,7 +72,7 @@ static void test_host_op_between_convs(void **state) {
   assert_int_equal(r.graph->nodes[s - 1].op, IR_OP_DEQUANTIZELINEAR); /* the boundary in */
   assert_int_equal(r.graph->nodes[s + 1].op, IR_OP_QUANTIZELINEAR);   /* and out */
   assert_int_equal(r.graph->tensors[n->in[0]].dtype, IR_DT_F32);
-  char *s1 = summary(&r);
+  char *s1 = placement_summary(&r);
   expect_in(s1, "Conv                            2      0");
   expect_in(s1, "DequantizeLinear                0      2  int8 boundary: (de)quantizes for the accelerator");
   expect_in(s1, "Transpose                       0      1  no int8 lowering: on the host kernels in its own type");
@@ -116,7 +101,7 @@ static void test_export_habits(void **state) {
       if (!strcmp(ir_node_op(n), *op)) fail_msg("a %s is left", *op);
     if (n->op == IR_OP_QCONV) assert_int_equal(ir_attr_find(n, "pads")->ints[0], 1); /* the Pad moved in */
   }
-  char *s = summary(&r); /* the mean over H, W is reported as the global pool it became */
+  char *s = placement_summary(&r); /* the mean over H, W is reported as the global pool it became */
   expect_in(s, "GlobalAveragePool               1      0");
   free(s);
   compile_result_free(&r);
@@ -184,7 +169,7 @@ static void test_cpu_target(void **state) {
   assert_int_equal(count(&r, "Conv", PART_KERNEL), 1);
   assert_int_equal(count(&r, "Erf", PART_KERNEL), 1);
   assert_int_equal(count(&r, "Flatten", PART_ALIAS), 1);
-  char *s = summary(&r);
+  char *s = placement_summary(&r);
   expect_in(s, "--target cpu: every node on the host");
   expect_in(s, "placement: 0 nodes on the accelerator, 2 on the host; 0.0% of MACs on the accelerator");
   free(s);
@@ -323,7 +308,7 @@ static void test_table_on_host(void **state) {
   assert_int_equal(count(&jobs, "loom.QConv", PART_ACCEL), 3);
   assert_int_equal(count(&jobs, "Gather", PART_KERNEL), 0);
   assert_int_equal(r.n_host_tables, 1);
-  char *s = summary(&r);
+  char *s = placement_summary(&r);
   expect_in(s, "Tanh                            1      2  table lookup on the host: a job of its own, ");
   expect_in(s, " at 100 MHz > 0.4 us (25 ns/element)\n");
   free(s);

@@ -39,6 +39,7 @@
 
 #include "driver/core/core.h"
 #include "driver/core/hostops_qsoftmax.h"
+#include "int8rows.h"
 
 #define REL_BOUND 1.7e-2
 #define ABS_BOUND (1.0 / (1 << 30))
@@ -163,80 +164,27 @@ static void test_broken_fails(void **state) {
   }
 }
 
-static void desc(struct loom_file_tensor *t, int rank, int64_t d0, int64_t d1, float scale, int zp) {
-  memset(t, 0, sizeof *t);
-  t->dtype = t->user_dtype = LOOM_DT_I8;
-  t->rank = (uint32_t)rank, t->dims[0] = d0, t->dims[1] = d1;
-  t->scale = scale, t->zero_point = zp;
-  t->bytes = loom_file_tensor_bytes(t);
-}
-
 /* The op on a blocked [N, C] input (how attention's scores arrive) into a
- * plain [H, S, C] output, against the rows computed directly. */
+ * plain [H, S, C] output, and the other stored forms (int8rows.h), against
+ * the rows computed directly. */
 static void test_hostop_blocked(void **state) {
   (void)state;
   enum { N = 12, C = 21 };
-  struct loom_file_tensor x, y;
   char msg[LOOM_MSG_MAX];
-  desc(&x, 2, N, C, 0.1f, -5);
-  x.layout = LOOM_LAYOUT_NC, x.layout_block = 16;
-  x.bytes = loom_file_tensor_bytes(&x);
-  desc(&y, 3, 3, 4, 1.0f / 127, 0);
-  y.dims[2] = C, y.bytes = loom_file_tensor_bytes(&y);
-  int8_t plain[N * C], want[N * C], got[N * C];
-  uint8_t *stored = calloc(1, x.bytes);
+  int8_t plain[N * C], want[N * C];
   for (int i = 0; i < N * C; i++) plain[i] = rand_code();
-  assert_int_equal(loom_tensor_write(&x, stored, LOOM_DT_I8, plain, msg), LOOM_OK);
   struct loom_isoftmax s;
   int64_t t[256];
-  assert_int_equal(loom_isoftmax_init(x.scale, y.scale, 0, &s), 0);
+  assert_int_equal(loom_isoftmax_init(0.1f, 1.0f / 127, 3, &s), 0);
   loom_isoftmax_table(&s, t);
   for (int r = 0; r < N; r++) loom_isoftmax_row(&s, t, plain + r * C, want + r * C, C);
   uint8_t params[4 * LOOM_QSOFTMAX_PARAM_COUNT];
   loom_qsoftmax_params(&s, params);
-  struct loom_hostop_args a = {.in = {{&x, stored}}, .out = {{&y, got}}, .n_in = 1, .n_out = 1,
-                               .params = params, .param_size = sizeof params};
   assert_string_equal(loom_hostop_name(LOOM_HOSTOP_QSOFTMAX), "QSOFTMAX");
   assert_int_equal(LOOM_HOSTOP_QSOFTMAX, 6); /* the file format's kind number */
-  assert_int_equal(loom_hostop_run(LOOM_HOSTOP_QSOFTMAX, &a, msg), LOOM_OK);
-  assert_memory_equal(got, want, sizeof want);
-
-  /* the other paths: a plain input into a blocked [N, C] output (in place,
-   * padding lanes set to the zero point 3), and a [1, N, 1, C] NCHWc input
-   * whose rows are strided (through the conversion) into a plain output */
-  struct loom_file_tensor yb, xw;
-  desc(&yb, 2, N, C, 1.0f / 127, 3);
-  yb.layout = LOOM_LAYOUT_NC, yb.layout_block = 16, yb.bytes = loom_file_tensor_bytes(&yb);
-  assert_int_equal(yb.bytes, N * 32);
-  struct loom_isoftmax s3 = s;
-  int8_t want3[N * C], back[N * C];
-  uint8_t *yst = malloc(yb.bytes), params3[sizeof params];
-  s3.out_zp = 3;
-  for (int r = 0; r < N; r++) loom_isoftmax_row(&s3, t, plain + r * C, want3 + r * C, C);
-  loom_qsoftmax_params(&s3, params3);
-  struct loom_file_tensor xp = x;
-  xp.layout = LOOM_LAYOUT_PLAIN, xp.layout_block = 0, xp.bytes = loom_file_tensor_bytes(&xp);
-  struct loom_hostop_args c = {.in = {{&xp, plain}}, .out = {{&yb, yst}}, .n_in = 1, .n_out = 1,
-                               .params = params3, .param_size = sizeof params3};
-  memset(yst, 0x55, yb.bytes);
-  assert_int_equal(loom_hostop_run(LOOM_HOSTOP_QSOFTMAX, &c, msg), LOOM_OK);
-  assert_int_equal(loom_tensor_read(&yb, yst, LOOM_DT_I8, back, msg), LOOM_OK);
-  assert_memory_equal(back, want3, sizeof want3);
-  for (int r = 0; r < N; r++)
-    for (int k = C; k < 32; k++) assert_int_equal((int8_t)yst[r * 32 + k], 3);
-  memset(&xw, 0, sizeof xw);
-  xw.dtype = xw.user_dtype = LOOM_DT_I8, xw.rank = 4, xw.scale = x.scale, xw.zero_point = x.zero_point;
-  xw.dims[0] = 1, xw.dims[1] = N, xw.dims[2] = 1, xw.dims[3] = C;
-  xw.layout = LOOM_LAYOUT_NCHWC, xw.layout_block = 16, xw.bytes = loom_file_tensor_bytes(&xw);
-  uint8_t *xst = calloc(1, xw.bytes);
-  assert_int_equal(loom_tensor_write(&xw, xst, LOOM_DT_I8, plain, msg), LOOM_OK);
-  struct loom_hostop_args d = a;
-  d.in[0] = (struct loom_hostop_tensor){&xw, xst};
-  memset(got, 0, sizeof got);
-  assert_int_equal(loom_hostop_run(LOOM_HOSTOP_QSOFTMAX, &d, msg), LOOM_OK);
-  assert_memory_equal(got, want, sizeof want);
-  free(yst);
-  free(xst);
+  struct loom_hostop_args a;
+  int8_rows_layouts(LOOM_HOSTOP_QSOFTMAX, params, sizeof params, N, C, 0.1f, -5, 1.0f / 127, 3, plain, want, &a);
+  const struct loom_file_tensor y = *a.out[0].desc;
 
   /* refusals: each with a message */
   struct { const char *what, *expect; } cases[] = {
@@ -261,7 +209,6 @@ static void test_hostop_blocked(void **state) {
     assert_int_equal(loom_hostop_run(LOOM_HOSTOP_QSOFTMAX, &b, msg), LOOM_E_INVALID);
     if (!strstr(msg, cases[k].expect)) fail_msg("%s: message '%s' lacks '%s'", cases[k].what, msg, cases[k].expect);
   }
-  free(stored);
 }
 
 /* Exact ties, which real scales almost never produce: exp(0) = 2^20 (b = 0,

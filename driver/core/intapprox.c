@@ -102,27 +102,55 @@ const char *loom_isoftmax_check(const struct loom_isoftmax *s) {
   return NULL;
 }
 
+/* loom_iexp(-k) for k = 0..255 without a division each: z = floor(k 2^up
+ * / q_ln2) and its remainder r advance by the quotient and remainder of
+ * 2^up / q_ln2, and loom_iexp's p is -r. */
 void loom_isoftmax_table(const struct loom_isoftmax *s, int64_t table[256]) {
-  for (int k = 0; k < 256; k++) table[k] = loom_iexp(&s->e, -k);
+  const struct loom_iexp *e = &s->e;
+  LOOM_ASSERT(e->up <= 22 && e->q_ln2 >= 1); /* loom_isoftmax_check's limits: 255 2^up < 2^31 */
+  const int64_t step = INT64_C(1) << e->up, dz = step / e->q_ln2, dr = step % e->q_ln2;
+  int64_t z = 0, r = 0;
+  for (int k = 0; k < 256; k++) {
+    int64_t t = e->q_b - r;
+    table[k] = z >= 62 ? 0 : (t * t + e->q_c) >> z;
+    z += dz, r += dr;
+    if (r >= e->q_ln2) r -= e->q_ln2, z++;
+  }
 }
 
-void loom_isoftmax_row(const struct loom_isoftmax *s, const int64_t table[256], const int8_t *x, int8_t *y,
-                       int64_t len) {
+/* An output code of the softmax: v / 2^k rounded half to even without a
+ * branch (v + 2^(k-1) - 1, plus 1 when the quotient is odd, then the
+ * shift), plus the zero point, clamped. */
+static inline int8_t isoftmax_code(uint64_t v, int k, uint64_t half_less, int32_t zp) {
+  int64_t q = (int64_t)((v + half_less + ((v >> k) & 1)) >> k) + zp;
+  q = q < -128 ? -128 : q;
+  return (int8_t)(q > 127 ? 127 : q);
+}
+
+/* The row's exps are gathered once into a local array (a chunk of it at
+ * a time for rows longer than the array), the sum and the outputs computed
+ * from that array: loops the compiler vectorizes, as the int8 stores can
+ * alias neither the array nor the constants held in locals. */
+#define SOFTMAX_CHUNK 256
+LOOM_TARGET_CLONES void loom_isoftmax_row(const struct loom_isoftmax *s, const int64_t table[256], const int8_t *x,
+                                          int8_t *y, int64_t len) {
   LOOM_ASSERT(len >= 1 && len <= LOOM_ISOFTMAX_MAX_ROW);
+  const int k = s->shift + 1;
+  const int32_t zp = s->out_zp;
+  const uint64_t half_less = (UINT64_C(1) << (k - 1)) - 1;
   int m = x[0];
   for (int64_t i = 1; i < len; i++) m = x[i] > m ? x[i] : m;
-  uint64_t sum = 0;
-  for (int64_t i = 0; i < len; i++) sum += (uint64_t)table[m - x[i]];
-  uint64_t rm = ((uint64_t)s->mult << 32) / sum; /* the row's reciprocal, times 1/s_y */
-  int k = s->shift + 1;
-  uint64_t half_less = (UINT64_C(1) << (k - 1)) - 1;
-  for (int64_t i = 0; i < len; i++) {
-    /* v / 2^k rounded half to even without a branch: v + 2^(k-1) - 1,
-     * plus 1 when the quotient is odd, then the shift */
-    uint64_t v = (uint64_t)table[m - x[i]] * rm;
-    int64_t q = (int64_t)((v + half_less + ((v >> k) & 1)) >> k) + s->out_zp;
-    q = q < -128 ? -128 : q;
-    y[i] = (int8_t)(q > 127 ? 127 : q);
+  uint64_t e[SOFTMAX_CHUNK], sum = 0;
+  const int head = len < SOFTMAX_CHUNK ? (int)len : SOFTMAX_CHUNK;
+  for (int j = 0; j < head; j++) e[j] = (uint64_t)table[m - x[j]];
+  for (int j = 0; j < head; j++) sum += e[j];
+  for (int64_t i = head; i < len; i++) sum += (uint64_t)table[m - x[i]];
+  const uint64_t rm = ((uint64_t)s->mult << 32) / sum; /* the row's reciprocal, times 1/s_y */
+  for (int64_t i = 0; i < len; i += SOFTMAX_CHUNK) {
+    int c = len - i < SOFTMAX_CHUNK ? (int)(len - i) : SOFTMAX_CHUNK;
+    if (i) /* the first chunk's exps are in e already */
+      for (int j = 0; j < c; j++) e[j] = (uint64_t)table[m - x[i + j]];
+    for (int j = 0; j < c; j++) y[i + j] = isoftmax_code(e[j] * rm, k, half_less, zp);
   }
 }
 
@@ -209,8 +237,29 @@ static void ilayernorm_sums(const int8_t *x, int64_t n, int32_t zp, int64_t *s1,
  * after; the constant parts are folded per row or per call. */
 #define BIAS (UINT64_C(1) << 62)
 
-static void ilayernorm_row(const struct loom_ilayernorm *l, const int8_t *x, int8_t *y) {
-  int64_t n = l->len, s1, s2;
+/* z of the code c: ((N I) c + z0) / 2^k less the bias 2^(62-k). */
+static inline int64_t iln_z(int64_t zn, uint64_t z0, int k, int64_t zoff, int c) {
+  return (int64_t)(((uint64_t)(zn * c) + z0) >> k) - zoff;
+}
+
+/* The output code of z with g_i and b_i: t_i + 2^62 + 2^15 - 1 =
+ * round(g_i z / 2^kt) + b_i + tk (|g_i z| < 2^62), then u / 2^16 rounded
+ * half to even (u holds t + 2^15 - 1, plus 1 when the quotient is odd, as
+ * isoftmax_code), plus q0, clamped. */
+static inline int8_t iln_code(int64_t z, int32_t g, int32_t b, uint64_t tr, int kt, int64_t tk, int64_t q0) {
+  uint64_t u = (uint64_t)((int64_t)((((uint64_t)((int64_t)g * z)) + tr) >> kt) + b + tk);
+  int64_t q = (int64_t)((u + ((u >> LOOM_ILAYERNORM_T_BITS) & 1)) >> LOOM_ILAYERNORM_T_BITS) + q0;
+  q = q < -128 ? -128 : q;
+  return (int8_t)(q > 127 ? 127 : q);
+}
+
+/* Built for x86-64-v3 and -v4 besides the baseline (LOOM_TARGET_CLONES):
+ * with every constant in a local the element loop has no loads but x, g
+ * and b, and AVX-512's 64-bit multiplies vectorize it. */
+LOOM_TARGET_CLONES static void ilayernorm_row(const struct loom_ilayernorm *l, const int8_t *x, int8_t *y) {
+  /* every constant in a local: the int8 stores could alias *l */
+  const int64_t n = l->len;
+  int64_t s1, s2;
   ilayernorm_sums(x, n, l->in_zp, &s1, &s2);
   int64_t v = n * s2 - s1 * s1, inv = 0; /* v = N^2 variance of the codes, >= 0 */
   int k = 1;
@@ -223,22 +272,14 @@ static void ilayernorm_row(const struct loom_ilayernorm *l, const int8_t *x, int
   }
   /* z_i = round((N d_i - S1) I / 2^k) = ((N I) q_i + z0 + 2^62 + 2^(k-1)) / 2^k - 2^(62-k),
    * |(N d_i - S1) I| < 2^57 */
-  int64_t zn = n * inv, zoff = (int64_t)(BIAS >> k);
-  uint64_t z0 = (uint64_t)(-(s1 + n * l->in_zp) * inv) + BIAS + (UINT64_C(1) << (k - 1));
-  /* t_i + 2^62 + 2^15 - 1 = round(g_i z_i / 2^kt) + b_i + tk, |g_i z_i| < 2^62 */
-  int kt = l->gshift + LOOM_ILAYERNORM_Z_BITS - LOOM_ILAYERNORM_T_BITS;
-  uint64_t tr = BIAS + (kt ? UINT64_C(1) << (kt - 1) : 0);
-  int64_t tk = (int64_t)(BIAS - (BIAS >> kt) + (UINT64_C(1) << (LOOM_ILAYERNORM_T_BITS - 1)) - 1);
-  int64_t q0 = l->out_zp - (int64_t)(BIAS >> LOOM_ILAYERNORM_T_BITS);
-  for (int64_t i = 0; i < n; i++) {
-    int64_t z = (int64_t)(((uint64_t)(zn * x[i]) + z0) >> k) - zoff;
-    uint64_t u = (uint64_t)((int64_t)((((uint64_t)((int64_t)l->gamma[i] * z)) + tr) >> kt) + l->beta[i] + tk);
-    /* u / 2^16 rounded half to even: u holds t + 2^15 - 1, plus 1 when
-     * the quotient is odd (as loom_isoftmax_row) */
-    int64_t q = (int64_t)((u + ((u >> LOOM_ILAYERNORM_T_BITS) & 1)) >> LOOM_ILAYERNORM_T_BITS) + q0;
-    q = q < -128 ? -128 : q;
-    y[i] = (int8_t)(q > 127 ? 127 : q);
-  }
+  const int64_t zn = n * inv, zoff = (int64_t)(BIAS >> k);
+  const uint64_t z0 = (uint64_t)(-(s1 + n * l->in_zp) * inv) + BIAS + (UINT64_C(1) << (k - 1));
+  const int kt = l->gshift + LOOM_ILAYERNORM_Z_BITS - LOOM_ILAYERNORM_T_BITS;
+  const uint64_t tr = BIAS + (kt ? UINT64_C(1) << (kt - 1) : 0);
+  const int64_t tk = (int64_t)(BIAS - (BIAS >> kt) + (UINT64_C(1) << (LOOM_ILAYERNORM_T_BITS - 1)) - 1);
+  const int64_t q0 = l->out_zp - (int64_t)(BIAS >> LOOM_ILAYERNORM_T_BITS);
+  const int32_t *g = l->gamma, *b = l->beta;
+  for (int64_t i = 0; i < n; i++) y[i] = iln_code(iln_z(zn, z0, k, zoff, x[i]), g[i], b[i], tr, kt, tk, q0);
 }
 
 void loom_ilayernorm_rows(const struct loom_ilayernorm *l, const int8_t *x, int64_t x_pitch, int8_t *y,

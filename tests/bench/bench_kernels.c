@@ -10,13 +10,17 @@
  * call (process CPU time, so other load on a shared machine does not count
  * against it), with GFLOP/s for the arithmetic kernels and GB/s (bytes read
  * plus written) for the data movers.  A table goes to stdout and the same
- * figures to JSON.  Nothing here asserts a speed.
+ * figures to JSON.  Nothing here asserts a speed.  A second table times
+ * the int8 row loops of the host ops QSOFTMAX and QLAYERNORM
+ * (intapprox.h's loom_isoftmax_rows, loom_ilayernorm_rows) on ViT- and
+ * BERT-shaped rows of seeded codes, the same way ("int8_rows" in JSON).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "driver/core/intapprox.h"
 #include "driver/core/kernel.h"
 
 #define MAXT 4
@@ -71,6 +75,47 @@ static double measure(struct work *w, char *msg) {
     } while ((t = cpu_now() - t0) < 0.2);
     if (t / (double)reps < best) best = t / (double)reps;
   }
+  return best;
+}
+
+/* An int8 row workload: softmax (ln 0) or LayerNorm (ln 1) over rows of
+ * len codes, each code the sum of two uniform draws in [-spread, spread]
+ * (a bell, as scores and residual sums are). */
+struct introw {
+  const char *name;
+  int ln;
+  int64_t rows, len;
+  int spread;
+};
+
+static double measure_rows(const struct introw *w) {
+  int64_t n = w->rows * w->len;
+  int8_t *x = malloc((size_t)n), *y = malloc((size_t)n);
+  float *gamma = malloc((size_t)w->len * sizeof *gamma), beta = 0.1f;
+  int32_t *g = malloc((size_t)w->len * sizeof *g), *b = malloc((size_t)w->len * sizeof *b);
+  uint32_t r = 12345;
+  for (int64_t i = 0; i < n; i++) {
+    int v = 0;
+    for (int k = 0; k < 2; k++) r = r * 1664525u + 1013904223u, v += (int)((r >> 8) % (uint32_t)(2 * w->spread + 1)) - w->spread;
+    x[i] = (int8_t)(v < -128 ? -128 : v > 127 ? 127 : v);
+  }
+  for (int64_t i = 0; i < w->len; i++) gamma[i] = 0.8f + 0.4f * (float)(i % 7) / 7;
+  struct loom_isoftmax s;
+  struct loom_ilayernorm l;
+  int bad = w->ln ? loom_ilayernorm_init(0.05, 3, 0.03, -2, 1e-5, w->len, gamma, w->len, &beta, 1, g, b, &l)
+                  : loom_isoftmax_init(0.1, 1.0 / 255, -128, &s);
+  double best = bad ? -1 : 1e30;
+  for (int batch = 0; batch < 3 && !bad; batch++) {
+    double t0 = cpu_now(), t;
+    long reps = 0;
+    do {
+      if (w->ln) loom_ilayernorm_rows(&l, x, w->len, y, w->len, w->rows);
+      else loom_isoftmax_rows(&s, x, w->len, y, w->len, w->rows, w->len);
+      reps++;
+    } while ((t = cpu_now() - t0) < 0.2);
+    if (t / (double)reps < best) best = t / (double)reps;
+  }
+  free(x), free(y), free(gamma), free(g), free(b);
   return best;
 }
 
@@ -133,6 +178,26 @@ int main(int argc, char **argv) {
     if (js)
       fprintf(js, "  {\"workload\": \"%s\", \"op\": \"%s\", \"seconds\": %.9f, \"gflops\": %.3f, \"gbytes_per_s\": %.3f}%s\n",
               w[i].name, w[i].op, t, gf, gb, i + 1 < n ? "," : "");
+  }
+  static const struct introw rw[] = {
+      {"QSOFTMAX 4x65x65 (ViT heads)", 0, 4 * 65, 65, 40},
+      {"QSOFTMAX 4x128x128", 0, 4 * 128, 128, 40},
+      {"QLAYERNORM 65x128 (ViT)", 1, 65, 128, 40},
+      {"QLAYERNORM 128x768 (BERT-base)", 1, 128, 768, 40},
+  };
+  int nr = (int)(sizeof rw / sizeof rw[0]);
+  if (js) fprintf(js, "], \"int8_rows\": [\n");
+  printf("\n%-44s %12s %10s\n", "int8 rows", "us/call", "ns/value");
+  for (int i = 0; i < nr; i++) {
+    double t = measure_rows(&rw[i]), per = t * 1e9 / (double)(rw[i].rows * rw[i].len);
+    if (t < 0) {
+      printf("%-44s refused by init\n", rw[i].name);
+      continue;
+    }
+    printf("%-44s %12.1f %10.2f\n", rw[i].name, t * 1e6, per);
+    if (js)
+      fprintf(js, "  {\"workload\": \"%s\", \"seconds\": %.9f, \"ns_per_value\": %.3f}%s\n", rw[i].name, t, per,
+              i + 1 < nr ? "," : "");
   }
   if (js) fprintf(js, "]}\n"), fclose(js);
   return 0;

@@ -1,21 +1,24 @@
 /*
  * test_introws.c - the fast row loops of the int8 softmax and LayerNorm
- * (intapprox.c's loom_isoftmax_rows and loom_ilayernorm_rows: 16-lane
- * statistics, per-row tables of outputs or z values when a row's codes
- * span fewer values than it has) against plain reference loops kept here,
- * output for output.  The references are the straightforward scalar forms
- * of the formulas intapprox.h states (per element: the table or z from the
+ * (intapprox.c's loom_isoftmax_rows and loom_ilayernorm_rows: constants
+ * in locals, the softmax's exps gathered into a local array a chunk of 256
+ * at a time, the exp table built without divisions, each built for
+ * x86-64-v3/v4 besides the baseline) against plain reference loops kept
+ * here, output for output.  The references are the straightforward
+ * scalar forms of the formulas intapprox.h states (per element: the table or z from the
  * code, the 64-bit multiply-shifts, round half to even by an explicit
  * remainder, clamp), so any change to the fast loops' results fails here,
  * whether the bound tests (test_qsoftmax.c, test_qlayernorm.c) would notice
  * it or not.
  *
- * Rows: lengths 1 to 300 (every one) and 511, 768, 1000, 4099; codes
- * uniform over all 256 values (wide spans: the per-element path), narrow
- * bells of a few values around a random centre (the table paths), constant
- * rows, and rows of -128 and 127 only; seeded constants over a sweep of
- * scales, zero points, eps and gamma ranges; several rows per call with
- * pitches above the length, and in place (y = x).
+ * Rows: lengths 1 to 300 (every one) and 511, 768, 1000, 4099 (one, two
+ * and more softmax chunks); codes uniform over all 256 values, narrow
+ * bells of a few values around a random centre, constant rows, and rows of
+ * -128 and 127 only; seeded constants over a sweep of scales, zero
+ * points, eps and gamma ranges; several rows per call with
+ * pitches above the length, and in place (y = x).  The test runs the
+ * clone the CPU picks; under `make SAN=1` (no clones, core.h) it runs the
+ * baseline loops.
  */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -17,7 +17,12 @@
  *   loom_isqrt:  exactly floor(sqrt(n)) for every uint64 n
  *   loom_isoftmax: |s_y (y - z_y) - p| <= s_y / 2 + 1.7e-2 p + 2^-30 for each
  *                output (p: float softmax of the dequantized row, clamped
- *                to the int8 range of s_y, z_y; docs/quantization.md)
+ *                to the int8 range of s_y, z_y; docs/quantization.md);
+ *                masked (loom_isoftmax_masked_rows), the same against
+ *                float softmax(s_x (x - z_x) + mask) when each live
+ *                mask is 0 or shared by all live positions, plus the
+ *                rounding of other masks to steps of s_x
+ *                (tests/unit/test_qsoftmax.c)
  *   loom_ilayernorm: |y - z_y - v / s_y| <= 1/2 + 2^-15 + G 2^-20 output
  *                steps (v: float LayerNorm of the dequantized row with the
  *                float gamma and beta, clamped to the int8 range of s_y,

@@ -200,9 +200,11 @@ int compile_place_tables(struct ir_graph *g, const struct loom_hw_config *cfg, u
  */
 
 /* After partitioning: each host chain int8 -> [views] -> DequantizeLinear
- * -> Softmax (last axis) -> [views] -> QuantizeLinear -> int8 becomes one
- * Softmax node of int8 codes (the host op QSOFTMAX; the rest of the chain
- * dead, targets PART_NONE).  Returns how many. */
+ * -> [Add(float mask)] -> Softmax (last axis) -> [views] -> QuantizeLinear
+ * -> int8 becomes one Softmax node of int8 codes (the host op QSOFTMAX;
+ * the mask, when there is one, its operand 1 and its broadcast the
+ * attribute mask_group; the rest of the chain dead, targets PART_NONE).
+ * Returns how many. */
 int compile_int8_softmax(struct ir_graph *g, enum part_target *targets);
 
 /* A host chain around node s: its operand 0 a DequantizeLinear's result

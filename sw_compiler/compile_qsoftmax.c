@@ -22,6 +22,23 @@
  * keeps the float form), per-tensor int8 at both ends, and scales the
  * integer form takes (loom_isoftmax_init).
  *
+ * BERT's Softmax adds the attention mask in float first (an Add on the
+ * host kernels):
+ *
+ *   x (int8) -> [views] -> DequantizeLinear -> Add(mask) -> Softmax -> [views] -> QuantizeLinear -> y
+ *
+ * (the Div by sqrt(d) before the Add is already folded into the scores
+ * job's multiplier, so s_x is the scaled scores' step).  When the Add is
+ * a host node read only by the Softmax, its other operand a float32 mask
+ * whose last dimension is the rows' and whose other dimensions are 1 or
+ * the scores', kept ones in one run (mask_form: [1, 1, 1, S], [B, 1, 1,
+ * S], [1, 1, S, S], ...), the chain becomes the same int8 Softmax node
+ * with the mask as operand 1 and its broadcast as the attribute
+ * mask_group: QSOFTMAX's masked form (intapprox.h: the mask turned into
+ * integer offsets in steps of s_x, added before the row max).  A mask
+ * broadcast along the last axis, or spread over two runs of dimensions,
+ * keeps the float form.
+ *
  * The rewritten node is the int8 model: the reference interpreter
  * evaluates an int8 Softmax with the same intapprox.c code as the host op
  * (ir_eval_ref.c), so fsim still equals the fused graph bit for bit; its
@@ -70,15 +87,14 @@ static int source_of(const struct ir_graph *g, const enum part_target *targets, 
   }
 }
 
-int compile_int8_chain(const struct ir_graph *g, const enum part_target *targets, int s, struct compile_int8_chain *ch) {
-  const struct ir_node *n = &g->nodes[s];
-  int d = ir_producer(g, n->in[0]);
-  if (d < 0 || g->nodes[d].op != IR_OP_DEQUANTIZELINEAR || targets[d] != PART_HOST || ir_sole_reader(g, n->in[0]) != s)
-    return 0;
+/* The chain of DequantizeLinear d feeding node s (s's operand 0, or an Add
+ * between them, killed by the caller) up to the QuantizeLinear of s's result. */
+static int chain_from(const struct ir_graph *g, const enum part_target *targets, int d, int s,
+                      struct compile_int8_chain *ch) {
   memset(ch, 0, sizeof *ch);
   ch->kill[ch->n_kill++] = d;
   if ((ch->x = source_of(g, targets, d, ch)) < 0) return 0;
-  for (int t = n->out[0];;) {
+  for (int t = g->nodes[s].out[0];;) {
     int r = ir_sole_reader(g, t);
     if (r < 0 || ch->n_kill == COMPILE_CHAIN_MAX) return 0;
     ch->kill[ch->n_kill++] = r;
@@ -92,6 +108,18 @@ int compile_int8_chain(const struct ir_graph *g, const enum part_target *targets
   }
 }
 
+/* d is a host DequantizeLinear whose result only `reader` reads. */
+static int dq_for(const struct ir_graph *g, const enum part_target *targets, int d, int t, int reader) {
+  return d >= 0 && g->nodes[d].op == IR_OP_DEQUANTIZELINEAR && targets[d] == PART_HOST &&
+         ir_sole_reader(g, t) == reader;
+}
+
+int compile_int8_chain(const struct ir_graph *g, const enum part_target *targets, int s, struct compile_int8_chain *ch) {
+  const struct ir_node *n = &g->nodes[s];
+  int d = ir_producer(g, n->in[0]);
+  return dq_for(g, targets, d, n->in[0], s) && chain_from(g, targets, d, s, ch);
+}
+
 void compile_int8_chain_take(struct ir_graph *g, enum part_target *targets, int s, const struct compile_int8_chain *ch) {
   struct ir_node *n = &g->nodes[s];
   n->in[0] = ch->x, n->out[0] = ch->y;
@@ -99,29 +127,91 @@ void compile_int8_chain_take(struct ir_graph *g, enum part_target *targets, int 
   for (int k = 0; k < ch->n_kill; k++) g->nodes[ch->kill[k]].dead = 1, targets[ch->kill[k]] = PART_NONE;
 }
 
-/* Softmax node s as a chain, or 0. */
-static int match(const struct ir_graph *g, const enum part_target *targets, int s, struct compile_int8_chain *ch) {
+/* A Softmax's mask: the float operand of the host Add a (a kernel) that the Softmax
+ * reads, the other operand being DQ'd scores of the Add's own shape.  The
+ * mask's last dimension is the rows' and the scores' leading dimensions
+ * it keeps (not 1) form one run, so that score row r reads mask row
+ * (r / group) % mask_rows in C order (BERT's [1, 1, 1, S]: every row the
+ * same).  *scores is the Add's operand index of the scores. */
+struct mask_form {
+  int add, mask, scores; /* nodes and tensors: the Add, the mask tensor, the scores operand (0, 1) */
+  int64_t group;
+};
+
+static int mask_form(const struct ir_graph *g, const enum part_target *targets, int a, int s, struct mask_form *m) {
+  const struct ir_node *n = &g->nodes[a];
+  if (n->dead || n->op != IR_OP_ADD || (targets[a] != PART_HOST && targets[a] != PART_KERNEL) || n->n_in != 2 ||
+      ir_sole_reader(g, n->out[0]) != s)
+    return 0;
+  for (m->scores = 0; m->scores < 2; m->scores++) {
+    int d = ir_producer(g, n->in[m->scores]);
+    if (dq_for(g, targets, d, n->in[m->scores], a)) break;
+  }
+  if (m->scores == 2) return 0;
+  m->add = a, m->mask = n->in[1 - m->scores];
+  const struct ir_tensor *x = &g->tensors[n->in[m->scores]], *mk = &g->tensors[m->mask], *y = &g->tensors[n->out[0]];
+  if (mk->dtype != IR_DT_F32 || mk->rank < 1 || mk->rank > x->rank || x->rank != y->rank ||
+      memcmp(x->dims, y->dims, (size_t)x->rank * sizeof x->dims[0]) || last_dim(mk) != last_dim(x))
+    return 0;
+  /* leading dimensions from the last row axis up: broadcast (mask 1), kept
+   * (equal), then broadcast again; kept ones after that break the form */
+  int phase = 0;
+  m->group = 1;
+  for (int k = x->rank - 2; k >= 0; k--) {
+    int j = k - (x->rank - mk->rank);
+    int64_t dm = j >= 0 ? mk->dims[j] : 1, dx = x->dims[k];
+    if (dx == 1) continue;
+    if (dm != dx && dm != 1) return 0;
+    int kept = dm == dx;
+    if (phase == 0 && kept) phase = 1;
+    else if (phase == 1 && !kept) phase = 2;
+    else if (phase == 2 && kept) return 0;
+    if (phase == 0) m->group *= dx;
+  }
+  return m->group <= INT32_MAX;
+}
+
+/* Softmax node s as a chain, or 0; *m->add >= 0 when it adds a mask. */
+static int match(const struct ir_graph *g, const enum part_target *targets, int s, struct compile_int8_chain *ch,
+                 struct mask_form *m) {
   const struct ir_node *n = &g->nodes[s];
+  m->add = -1;
   if (n->dead || n->op != IR_OP_SOFTMAX || targets[s] != PART_HOST || g->tensors[n->in[0]].dtype != IR_DT_F32) return 0;
   int rank = g->tensors[n->in[0]].rank;
   int64_t axis = ir_attr_int(n, "axis", -1);
   if (rank < 1 || (axis < 0 ? axis + rank : axis) != rank - 1) return 0;
-  return compile_int8_chain(g, targets, s, ch);
+  if (compile_int8_chain(g, targets, s, ch)) return 1;
+  int a = ir_producer(g, n->in[0]);
+  if (a < 0 || !mask_form(g, targets, a, s, m)) return (m->add = -1, 0);
+  const struct ir_node *an = &g->nodes[a];
+  if (!chain_from(g, targets, ir_producer(g, an->in[m->scores]), s, ch) || ch->n_kill == COMPILE_CHAIN_MAX)
+    return (m->add = -1, 0);
+  ch->kill[ch->n_kill++] = a;
+  return 1;
 }
 
-/* The integer constants of an int8 Softmax from x to y (their scales). */
-static int params_of(const struct ir_graph *g, int x, int y, struct loom_isoftmax *s) {
+/* The integer constants of an int8 Softmax from x to y (their scales),
+ * with the mask's when `masked`. */
+static int params_of(const struct ir_graph *g, int x, int y, int masked, struct loom_isoftmax *s) {
   const struct ir_tensor *tx = &g->tensors[x], *ty = &g->tensors[y];
-  return loom_isoftmax_init(tx->quant.scale[0], ty->quant.scale[0], ty->quant.zero_point[0], s);
+  if (loom_isoftmax_init(tx->quant.scale[0], ty->quant.scale[0], ty->quant.zero_point[0], s)) return -1;
+  return masked ? loom_isoftmax_mask_init(tx->quant.scale[0], s) : 0;
 }
 
 int compile_int8_softmax(struct ir_graph *g, enum part_target *targets) {
   int done = 0;
   for (int i = 0; i < g->n_nodes; i++) {
     struct compile_int8_chain ch;
+    struct mask_form m;
     struct loom_isoftmax s;
-    if (!match(g, targets, i, &ch) || params_of(g, ch.x, ch.y, &s)) continue;
+    if (!match(g, targets, i, &ch, &m) || params_of(g, ch.x, ch.y, m.add >= 0, &s)) continue;
     compile_int8_chain_take(g, targets, i, &ch);
+    if (m.add >= 0) { /* the mask as operand 1 */
+      struct ir_node *n = &g->nodes[i];
+      n->in = ir_xrealloc(n->in, 2 * sizeof *n->in);
+      n->in[1] = m.mask, n->n_in = 2;
+      ir_attr_set_int(g, i, "mask_group", m.group);
+    }
     ir_attr_remove(&g->nodes[i], "legacy_2d");
     done++;
   }
@@ -132,12 +222,13 @@ int cl_qsoftmax_step(struct lctx *c, int node) {
   const struct ir_node *n = &c->g->nodes[node];
   struct loom_isoftmax s;
   uint8_t params[4 * LOOM_QSOFTMAX_PARAM_COUNT];
-  int x = cl_desc_of(c, n->in[0]), y = cl_desc_of(c, n->out[0]);
-  if (x < 0 || y < 0) return -1;
-  if (params_of(c->g, n->in[0], n->out[0], &s))
+  int masked = n->n_in > 1, in[2] = {cl_desc_of(c, n->in[0]), masked ? cl_desc_of(c, n->in[1]) : 0};
+  int y = cl_desc_of(c, n->out[0]);
+  if (in[0] < 0 || in[1] < 0 || y < 0) return -1;
+  if (params_of(c->g, n->in[0], n->out[0], masked, &s))
     return ir_fail(c->err, c->g, node, "the int8 Softmax's scales are out of range");
-  loom_qsoftmax_params(&s, params);
-  cl_host_step(c, LOOM_HOSTOP_QSOFTMAX, &x, 1, &y, 1, params, sizeof params);
+  int size = loom_qsoftmax_params(&s, ir_attr_int(n, "mask_group", 1), params);
+  cl_host_step(c, LOOM_HOSTOP_QSOFTMAX, in, masked ? 2 : 1, &y, 1, params, (size_t)size);
   cl_host_row(c, node, LOOM_HOSTOP_QSOFTMAX);
   return 0;
 }

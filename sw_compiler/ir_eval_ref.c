@@ -181,15 +181,26 @@ static int eval_batchnorm(struct ectx *c) {
 
 /* The int8 Softmax of compile_qsoftmax.c: int8 codes in and out along the
  * last axis, the integer arithmetic of the host op QSOFTMAX (the same
- * intapprox.c code). */
+ * intapprox.c code), with the float mask of operand 1 when it has one. */
 static int eval_softmax_int8(struct ectx *c) {
-  const struct ir_tensor *x = T(c, 0), *y = &c->g->tensors[c->n->out[0]];
+  const struct ir_tensor *x = T(c, 0), *y = &c->g->tensors[c->n->out[0]], *mk = c->n->n_in > 1 ? T(c, 1) : NULL;
   struct loom_isoftmax s;
-  int64_t len = x->rank > 0 ? x->dims[x->rank - 1] : 0, n = numel(x);
+  int64_t len = x->rank > 0 ? x->dims[x->rank - 1] : 0, n = numel(x), group = ir_attr_int(c->n, "mask_group", 1);
+  int64_t mrows = mk && len > 0 ? numel(mk) / len : 1;
   if (y->dtype != IR_DT_I8 || x->quant.n != 1 || y->quant.n != 1 || numel(y) != n || y->rank < 1 ||
       y->dims[y->rank - 1] != len || len > LOOM_ISOFTMAX_MAX_ROW || loom_isoftmax_init(x->quant.scale[0], y->quant.scale[0], y->quant.zero_point[0], &s))
     return ir_fail(c->err, c->g, c->node, "int8 Softmax: result shape or scales out of range");
-  if (len > 0) loom_isoftmax_rows(&s, IN(c, 0), len, c->out[0], len, n / len, len);
+  if (mk && (mk->dtype != IR_DT_F32 || mk->rank < 1 || mk->dims[mk->rank - 1] != len || mrows < 1 || group < 1 ||
+             (len && (n / len % group || n / len / group % mrows)) || loom_isoftmax_mask_init(x->quant.scale[0], &s)))
+    return ir_fail(c->err, c->g, c->node, "int8 Softmax: the mask does not broadcast over the rows");
+  if (len > 0 && !mk) loom_isoftmax_rows(&s, IN(c, 0), len, c->out[0], len, n / len, len);
+  if (len > 0 && mk) {
+    const float *f = IN(c, 1);
+    int32_t *off = ir_xmalloc((size_t)numel(mk) * sizeof *off);
+    for (int64_t i = 0; i < numel(mk); i++) off[i] = loom_isoftmax_offset(&s, f[i]);
+    loom_isoftmax_masked_rows(&s, IN(c, 0), len, c->out[0], len, n / len, len, off, mrows, group);
+    free(off);
+  }
   return 0;
 }
 

@@ -99,7 +99,7 @@ const struct ir_op_info ir_op_infos[] = {
     {"Transpose", 1, 1, 1, F},
     {"Concat", 1, 1, 1, F | V},
     {"BatchNormalization", 5, 5, 1, 0},
-    {"Softmax", 1, 1, 1, 0},
+    {"Softmax", 1, 2, 1, 0}, /* the int8 form of compile_qsoftmax.c may add a mask */
     {"Identity", 1, 1, 1, F},
     {"QuantizeLinear", 2, 3, 1, 0},
     {"DequantizeLinear", 2, 3, 1, 0},

@@ -60,6 +60,7 @@ static const struct ir_attr_spec attr_specs[] = {
     {IR_OP_BATCHNORM, "training_mode", IR_ATTR_INT, 0},
     {IR_OP_SOFTMAX, "axis", IR_ATTR_INT, 0},
     {IR_OP_SOFTMAX, "legacy_2d", IR_ATTR_INT, 0},
+    {IR_OP_SOFTMAX, "mask_group", IR_ATTR_INT, 0},
     {IR_OP_QUANTIZELINEAR, "axis", IR_ATTR_INT, 0},
     {IR_OP_QUANTIZELINEAR, "saturate", IR_ATTR_INT, 0},
     {IR_OP_DEQUANTIZELINEAR, "axis", IR_ATTR_INT, 0},
@@ -292,8 +293,11 @@ static int check_types(struct vctx *v, const struct ir_node *n) {
       const struct ir_tensor *x = opnd(v, n, 0), *y = &v->g->tensors[n->out[0]];
       if (y->dtype != IR_DT_I8 || x->quant.n != 1 || y->quant.n != 1)
         return ir_fail(v->err, v->g, v->node, "an int8 Softmax needs per-tensor quantized int8 operand and result");
+      if (n->n_in > 1 && (!opnd(v, n, 1) || opnd(v, n, 1)->dtype != IR_DT_F32))
+        return ir_fail(v->err, v->g, v->node, "an int8 Softmax's mask must be float32");
       return 0;
     }
+    if (n->n_in > 1) return ir_fail(v->err, v->g, v->node, "only an int8 Softmax takes a mask");
     return check_all_f32(v, n);
   case IR_OP_ADD: case IR_OP_MUL:
     return same_dtype(v, n, 0, 1);

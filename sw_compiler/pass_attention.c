@@ -74,7 +74,9 @@
  * V's WGT layout in int8 (a Slice of the in_proj result, one Transpose
  * and a repack), and K's when its heads are not whole blocks; the
  * Softmax (QSOFTMAX).  V's rows cannot be stored by a producer
- * (docs/lowering.md, "What the host still does").
+ * (docs/lowering.md, "What the host still does"); a job computing V^T
+ * could make them but costs more than the host moves it saves while X
+ * comes from a host LayerNorm (docs/lowering.md, "V's WGT rows as V^T").
  */
 #include "sw_compiler/pass_fuse.h"
 

@@ -16,20 +16,25 @@
 
 #include "driver/core/core.h"
 
-void loom_qsoftmax_params(const struct loom_isoftmax *s, uint8_t out[4 * LOOM_QSOFTMAX_PARAM_COUNT]) {
+int loom_qsoftmax_params(const struct loom_isoftmax *s, int64_t group, uint8_t out[4 * LOOM_QSOFTMAX_PARAM_COUNT]) {
   const int32_t v[LOOM_QSOFTMAX_PARAM_COUNT] = { /* the low 32 bits: loom_isoftmax_check bounds them */
       [LOOM_QSOFTMAX_UP] = (int32_t)s->e.up,     [LOOM_QSOFTMAX_Q_LN2] = (int32_t)s->e.q_ln2,
       [LOOM_QSOFTMAX_Q_B] = (int32_t)s->e.q_b,   [LOOM_QSOFTMAX_Q_C] = (int32_t)s->e.q_c,
       [LOOM_QSOFTMAX_MULT] = (int32_t)s->mult,   [LOOM_QSOFTMAX_SHIFT] = s->shift,
+      [LOOM_QSOFTMAX_MASK_MULT] = (int32_t)s->mask_mult, [LOOM_QSOFTMAX_MASK_SHIFT] = s->mask_shift,
+      [LOOM_QSOFTMAX_MASK_GROUP] = (int32_t)group,
   };
-  loom_hostop_params_put(v, LOOM_QSOFTMAX_PARAM_COUNT, out);
+  int n = s->mask_mult ? LOOM_QSOFTMAX_PARAM_COUNT : LOOM_QSOFTMAX_PARAMS_UNMASKED;
+  loom_hostop_params_put(v, n, out);
+  return 4 * n;
 }
 
 /* The tensors and parameters as the op needs them: *s, the row length and
- * the row count. */
+ * the row count; with a mask (two inputs) its constants and *group. */
 static loom_status check(const struct loom_hostop_args *a, struct loom_isoftmax *s, int64_t *len, int64_t *rows,
-                         char msg[LOOM_MSG_MAX]) {
-  if (a->n_in != 1 || a->n_out != 1) return loom_fail(msg, LOOM_E_INVALID, "takes 1 input and 1 output");
+                         int64_t *group, char msg[LOOM_MSG_MAX]) {
+  if (a->n_in < 1 || a->n_in > 2 || a->n_out != 1)
+    return loom_fail(msg, LOOM_E_INVALID, "takes 1 input (2 with a mask) and 1 output");
   const struct loom_file_tensor *x = a->in[0].desc, *y = a->out[0].desc;
   if (x->dtype != LOOM_DT_I8 || y->dtype != LOOM_DT_I8 || x->scale == 0 || y->scale == 0 || !x->rank || !y->rank)
     return loom_fail(msg, LOOM_E_INVALID, "needs quantized int8 tensors of rank 1 or more");
@@ -41,40 +46,87 @@ static loom_status check(const struct loom_hostop_args *a, struct loom_isoftmax 
     return loom_fail(msg, LOOM_E_INVALID, "rows of %lld values (at most %lld)", (long long)*len,
                      (long long)LOOM_ISOFTMAX_MAX_ROW);
   *rows = *len ? (int64_t)(n / (uint64_t)*len) : 0;
-  if (!a->params || a->param_size < 4 * LOOM_QSOFTMAX_PARAM_COUNT)
-    return loom_fail(msg, LOOM_E_INVALID, "needs %d int32 parameters", LOOM_QSOFTMAX_PARAM_COUNT);
+  int count = a->n_in == 2 ? LOOM_QSOFTMAX_PARAM_COUNT : LOOM_QSOFTMAX_PARAMS_UNMASKED;
+  if (!a->params || a->param_size < 4 * (uint64_t)count)
+    return loom_fail(msg, LOOM_E_INVALID, "needs %d int32 parameters%s", count,
+                     a->n_in == 2 ? " with a second input (the mask)" : "");
   int32_t up = loom_hostop_param(a, LOOM_QSOFTMAX_UP, 0);
-  s->e = (struct loom_iexp){.up = up < 0 ? 99u : (uint32_t)up,
-                            .q_ln2 = loom_hostop_param(a, LOOM_QSOFTMAX_Q_LN2, 0),
-                            .q_b = loom_hostop_param(a, LOOM_QSOFTMAX_Q_B, 0),
-                            .q_c = loom_hostop_param(a, LOOM_QSOFTMAX_Q_C, 0)};
-  s->mult = loom_hostop_param(a, LOOM_QSOFTMAX_MULT, 0);
-  s->shift = loom_hostop_param(a, LOOM_QSOFTMAX_SHIFT, 0);
-  s->out_zp = y->zero_point;
+  *s = (struct loom_isoftmax){.e = {.up = up < 0 ? 99u : (uint32_t)up,
+                                    .q_ln2 = loom_hostop_param(a, LOOM_QSOFTMAX_Q_LN2, 0),
+                                    .q_b = loom_hostop_param(a, LOOM_QSOFTMAX_Q_B, 0),
+                                    .q_c = loom_hostop_param(a, LOOM_QSOFTMAX_Q_C, 0)},
+                              .mult = loom_hostop_param(a, LOOM_QSOFTMAX_MULT, 0),
+                              .shift = loom_hostop_param(a, LOOM_QSOFTMAX_SHIFT, 0),
+                              .out_zp = y->zero_point};
+  if (a->n_in == 2) {
+    s->mask_mult = loom_hostop_param(a, LOOM_QSOFTMAX_MASK_MULT, 0);
+    s->mask_shift = loom_hostop_param(a, LOOM_QSOFTMAX_MASK_SHIFT, 0);
+    *group = loom_hostop_param(a, LOOM_QSOFTMAX_MASK_GROUP, 0);
+    if (!s->mask_mult) return loom_fail(msg, LOOM_E_INVALID, "parameters: the mask's multiplier is 0");
+  }
   const char *why = loom_isoftmax_check(s);
-  return why ? loom_fail(msg, LOOM_E_INVALID, "parameters: %s", why) : LOOM_OK;
+  if (why) return loom_fail(msg, LOOM_E_INVALID, "parameters: %s", why);
+  if (a->n_in < 2) return LOOM_OK;
+  const struct loom_file_tensor *mk = a->in[1].desc;
+  uint64_t mn = loom_tensor_elems(mk);
+  if (mk->dtype != LOOM_DT_F32 || !mk->rank || mk->dims[mk->rank - 1] != *len || !mn)
+    return loom_fail(msg, LOOM_E_INVALID, "the mask is not a float32 tensor whose last dimension is the scores' (%lld)",
+                     (long long)*len);
+  int64_t mrows = (int64_t)(mn / (uint64_t)*len);
+  if (*group < 1 || *rows % *group || *rows / *group % mrows)
+    return loom_fail(msg, LOOM_E_INVALID, "a mask of %lld rows does not broadcast over %lld rows in groups of %lld",
+                     (long long)mrows, (long long)*rows, (long long)*group);
+  return LOOM_OK;
+}
+
+/* The rows of x into y (in the stored bytes, pitches px, py; or plain). */
+static void rows_of(const struct loom_isoftmax *s, const int8_t *x, int64_t px, int8_t *y, int64_t py, int64_t rows,
+                    int64_t len, const int32_t *off, int64_t mask_rows, int64_t group) {
+  if (off) loom_isoftmax_masked_rows(s, x, px, y, py, rows, len, off, mask_rows, group);
+  else loom_isoftmax_rows(s, x, px, y, py, rows, len);
+}
+
+/* The mask's offsets (*off, malloc'd, *mask_rows rows of len). */
+static loom_status mask_offsets(const struct loom_hostop_args *a, const struct loom_isoftmax *s, int64_t len,
+                                int32_t **off, int64_t *mask_rows, char msg[LOOM_MSG_MAX]) {
+  const struct loom_file_tensor *mk = a->in[1].desc;
+  uint64_t n = loom_tensor_elems(mk);
+  float *f = malloc(n * sizeof *f);
+  *off = malloc(n * sizeof **off);
+  loom_status st = f && *off ? loom_tensor_read(mk, a->in[1].data, LOOM_DT_F32, f, msg)
+                             : loom_fail(msg, LOOM_E_NOMEM, "out of memory");
+  for (uint64_t i = 0; st == LOOM_OK && i < n; i++) (*off)[i] = loom_isoftmax_offset(s, f[i]);
+  *mask_rows = (int64_t)(n / (uint64_t)len);
+  free(f);
+  return st;
 }
 
 loom_status loom_hostop_qsoftmax(const struct loom_hostop_args *a, char msg[LOOM_MSG_MAX]) {
   struct loom_isoftmax s;
-  int64_t len = 0, rows = 0;
-  loom_status st = check(a, &s, &len, &rows, msg);
+  int64_t len = 0, rows = 0, group = 1, mask_rows = 1;
+  int32_t *off = NULL;
+  loom_status st = check(a, &s, &len, &rows, &group, msg);
   if (st != LOOM_OK || !rows) return st;
+  if (a->n_in == 2 && (st = mask_offsets(a, &s, len, &off, &mask_rows, msg)) != LOOM_OK) {
+    free(off);
+    return st;
+  }
   const struct loom_file_tensor *tx = a->in[0].desc, *ty = a->out[0].desc;
   int64_t px = loom_hostop_row_pitch(tx, rows), py = loom_hostop_row_pitch(ty, rows);
   if (px && py) { /* in place in the stored forms: no conversion */
     int8_t *y = a->out[0].data;
-    loom_isoftmax_rows(&s, a->in[0].data, px, y, py, rows, len);
+    rows_of(&s, a->in[0].data, px, y, py, rows, len, off, mask_rows, group);
     for (int64_t r = 0; r < rows; r++)
       for (int64_t c = len; c < py; c++) y[r * py + c] = (int8_t)s.out_zp; /* padding lanes */
+    free(off);
     return LOOM_OK;
   }
   uint64_t n = loom_tensor_elems(tx);
   int8_t *x = malloc(n);
-  if (!x) return loom_fail(msg, LOOM_E_NOMEM, "out of memory");
-  st = loom_tensor_read(tx, a->in[0].data, LOOM_DT_I8, x, msg);
-  if (st == LOOM_OK) loom_isoftmax_rows(&s, x, len, x, len, rows, len);
+  st = x ? loom_tensor_read(tx, a->in[0].data, LOOM_DT_I8, x, msg) : loom_fail(msg, LOOM_E_NOMEM, "out of memory");
+  if (st == LOOM_OK) rows_of(&s, x, len, x, len, rows, len, off, mask_rows, group);
   if (st == LOOM_OK) st = loom_tensor_write(ty, a->out[0].data, LOOM_DT_I8, x, msg);
   free(x);
+  free(off);
   return st;
 }

@@ -14,6 +14,7 @@
 #include "driver/core/intapprox.h"
 
 #include <math.h>
+#include <string.h>
 
 #include "driver/core/core.h"
 
@@ -87,6 +88,7 @@ int loom_isoftmax_init(double in_scale, double out_scale, int32_t out_zp, struct
   if (s->mult == INT64_C(1) << 31) s->mult >>= 1, ex++;
   s->shift = 31 - ex + 31;
   s->out_zp = out_zp;
+  s->mask_mult = 0, s->mask_shift = 0; /* loom_isoftmax_mask_init's */
   return loom_isoftmax_check(s) ? -1 : 0;
 }
 
@@ -99,6 +101,9 @@ const char *loom_isoftmax_check(const struct loom_isoftmax *s) {
   if (s->mult < (INT64_C(1) << 30) || s->mult >= (INT64_C(1) << 31) || s->shift < 39 || s->shift > 62)
     return "the output multiplier is out of range (2^30..2^31-1, shift 39..62)";
   if (s->out_zp < -128 || s->out_zp > 127) return "the output zero point is not an int8 value";
+  if ((s->mask_mult || s->mask_shift) && (s->mask_mult < (INT64_C(1) << 30) || s->mask_mult >= (INT64_C(1) << 31) ||
+                                          s->mask_shift < 0 || s->mask_shift > 62))
+    return "the mask's multiplier is out of range (2^30..2^31-1, shift 0..62)";
   return NULL;
 }
 
@@ -125,6 +130,11 @@ static inline int8_t isoftmax_code(uint64_t v, int k, uint64_t half_less, int32_
   int64_t q = (int64_t)((v + half_less + ((v >> k) & 1)) >> k) + zp;
   q = q < -128 ? -128 : q;
   return (int8_t)(q > 127 ? 127 : q);
+}
+
+/* The output code of e_i, given the row's reciprocal rm (the masked rows). */
+static inline int8_t out_code(const struct loom_isoftmax *s, uint64_t e, uint64_t rm, int k, uint64_t half_less) {
+  return isoftmax_code(e * rm, k, half_less, s->out_zp);
 }
 
 /* The row's exps are gathered once into a local array (a chunk of it at
@@ -159,6 +169,78 @@ void loom_isoftmax_rows(const struct loom_isoftmax *s, const int8_t *x, int64_t 
   int64_t table[256];
   loom_isoftmax_table(s, table);
   for (int64_t r = 0; r < rows; r++) loom_isoftmax_row(s, table, x + r * x_pitch, y + r * y_pitch, len);
+}
+
+int loom_isoftmax_mask_init(double in_scale, struct loom_isoftmax *s) {
+  if (!scale_ok(in_scale)) return -1;
+  int ex;
+  double m = frexp(1.0 / in_scale, &ex); /* 1/s_x = m 2^ex, m in [0.5, 1), ex in -19..30 */
+  s->mask_mult = (int64_t)llround(ldexp(m, 31));
+  if (s->mask_mult == INT64_C(1) << 31) s->mask_mult >>= 1, ex++;
+  s->mask_shift = 31 - ex;
+  return loom_isoftmax_check(s) ? -1 : 0;
+}
+
+/* |mask| = man 2^(ex - 150) (a normal float32; a subnormal's ex is 1), so
+ * |mask| / s_x = man mask_mult / 2^sh, sh = mask_shift + 150 - ex, and
+ * man mask_mult < 2^55. */
+int32_t loom_isoftmax_offset(const struct loom_isoftmax *s, float mask) {
+  uint32_t b;
+  memcpy(&b, &mask, sizeof b);
+  int neg = (int)(b >> 31), ex = (int)(b >> 23 & 0xff);
+  uint64_t man = b & 0x7fffff, q;
+  if (ex == 0xff) return man || neg ? -LOOM_ISOFTMAX_MASK_LIMIT : LOOM_ISOFTMAX_MASK_LIMIT; /* NaN, -inf; +inf */
+  if (ex) man |= UINT64_C(1) << 23;
+  else ex = 1;
+  uint64_t v = man * (uint64_t)s->mask_mult;
+  int sh = s->mask_shift + 150 - ex;
+  if (sh <= 0) q = v ? LOOM_ISOFTMAX_MASK_LIMIT : 0; /* v 2^-sh >= 2^30 */
+  else if (sh > 56) q = 0;                          /* v / 2^sh < 1/2 */
+  else {
+    q = v >> sh;
+    uint64_t rem = v & ((UINT64_C(1) << sh) - 1), half = UINT64_C(1) << (sh - 1);
+    q += rem > half || (rem == half && (q & 1));
+  }
+  q = q > LOOM_ISOFTMAX_MASK_LIMIT ? LOOM_ISOFTMAX_MASK_LIMIT : q;
+  return neg ? -(int32_t)q : (int32_t)q;
+}
+
+/* The masked code u_i (loom_isoftmax_masked_rows). */
+static inline int32_t masked_code(int8_t x, int32_t o) {
+  return o <= -LOOM_ISOFTMAX_MASK_LIMIT ? -LOOM_ISOFTMAX_MASK_LIMIT - 128 : x + o;
+}
+
+/* loom_iexp(-k) for any k >= 0: the table, the exp, or 0 from k_zero on. */
+static inline uint64_t exp_of(const struct loom_isoftmax *s, const int64_t table[256], int64_t k, int64_t k_zero) {
+  return (uint64_t)(k < 256 ? table[k] : k < k_zero ? loom_iexp(&s->e, -k) : 0);
+}
+
+static void masked_row(const struct loom_isoftmax *s, const int64_t table[256], int64_t k_zero, const int8_t *x,
+                       const int32_t *off, int8_t *y, int64_t len) {
+  int32_t m = masked_code(x[0], off[0]);
+  for (int64_t i = 1; i < len; i++) {
+    int32_t u = masked_code(x[i], off[i]);
+    m = u > m ? u : m;
+  }
+  uint64_t sum = 0; /* >= T[0] >= 1: the maximum's */
+  for (int64_t i = 0; i < len; i++) sum += exp_of(s, table, (int64_t)m - masked_code(x[i], off[i]), k_zero);
+  uint64_t rm = ((uint64_t)s->mult << 32) / sum;
+  int k = s->shift + 1;
+  uint64_t half_less = (UINT64_C(1) << (k - 1)) - 1;
+  for (int64_t i = 0; i < len; i++)
+    y[i] = out_code(s, exp_of(s, table, (int64_t)m - masked_code(x[i], off[i]), k_zero), rm, k, half_less);
+}
+
+void loom_isoftmax_masked_rows(const struct loom_isoftmax *s, const int8_t *x, int64_t x_pitch, int8_t *y,
+                               int64_t y_pitch, int64_t rows, int64_t len, const int32_t *off, int64_t mask_rows,
+                               int64_t group) {
+  LOOM_ASSERT(len >= 1 && len <= LOOM_ISOFTMAX_MAX_ROW && mask_rows >= 1 && group >= 1);
+  int64_t table[256];
+  loom_isoftmax_table(s, table);
+  /* k 2^up >= 33 q_ln2 makes the exp's shift z >= 33, and its t^2 + c < 2^31 */
+  int64_t k_zero = (33 * s->e.q_ln2 + (INT64_C(1) << s->e.up) - 1) >> s->e.up;
+  for (int64_t r = 0; r < rows; r++)
+    masked_row(s, table, k_zero, x + r * x_pitch, off + (r / group) % mask_rows * len, y + r * y_pitch, len);
 }
 
 uint32_t loom_isqrt(uint64_t n) {

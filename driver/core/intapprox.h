@@ -17,7 +17,12 @@
  *   loom_isqrt:  exactly floor(sqrt(n)) for every uint64 n
  *   loom_isoftmax: |s_y (y - z_y) - p| <= s_y / 2 + 1.7e-2 p + 2^-30 for each
  *                output (p: float softmax of the dequantized row, clamped
- *                to the int8 range of s_y, z_y; docs/quantization.md)
+ *                to the int8 range of s_y, z_y; docs/quantization.md);
+ *                masked (loom_isoftmax_masked_rows), the same against
+ *                float softmax(s_x (x - z_x) + mask) when each live
+ *                mask is 0 or shared by all live positions, plus the
+ *                rounding of other masks to steps of s_x
+ *                (tests/unit/test_qsoftmax.c)
  *   loom_ilayernorm: |y - z_y - v / s_y| <= 1/2 + 2^-15 + G 2^-20 output
  *                steps (v: float LayerNorm of the dequantized row with the
  *                float gamma and beta, clamped to the int8 range of s_y,
@@ -73,6 +78,8 @@ struct loom_isoftmax {
   int64_t mult;        /* 1/s_y = mult 2^(31 - shift), 2^30 <= mult < 2^31 */
   int32_t shift;       /* 39..62 */
   int32_t out_zp;      /* -128..127 */
+  int64_t mask_mult;   /* with an additive mask: 1/s_x = mask_mult 2^-mask_shift, */
+  int32_t mask_shift;  /* 2^30 <= mask_mult < 2^31, shift 0..62; 0, 0: no mask */
 };
 #define LOOM_ISOFTMAX_MAX_ROW (INT64_C(1) << 28)
 /* -1 when a scale is out of range (input: loom_iexp_init's and a shift of
@@ -90,6 +97,37 @@ void loom_isoftmax_row(const struct loom_isoftmax *s, const int64_t table[256], 
  * (pitches >= len; y may alias x), with one table for all of them. */
 void loom_isoftmax_rows(const struct loom_isoftmax *s, const int8_t *x, int64_t x_pitch, int8_t *y, int64_t y_pitch,
                         int64_t rows, int64_t len);
+
+/* The masked softmax, softmax(s_x x + mask) along a row (BERT's attention:
+ * the mask 0 or -10000 per key).  The float mask becomes integer offsets
+ * in steps of s_x once per tensor: o = round_half_even(mask / s_x), from
+ * the float32's bits and mask_mult (integer only), clamped to +-2^24 (NaN:
+ * -2^24).  Per row the codes are u_i = x_i + o_i, except that a position
+ * with o_i = -2^24 (mask <= about -2^24 s_x: -inf, NaN, -1e9; not BERT's
+ * -10000 unless s_x < 6e-4) is excluded: u_i = -2^24 - 128, below every
+ * other code and independent of x_i, as float32 absorbs a score into a
+ * mask that large.  Then as the unmasked row with m = max u and e_i =
+ * loom_iexp(u_i - m) for every k = m - u_i >= 0 (the table below 256, the
+ * exp itself up to k_zero = ceil(33 q_ln2 / 2^up), 0 beyond, where the
+ * exp's shift z reaches 33 and it is 0 anyway).  The row's maximum has e =
+ * T[0] >= 1, so S >= 1: a row whose positions are all excluded gives
+ * every position e = T[0], i.e. 1/len (float32 with masks of -3.4e38
+ * gives the same; with -inf it gives NaN).  A row whose positions all
+ * carry one finite mask gives the unmasked softmax, as float does. */
+#define LOOM_ISOFTMAX_MASK_LIMIT (INT32_C(1) << 24)
+/* Sets s's mask_mult and mask_shift for input scale in_scale (-1 when it
+ * is out of loom_iexp_init's range). */
+int loom_isoftmax_mask_init(double in_scale, struct loom_isoftmax *s);
+/* o for one mask value, -2^24..2^24 (s has mask constants). */
+int32_t loom_isoftmax_offset(const struct loom_isoftmax *s, float mask);
+/* rows rows as loom_isoftmax_rows, row r adding the offsets (of len)
+ * at off + ((r / group) % mask_rows) * len: a mask of mask_rows rows
+ * broadcast over the scores' rows in groups of group (BERT's [1, 1, 1, S]:
+ * 1 row; [B, 1, 1, S] over [B, H, S, S]: B rows, group H S; [1, 1, S, S]:
+ * S rows, group 1). */
+void loom_isoftmax_masked_rows(const struct loom_isoftmax *s, const int8_t *x, int64_t x_pitch, int8_t *y,
+                               int64_t y_pitch, int64_t rows, int64_t len, const int32_t *off, int64_t mask_rows,
+                               int64_t group);
 
 /* LayerNorm of int8 codes along a row, int8 codes out, per-channel gamma
  * and beta (the host op QLAYERNORM, hostops_qlayernorm.c, and the

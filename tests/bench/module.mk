@@ -123,3 +123,16 @@ $(BENCH_KERNELS): tests/bench/bench_kernels.c $(LIBLOOM_CORE) $(GEN_HEADERS)
 .PHONY: bench-kernels
 bench-kernels: $(BENCH_KERNELS)
 	$(BENCH_KERNELS) $(BUILD)/bench/kernels.json
+
+# ---- make bench-vrows: V's WGT rows as a V^T job against V's projection
+# (fsim timing model; figures in build/bench/vrows.json, docs/lowering.md) ----
+BENCH_VROWS := $(BUILD)/bench/bench_vrows
+
+$(BENCH_VROWS): tests/bench/bench_vrows.c $(call obj,tests/support/ref_qconv.c) $(LIBLOOMC) $(LIBLOOM) $(GEN_HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Itests/support $(CFLAGS) $(LDFLAGS) -o $@ $< $(call obj,tests/support/ref_qconv.c) \
+	  $(LIBLOOMC) $(LIBLOOM) $(LOOM_EXTRA_LIBS) $(LDLIBS)
+
+.PHONY: bench-vrows
+bench-vrows: $(BENCH_VROWS)
+	$(BENCH_VROWS) $(BUILD)/bench/vrows.json

@@ -28,6 +28,12 @@ static int8_t *keep_out;
 
 void int8_rows_layouts(uint32_t kind, const uint8_t *params, uint64_t param_size, int64_t n, int64_t c, float sx,
                        int zx, float sy, int zy, const int8_t *x, const int8_t *want, struct loom_hostop_args *a) {
+  int8_rows_layouts_masked(kind, params, param_size, n, c, sx, zx, sy, zy, x, want, NULL, a);
+}
+
+void int8_rows_layouts_masked(uint32_t kind, const uint8_t *params, uint64_t param_size, int64_t n, int64_t c, float sx,
+                              int zx, float sy, int zy, const int8_t *x, const int8_t *want,
+                              const struct loom_hostop_tensor *mask, struct loom_hostop_args *a) {
   char msg[LOOM_MSG_MAX];
   size_t bytes = (size_t)(n * c);
   int8_t *got = malloc(bytes);
@@ -41,6 +47,7 @@ void int8_rows_layouts(uint32_t kind, const uint8_t *params, uint64_t param_size
   assert_int_equal(loom_tensor_write(&keep_x, keep_stored, LOOM_DT_I8, x, msg), LOOM_OK);
   *a = (struct loom_hostop_args){.in = {{&keep_x, keep_stored}}, .out = {{&keep_y, keep_out}}, .n_in = 1, .n_out = 1,
                                  .params = params, .param_size = param_size};
+  if (mask) a->in[1] = *mask, a->n_in = 2;
   assert_int_equal(loom_hostop_run(kind, a, msg), LOOM_OK);
   assert_memory_equal(keep_out, want, bytes);
 

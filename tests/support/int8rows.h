@@ -24,5 +24,9 @@ void int8_desc(struct loom_file_tensor *t, int rank, int64_t d0, int64_t d1, flo
  * next call). */
 void int8_rows_layouts(uint32_t kind, const uint8_t *params, uint64_t param_size, int64_t n, int64_t c, float sx,
                        int zx, float sy, int zy, const int8_t *x, const int8_t *want, struct loom_hostop_args *a);
+/* The same with a second input, `mask` (QSOFTMAX's), in every case. */
+void int8_rows_layouts_masked(uint32_t kind, const uint8_t *params, uint64_t param_size, int64_t n, int64_t c, float sx,
+                              int zx, float sy, int zy, const int8_t *x, const int8_t *want,
+                              const struct loom_hostop_tensor *mask, struct loom_hostop_args *a);
 
 #endif

@@ -149,12 +149,34 @@ static loom_status run_softmax(const struct loom_hostop_args *a, char msg[LOOM_M
   return st;
 }
 
-int64_t loom_hostop_row_pitch(const struct loom_file_tensor *t, int64_t rows) {
+/* The bytes from one row of t's last axis to the next when rows rows are
+ * contiguous in t's stored form, else 0. */
+static int64_t row_pitch(const struct loom_file_tensor *t, int64_t rows) {
   int64_t len = t->dims[t->rank - 1], pitch = 0;
   if (t->layout == LOOM_LAYOUT_PLAIN) pitch = len;
   if (t->layout == LOOM_LAYOUT_NC && t->rank == 2 && t->layout_block)
     pitch = (len + t->layout_block - 1) / t->layout_block * t->layout_block;
   return pitch && (uint64_t)rows * (uint64_t)pitch <= t->bytes ? pitch : 0;
+}
+
+loom_status loom_hostop_int8_rows(const struct loom_hostop_args *a, int64_t rows, int64_t len, int32_t out_zp,
+                                  loom_hostop_rows_fn *run, const void *ctx, char msg[LOOM_MSG_MAX]) {
+  const struct loom_file_tensor *tx = a->in[0].desc, *ty = a->out[0].desc;
+  int64_t px = row_pitch(tx, rows), py = row_pitch(ty, rows);
+  if (px && py) { /* in place in the stored forms: no conversion */
+    int8_t *y = a->out[0].data;
+    run(ctx, a->in[0].data, px, y, py);
+    for (int64_t r = 0; r < rows; r++)
+      for (int64_t c = len; c < py; c++) y[r * py + c] = (int8_t)out_zp; /* padding lanes */
+    return LOOM_OK;
+  }
+  int8_t *x = malloc(loom_tensor_elems(tx));
+  loom_status st =
+      x ? loom_tensor_read(tx, a->in[0].data, LOOM_DT_I8, x, msg) : loom_fail(msg, LOOM_E_NOMEM, "out of memory");
+  if (st == LOOM_OK) run(ctx, x, len, x, len);
+  if (st == LOOM_OK) st = loom_tensor_write(ty, a->out[0].data, LOOM_DT_I8, x, msg);
+  free(x);
+  return st;
 }
 
 loom_status loom_hostop_run(uint32_t kind, const struct loom_hostop_args *a,

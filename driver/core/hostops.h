@@ -57,11 +57,15 @@ int32_t loom_hostop_param(const struct loom_hostop_args *a, int i, int32_t dflt)
  * writes and loom_hostop_param reads. */
 void loom_hostop_params_put(const int32_t *v, int n, uint8_t *out);
 
-/* The bytes from one row of t's last axis to the next when rows rows are
- * contiguous in t's stored form (plain, or [N, C] blocked: row n is
- * n * ceil(C / c) * c bytes in, its padding lanes at the end), else 0: where
- * a row op (QSOFTMAX, QLAYERNORM) may work in place in the stored bytes. */
-int64_t loom_hostop_row_pitch(const struct loom_file_tensor *t, int64_t rows);
+/* An int8 row op (QSOFTMAX, QLAYERNORM) over the `rows` rows of `len`
+ * values of op a's input 0 into its output 0: run(ctx, x, px, y, py) in
+ * place in the stored bytes when both tensors' rows are contiguous there
+ * (plain, or [N, C] blocked: row n is n * ceil(C / c) * c bytes in), the
+ * output's padding lanes then set to out_zp; otherwise on a plain copy read
+ * and written through the tensors' layouts (px = py = len). */
+typedef void loom_hostop_rows_fn(const void *ctx, const int8_t *x, int64_t px, int8_t *y, int64_t py);
+loom_status loom_hostop_int8_rows(const struct loom_hostop_args *a, int64_t rows, int64_t len, int32_t out_zp,
+                                  loom_hostop_rows_fn *run, const void *ctx, char msg[LOOM_MSG_MAX]);
 
 /* Runs one op.  LOOM_E_INVALID with a message when the tensors do not fit
  * the op; LOOM_E_UNSUPPORTED for an unknown kind. */

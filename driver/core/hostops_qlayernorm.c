@@ -63,32 +63,25 @@ static loom_status check(const struct loom_hostop_args *a, struct loom_ilayernor
   return why ? loom_fail(msg, LOOM_E_INVALID, "parameters: %s", why) : LOOM_OK;
 }
 
+struct ln_rows {
+  const struct loom_ilayernorm *l;
+  int64_t rows;
+};
+
+static void run_rows(const void *ctx, const int8_t *x, int64_t px, int8_t *y, int64_t py) {
+  const struct ln_rows *r = ctx;
+  loom_ilayernorm_rows(r->l, x, px, y, py, r->rows);
+}
+
 loom_status loom_hostop_qlayernorm(const struct loom_hostop_args *a, char msg[LOOM_MSG_MAX]) {
   struct loom_ilayernorm l;
   int32_t *consts = NULL;
   int64_t rows = 0;
   loom_status st = check(a, &l, &consts, &rows, msg);
-  if (st != LOOM_OK || !rows) {
-    free(consts);
-    return st;
+  if (st == LOOM_OK && rows) {
+    struct ln_rows r = {&l, rows};
+    st = loom_hostop_int8_rows(a, rows, l.len, l.out_zp, run_rows, &r, msg);
   }
-  const struct loom_file_tensor *tx = a->in[0].desc, *ty = a->out[0].desc;
-  int64_t px = loom_hostop_row_pitch(tx, rows), py = loom_hostop_row_pitch(ty, rows);
-  if (px && py) { /* in place in the stored forms: no conversion */
-    int8_t *y = a->out[0].data;
-    loom_ilayernorm_rows(&l, a->in[0].data, px, y, py, rows);
-    for (int64_t r = 0; r < rows; r++)
-      for (int64_t c = l.len; c < py; c++) y[r * py + c] = (int8_t)l.out_zp; /* padding lanes */
-    free(consts);
-    return LOOM_OK;
-  }
-  uint64_t n = loom_tensor_elems(tx);
-  int8_t *x = malloc(n);
-  if (!x) st = loom_fail(msg, LOOM_E_NOMEM, "out of memory");
-  if (st == LOOM_OK) st = loom_tensor_read(tx, a->in[0].data, LOOM_DT_I8, x, msg);
-  if (st == LOOM_OK) loom_ilayernorm_rows(&l, x, l.len, x, l.len, rows);
-  if (st == LOOM_OK) st = loom_tensor_write(ty, a->out[0].data, LOOM_DT_I8, x, msg);
-  free(x);
   free(consts);
   return st;
 }

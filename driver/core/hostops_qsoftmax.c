@@ -79,11 +79,19 @@ static loom_status check(const struct loom_hostop_args *a, struct loom_isoftmax 
   return LOOM_OK;
 }
 
+/* What one call runs over its rows: the parameters, and the mask's
+ * offsets (off, mask_rows rows broadcast in groups of group) or none. */
+struct sm_rows {
+  const struct loom_isoftmax *s;
+  int64_t rows, len, mask_rows, group;
+  const int32_t *off;
+};
+
 /* The rows of x into y (in the stored bytes, pitches px, py; or plain). */
-static void rows_of(const struct loom_isoftmax *s, const int8_t *x, int64_t px, int8_t *y, int64_t py, int64_t rows,
-                    int64_t len, const int32_t *off, int64_t mask_rows, int64_t group) {
-  if (off) loom_isoftmax_masked_rows(s, x, px, y, py, rows, len, off, mask_rows, group);
-  else loom_isoftmax_rows(s, x, px, y, py, rows, len);
+static void rows_of(const void *ctx, const int8_t *x, int64_t px, int8_t *y, int64_t py) {
+  const struct sm_rows *r = ctx;
+  if (r->off) loom_isoftmax_masked_rows(r->s, x, px, y, py, r->rows, r->len, r->off, r->mask_rows, r->group);
+  else loom_isoftmax_rows(r->s, x, px, y, py, r->rows, r->len);
 }
 
 /* The mask's offsets (*off, malloc'd, *mask_rows rows of len). */
@@ -107,26 +115,11 @@ loom_status loom_hostop_qsoftmax(const struct loom_hostop_args *a, char msg[LOOM
   int32_t *off = NULL;
   loom_status st = check(a, &s, &len, &rows, &group, msg);
   if (st != LOOM_OK || !rows) return st;
-  if (a->n_in == 2 && (st = mask_offsets(a, &s, len, &off, &mask_rows, msg)) != LOOM_OK) {
-    free(off);
-    return st;
+  if (a->n_in == 2) st = mask_offsets(a, &s, len, &off, &mask_rows, msg);
+  if (st == LOOM_OK) {
+    struct sm_rows r = {&s, rows, len, mask_rows, group, off};
+    st = loom_hostop_int8_rows(a, rows, len, s.out_zp, rows_of, &r, msg);
   }
-  const struct loom_file_tensor *tx = a->in[0].desc, *ty = a->out[0].desc;
-  int64_t px = loom_hostop_row_pitch(tx, rows), py = loom_hostop_row_pitch(ty, rows);
-  if (px && py) { /* in place in the stored forms: no conversion */
-    int8_t *y = a->out[0].data;
-    rows_of(&s, a->in[0].data, px, y, py, rows, len, off, mask_rows, group);
-    for (int64_t r = 0; r < rows; r++)
-      for (int64_t c = len; c < py; c++) y[r * py + c] = (int8_t)s.out_zp; /* padding lanes */
-    free(off);
-    return LOOM_OK;
-  }
-  uint64_t n = loom_tensor_elems(tx);
-  int8_t *x = malloc(n);
-  st = x ? loom_tensor_read(tx, a->in[0].data, LOOM_DT_I8, x, msg) : loom_fail(msg, LOOM_E_NOMEM, "out of memory");
-  if (st == LOOM_OK) rows_of(&s, x, len, x, len, rows, len, off, mask_rows, group);
-  if (st == LOOM_OK) st = loom_tensor_write(ty, a->out[0].data, LOOM_DT_I8, x, msg);
-  free(x);
   free(off);
   return st;
 }

@@ -289,7 +289,7 @@ void gen_chaos(job &j) {
     if (make_bad && chance(25)) {  // or make it illegal, in one of several ways
       uint8_t *b = &j.insns[j.insns.size() - 16];
       switch (rnd(4)) {
-      case 0: loom_bits_set(b, 127, 1, 1); break;                            // reserved
+      case 0: loom_bits_set(b, 127, 1, 1); break;  // reserved, or wgt_transpose (legal on LOAD WGT)
       case 1: loom_bits_set(b, 0, 3, 7); break;                              // opcode 7
       case 2: loom_bits_set(b, 3, 1, 1); loom_bits_set(b, 5, 1, 1); break;   // tokens
       default: loom_bits_set(b, 7, 3, 5 + (unsigned)rnd(3)); break;          // buffer/op/queue

@@ -41,7 +41,7 @@ struct randstream_knobs {
   uint32_t token_noise; /* percent chance of an extra token per instruction (default 10) */
   int errors;           /* 1: plant exactly one error (see above) */
   int v1_only;          /* 1: only ISA version 1 operations (no GEMM first/last/dw, EPI, GCFG,
-                         * PAR, LUT, src_out): for hardware that lacks them */
+                         * PAR, LUT, src_out, wgt_transpose): for hardware that lacks them */
 };
 
 struct randstream_seg {

@@ -23,6 +23,7 @@ static void describe_mem(const struct loom_insn_mem *m, FILE *f) {
   if (m->pad_value) fprintf(f, " pad_value=%d", m->pad_value);
   if (m->src_int8) fputs(" int8", f);
   if (m->src_out) fputs(" src_out", f);
+  if (m->wgt_transpose) fputs(" wgt_transpose", f);
 }
 
 void randstream_describe_insn(const struct randstream *rs, uint32_t i, FILE *f) {

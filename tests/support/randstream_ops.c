@@ -69,6 +69,7 @@ void gen_load(struct gen *g, int buf, uint32_t lo, uint32_t n) {
   struct loom_insn_mem *m = &in.mem;
   m->buffer = (uint32_t)buf;
   m->src_int8 = buf == LOOM_BUF_ACC && chance(g, 30);
+  m->wgt_transpose = buf == LOOM_BUF_WGT && !g->k.v1_only && chance(g, 40);
   uint32_t want = n ? n : range(g, 1, g->k.max_rows < g->win_n[buf] ? g->k.max_rows : g->win_n[buf]);
   if (n) m->y_size = 1, m->x_size = n, m->x_stride = n;
   else pick_shape(g, want, m);
@@ -99,6 +100,7 @@ void gen_empty_transfer(struct gen *g) {
   m->sram_base = rnd(g, 1u << 16);
   m->segment = rnd(g, LOOM_NUM_SEGMENTS);
   if (!g->k.v1_only && m->buffer == LOOM_BUF_INP && chance(g, 30)) m->src_out = 1, m->segment = 0;
+  if (!g->k.v1_only && m->buffer == LOOM_BUF_WGT && chance(g, 30)) m->wgt_transpose = 1;
   m->dram_offset = rnd(g, 1u << 28);
   m->x_size = chance(g, 50) ? 0 : rnd(g, 100);
   m->y_size = m->x_size ? 0 : rnd(g, 100);

@@ -182,3 +182,23 @@ uint32_t ref_load_src_out(struct ref_machine *m, const struct loom_insn_mem *mem
     }
   return LOOM_ERR_NONE;
 }
+
+/* "LOAD WGT transposed": WGT[sram row][o][k] = DRAM row byte k * B + o. */
+uint32_t ref_load_wgt(struct ref_machine *m, const struct loom_insn_mem *mem, const uint8_t *dram,
+                      uint64_t dram_bytes) {
+  if (mem->x_size == 0 || mem->y_size == 0) return LOOM_ERR_NONE;
+  uint64_t r = (uint64_t)m->block_out * m->block_in;
+  uint64_t last = (uint64_t)mem->dram_offset + (uint64_t)(mem->y_size - 1) * mem->x_stride + mem->x_size;
+  if (dram_bytes == 0 || last * r > dram_bytes) return LOOM_ERR_SEGMENT;
+  if (mem->sram_base + (uint64_t)mem->y_size * mem->x_size > m->wgt_rows) return LOOM_ERR_SRAM;
+  uint32_t b = m->block_in; /* == block_out */
+  for (uint64_t y = 0; y < mem->y_size; y++)
+    for (uint64_t x = 0; x < mem->x_size; x++) {
+      const uint8_t *src = dram + (mem->dram_offset + y * mem->x_stride + x) * r;
+      int8_t *dst = m->wgt + (size_t)(mem->sram_base + y * mem->x_size + x) * r;
+      for (uint32_t o = 0; o < m->block_out; o++)
+        for (uint32_t k = 0; k < m->block_in; k++)
+          dst[o * m->block_in + k] = (int8_t)(mem->wgt_transpose ? src[k * b + o] : src[o * m->block_in + k]);
+    }
+  return LOOM_ERR_NONE;
+}

@@ -4,7 +4,8 @@
  * fsim (and, through fsim, of the RTL).
  *
  * A struct ref_machine is the on-chip state as plain arrays; ref_gemm(),
- * ref_alu_epi() and ref_load_src_out() execute one instruction on it
+ * ref_alu_epi(), ref_load_src_out() and ref_load_wgt() execute one
+ * instruction on it
  * following the document's pseudo-code line by line, errors included (the
  * code, and how many micro-ops completed before it stopped).  Nothing is shared with fsim:
  * the loops, the index checks and the epilogue are written again from the
@@ -54,5 +55,8 @@ uint32_t ref_gemm(struct ref_machine *m, const struct loom_insn_gemm *g, uint64_
 uint32_t ref_alu_epi(struct ref_machine *m, const struct loom_insn_alu *a, uint64_t *done);
 /* LOAD INP with src_out. */
 uint32_t ref_load_src_out(struct ref_machine *m, const struct loom_insn_mem *mem);
+/* LOAD WGT from `dram` (a segment of `dram_bytes`), wgt_transpose or not. */
+uint32_t ref_load_wgt(struct ref_machine *m, const struct loom_insn_mem *mem, const uint8_t *dram,
+                      uint64_t dram_bytes);
 
 #endif

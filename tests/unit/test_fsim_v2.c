@@ -1,7 +1,7 @@
 /*
  * test_fsim_v2.c - the ISA version 2 operations of fsim against ref_v2.c:
- * GEMM first/last/dw with the epilogue, ALU EPI, LOAD PAR/LUT and LOAD INP
- * from OUT (docs/isa.md).
+ * GEMM first/last/dw with the epilogue, ALU EPI, LOAD PAR/LUT, LOAD INP
+ * from OUT and LOAD WGT with wgt_transpose (docs/isa.md).
  *
  * Golden-model tests in the style of test_fsim_ops.c: the SRAM is filled
  * with random data (edge values mixed in) directly through fsim_sram(), the
@@ -124,13 +124,13 @@ static void put_uops(struct rig *r, const struct loom_uop *u, uint32_t n) {
   }
 }
 
-/* Runs the stream (QCFG and GCFG of the reference first, then `in`). */
-static uint32_t run(struct rig *r, const struct loom_insn *in) {
+/* Runs the stream (QCFG and GCFG of the reference first, then in[0..n)). */
+static uint32_t run_n(struct rig *r, const struct loom_insn *in, uint32_t n) {
   struct loom_insn q = stream_insn(LOOM_OP_QCFG, 0), gc = stream_insn(LOOM_OP_GCFG, 0);
   q.qcfg = r->ref.q, gc.gcfg = r->ref.gc;
   stream_emit(&r->s, &q);
   stream_emit(&r->s, &gc);
-  stream_emit(&r->s, in);
+  for (uint32_t i = 0; i < n; i++) stream_emit(&r->s, &in[i]);
   stream_finish(&r->s, 0);
   if (r->s.error) fail_msg("field %s does not encode", r->s.error);
   r->job.insns = r->s.bytes, r->job.insn_count = r->s.count;
@@ -139,6 +139,8 @@ static uint32_t run(struct rig *r, const struct loom_insn *in) {
   stream_init(&r->s);
   return err;
 }
+
+static uint32_t run(struct rig *r, const struct loom_insn *in) { return run_n(r, in, 1); }
 
 static void compare(struct rig *r, const char *what) {
   size_t n;
@@ -353,6 +355,96 @@ static void test_load_from_out_matches_ref(void **state) {
   }
 }
 
+/* LOAD WGT of `rows` rows at DRAM row `off` of segment 3 into `base`, with
+ * wgt_transpose when `tr`, pushing L2C for the GEMM after it. */
+static struct loom_insn wgt_load(uint32_t base, uint32_t off, uint32_t y, uint32_t x, uint32_t stride,
+                                 uint32_t tr) {
+  struct loom_insn in = stream_insn(LOOM_OP_LOAD, STREAM_PUSH_NEXT);
+  in.mem = (struct loom_insn_mem){.buffer = LOOM_BUF_WGT, .sram_base = base, .segment = 3, .dram_offset = off,
+                                  .y_size = y, .x_size = x, .x_stride = stride, .wgt_transpose = tr};
+  return in;
+}
+
+static void compare_wgt(struct rig *r, const char *what) {
+  size_t n;
+  const int8_t *wgt = sram(r, LOOM_BUF_WGT, &n);
+  for (size_t i = 0; i < n; i++)
+    if (wgt[i] != r->ref.wgt[i])
+      fail_msg("%s %s: WGT byte %zu = %d, want %d", r->cfg->name, what, i, wgt[i], r->ref.wgt[i]);
+}
+
+/* P x V with V stored as WGT rows [token][channel]: a LOAD WGT with
+ * wgt_transpose makes the rows [channel][token], so one dense micro-op
+ * computes ACC[b][o] = sum_k INP[b][k] * D[k][o] of the DRAM block D (by
+ * hand, `first` with period 1); then random 2-D loads, transposed
+ * or not (the control), each followed by a random GEMM reading the loaded
+ * rows, against ref_load_wgt and ref_gemm: WGT, ACC, OUT, the error and
+ * BYTES_RD_WGT. */
+static void test_gemm_reads_transposed_wgt_load(void **state) {
+  for (size_t c = 0; c < NCONFIGS; c++) {
+    struct rig *r = rig_new(configs[c]);
+    uint32_t b = (uint32_t)r->cfg->block_in, rb = loom_hw_row_bytes(r->cfg, LOOM_BUF_WGT, 0);
+    assert_int_equal(rb, b * b);
+    const uint32_t seg_rows = 48;
+    r->job.seg[3].size = (uint64_t)seg_rows * rb;
+    r->job.seg[3].data = malloc(r->job.seg[3].size);
+    assert_non_null(r->job.seg[3].data);
+    const uint8_t *d = r->job.seg[3].data;
+
+    randomize(r);
+    for (uint64_t i = 0; i < r->job.seg[3].size; i++) r->job.seg[3].data[i] = (uint8_t)rnd(r);
+    r->ref.q = (struct loom_insn_qcfg){.clamp_lo = -128, .clamp_hi = 127};
+    r->ref.gc = (struct loom_insn_gcfg){.period = 1};
+    struct loom_uop u0 = {5, 7, 9};
+    put_uops(r, &u0, 1);
+    struct loom_insn hand[2] = {wgt_load(9, 2, 1, 1, 1, 1), stream_insn(LOOM_OP_GEMM, STREAM_POP_PREV)};
+    hand[1].gemm = (struct loom_insn_gemm){.first = 1, .uop_begin = 0, .uop_end = 1, .iter_out = 1, .iter_in = 1};
+    assert_int_equal(run_n(r, hand, 2), LOOM_ERR_NONE);
+    const int32_t *acc = sram(r, LOOM_BUF_ACC, NULL);
+    const int8_t *inp = sram(r, LOOM_BUF_INP, NULL);
+    for (uint32_t bb = 0; bb < (uint32_t)r->cfg->batch; bb++)
+      for (uint32_t o = 0; o < b; o++) {
+        int32_t want = 0;
+        for (uint32_t k = 0; k < b; k++)
+          want += (int32_t)inp[(7 * r->cfg->batch + bb) * b + k] * (int8_t)d[2 * rb + k * b + o];
+        assert_int_equal(acc[(5 * r->cfg->batch + bb) * b + o], want);
+      }
+
+    for (int t = 0; t < 200; t++) {
+      randomize(r);
+      for (uint64_t i = 0; i < r->job.seg[3].size; i++) r->job.seg[3].data[i] = (uint8_t)rnd(r);
+      r->ref.q = random_qcfg(r);
+      r->ref.gc = random_gcfg(r);
+      uint32_t y = (uint32_t)rnd_in(r, 1, 3), x = (uint32_t)rnd_in(r, 1, 4);
+      uint32_t stride = (uint32_t)rnd_in(r, 0, 6), span = (y - 1) * stride + x;
+      uint32_t base = rnd(r) % (r->ref.wgt_rows - 16), rows = y * x;
+      struct loom_insn in[2];
+      in[0] = wgt_load(base, rnd(r) % (seg_rows - span + 1), y, x, stride, t % 4 != 3);
+      struct loom_uop u[12];
+      uint32_t n;
+      in[1] = random_gemm(r, u, &n);
+      in[1].pop_prev = 1;
+      in[1].gemm.wgt_factor_out = in[1].gemm.wgt_factor_in = 0;
+      for (uint32_t k = 0; k < n; k++) u[k].wgt = base + rnd(r) % rows;
+      put_uops(r, u, n);
+      uint32_t want = ref_load_wgt(&r->ref, &in[0].mem, d, r->job.seg[3].size);
+      assert_int_equal(want, LOOM_ERR_NONE);
+      uint64_t done;
+      want = ref_gemm(&r->ref, &in[1].gemm, &done);
+      uint32_t got = run_n(r, in, 2);
+      char what[64];
+      snprintf(what, sizeof what, "case %d (wgt_transpose %u)", t, in[0].mem.wgt_transpose);
+      if (got != want) fail_msg("%s %s: error %u, want %u (%s)", r->cfg->name, what, got, want, r->res.message);
+      compare_wgt(r, what);
+      compare(r, what);
+      assert_int_equal(r->res.counters[LOOM_CNT_BYTES_RD_WGT], (uint64_t)rows * rb);
+    }
+    free(r->job.seg[3].data);
+    r->job.seg[3].data = NULL;
+    rig_free(r);
+  }
+}
+
 /* LOAD PAR: biases then multipliers, little-endian; LOAD LUT: 256 bytes. */
 static void test_par_and_lut_loads(void **state) {
   for (size_t c = 0; c < NCONFIGS; c++) {
@@ -405,6 +497,7 @@ int main(void) {
       cmocka_unit_test(test_gemm_v2_matches_ref),
       cmocka_unit_test(test_alu_epi_matches_ref),
       cmocka_unit_test(test_load_from_out_matches_ref),
+      cmocka_unit_test(test_gemm_reads_transposed_wgt_load),
       cmocka_unit_test(test_par_and_lut_loads),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -151,6 +151,37 @@ static const struct compile_host_table *host_table(const struct compile_result *
   return NULL;
 }
 
+/* Whether host node n is an int8 row op: a QSOFTMAX or QLAYERNORM step,
+ * which reduces along each row (compile_qsoftmax.c, compile_qlayernorm.c). */
+static int int8_row_op(const struct ir_graph *g, const struct ir_node *n) {
+  return (n->op == IR_OP_SOFTMAX && g->tensors[n->in[0]].dtype == IR_DT_I8) || compile_is_int8_layernorm(g, n);
+}
+
+/* The line "placement: int8 OP on the host: N nodes, B bytes of rows in
+ * and out; an accelerator pass's DMA alone >= C cycles (T us at F MHz)" for
+ * the int8 row ops of ONNX type `op`: the cost floor of moving them off the
+ * host as a separate pass (their rows read from and written back to DRAM at
+ * the configuration's bus width, nothing else counted), which the measured
+ * host time of the same steps (`loom run --profile-json`) is compared with
+ * (make bench-transformers).  Nothing when there are none. */
+static void print_row_op_floor(FILE *f, const struct compile_result *r, const char *op) {
+  const struct ir_graph *g = r->graph;
+  int nodes = 0;
+  uint64_t bytes = 0;
+  for (int i = 0; r->cfg && i < g->n_nodes; i++) {
+    const struct ir_node *n = &g->nodes[i];
+    if (n->dead || r->targets[i] != PART_HOST || !int8_row_op(g, n) || strcmp(op_of(g, n), op)) continue;
+    nodes++;
+    bytes += (uint64_t)ir_tensor_numel(&g->tensors[n->in[0]]) + (uint64_t)ir_tensor_numel(&g->tensors[n->out[0]]);
+  }
+  if (!nodes) return;
+  uint64_t per_cycle = (uint64_t)r->cfg->bus_bits / 8, cycles = (bytes + per_cycle - 1) / per_cycle;
+  fprintf(f,
+          "placement: int8 %s on the host: %d nodes, %" PRIu64 " bytes of rows in and out; an accelerator pass's DMA "
+          "alone >= %" PRIu64 " cycles (%.1f us at %d MHz)\n",
+          op, nodes, bytes, cycles, (double)cycles / r->cfg->clock_mhz, r->cfg->clock_mhz);
+}
+
 void compile_placement_print(FILE *f, const struct compile_result *r) {
   const struct ir_graph *g = r->graph;
   if (!r->targets) return;
@@ -178,4 +209,6 @@ void compile_placement_print(FILE *f, const struct compile_result *r) {
   uint64_t all = p.accel_macs + p.host_macs;
   fprintf(f, "placement: %d nodes on the accelerator, %d on the host; %.1f%% of MACs on the accelerator\n",
           p.accel_nodes, p.host_nodes, all ? 100.0 * (double)p.accel_macs / (double)all : 0.0);
+  print_row_op_floor(f, r, "Softmax");
+  print_row_op_floor(f, r, "LayerNormalization");
 }

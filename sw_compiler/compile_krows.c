@@ -15,10 +15,30 @@
  * WGT row, in the same buffer, the rows' descriptors views there.  Each
  * head's scores job then reads its channels of K's rows in place, its
  * P x V job those of V's, transposed as they load (view_node, map_segment).
+ * A view of the in_proj result that only K's and V's Slices read (torch's
+ * [S, 1, 3D]) is then nothing at run time too: without it, it would be a
+ * host repack nobody reads.
  */
 #include "sw_compiler/compile.h"
 
 #include "sw_compiler/compile_int.h"
+
+/* Whether tensor t is read, and only by absorbed nodes (no step), and is
+ * no graph output. */
+static int read_by_absorbed(const struct lctx *c, int t) {
+  int readers = 0;
+  for (int k = 0; k < c->g->n_outputs; k++)
+    if (c->g->outputs[k] == t) return 0;
+  for (int i = 0; i < c->g->n_nodes; i++) {
+    const struct ir_node *n = &c->g->nodes[i];
+    for (int k = 0; k < n->n_in && !n->dead; k++)
+      if (n->in[k] == t) {
+        if (!c->absorbed[i]) return 0;
+        readers++;
+      }
+  }
+  return readers > 0;
+}
 
 /* K's and V's WGT rows stored by their projection's job
  * (ir_wgt_rows_store): the moves between are nothing, the job's result is
@@ -30,6 +50,13 @@ void cl_wgt_row_stores(struct lctx *c) {
     if (q < 0 || c->targets[q] != PART_ACCEL) continue;
     if (c->wgt_rows[c->g->nodes[q].out[0]] < 0) c->wgt_rows[c->g->nodes[q].out[0]] = i;
     while (k--) c->absorbed[chain[k]] = 1;
+  }
+  for (int i = 0; i < c->g->n_nodes; i++) { /* views of an in_proj result only K's and V's Slices read: nothing */
+    int chain[8], k, q = c->absorbed[i] ? ir_wgt_rows_store(c->g, i, c->cfg->block_in, chain, &k, NULL) : -1;
+    for (int v = q >= 0 ? ir_producer(c->g, c->g->nodes[chain[k - 1]].in[0]) : -1;
+         v >= 0 && v != q && ir_op_is_view(c->g->nodes[v].op) && read_by_absorbed(c, c->g->nodes[v].out[0]);
+         v = ir_producer(c->g, c->g->nodes[v].in[0]))
+      c->absorbed[v] = 1;
   }
 }
 

@@ -49,7 +49,7 @@ static const struct asm_field load_fields[] = {
     {0},
 };
 static const struct asm_flag load_flags[] = {FLAG("src_int8", mem.src_int8), FLAG("src_out", mem.src_out),
-                                             TOKEN_FLAGS, {0}};
+                                             FLAG("wgt_transpose", mem.wgt_transpose), TOKEN_FLAGS, {0}};
 
 static const struct asm_field store_fields[] = {MEM_TRANSFER_FIELDS, {0}};
 

@@ -69,6 +69,7 @@ static int encode_mem(const struct loom_insn_mem *m, uint8_t *out, const char **
   PUT(MEM, PAD_VALUE, m->pad_value, "pad_value");
   PUT(MEM, SRC_INT8, m->src_int8, "src_int8");
   PUT(MEM, SRC_OUT, m->src_out, "src_out");
+  PUT(MEM, WGT_TRANSPOSE, m->wgt_transpose, "wgt_transpose");
   return 0;
 }
 
@@ -166,6 +167,7 @@ static void decode_mem(const uint8_t *in, struct loom_insn_mem *m) {
   m->pad_value = GETS(MEM, PAD_VALUE);
   m->src_int8 = GETU(MEM, SRC_INT8);
   m->src_out = GETU(MEM, SRC_OUT);
+  m->wgt_transpose = GETU(MEM, WGT_TRANSPOSE);
 }
 
 static void decode_gemm(const uint8_t *in, struct loom_insn_gemm *g) {
@@ -249,11 +251,11 @@ static int check_tokens(const struct loom_insn *d, const char **why) {
 static int check_mem(const uint8_t *in, const struct loom_insn *d, const char **why) {
   const struct loom_insn_mem *m = &d->mem;
   int pads = m->y_pad_top || m->y_pad_bottom || m->x_pad_left || m->x_pad_right;
-  if (!RESERVED_ZERO(MEM)) return illegal(why, "reserved bits set");
   if (d->opcode == LOOM_OP_STORE) {
     if (m->buffer != LOOM_BUF_OUT) return illegal(why, "STORE reads only the OUT buffer");
     if (pads || m->src_int8 || m->pad_value) return illegal(why, "STORE has padding fields set");
     if (m->src_out) return illegal(why, "src_out on a STORE");
+    if (m->wgt_transpose) return illegal(why, "wgt_transpose on a STORE");
     return LOOM_ERR_NONE;
   }
   if (m->buffer == LOOM_BUF_OUT || m->buffer >= LOOM_BUF_COUNT)
@@ -263,6 +265,7 @@ static int check_mem(const uint8_t *in, const struct loom_insn *d, const char **
   if (m->src_int8 && m->buffer != LOOM_BUF_ACC) return illegal(why, "src_int8 on a non-ACC load");
   if (m->src_out && m->buffer != LOOM_BUF_INP) return illegal(why, "src_out on a non-INP load");
   if (m->src_out && m->segment) return illegal(why, "src_out with a segment other than 0");
+  if (m->wgt_transpose && m->buffer != LOOM_BUF_WGT) return illegal(why, "wgt_transpose on a non-WGT load");
   return LOOM_ERR_NONE;
 }
 

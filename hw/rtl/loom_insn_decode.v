@@ -3,8 +3,9 @@
 // Combinational mirror of loom_insn_decode() and loom_insn_queue() in
 // driver/core/isa.c, which docs/isa.md names as the reference for ILLEGAL:
 // undefined opcode, buffer, queue or ALU op; non-zero reserved bits;
-// padding, src_int8 or src_out where not allowed (a STORE also must not
-// set pad_value; src_out only on a LOAD INP of segment 0); GEMM reset with
+// padding, src_int8, src_out or wgt_transpose where not allowed (a STORE
+// also must not set pad_value; src_out only on a LOAD INP of segment 0,
+// wgt_transpose only on a LOAD WGT); GEMM reset with
 // first, last or dw; a token flag the instruction's queue lacks (load has
 // no previous module, store no next one).  LOADs of INP, WGT, PAR and LUT
 // go to the load queue, of UOP and ACC to compute.  Field positions come
@@ -31,12 +32,12 @@ module loom_insn_decode (
   wire       pad_value = (insn_i[`LOOM_MEM_PAD_VALUE_LSB +: `LOOM_MEM_PAD_VALUE_W] != 0);
   wire       src_int8  = insn_i[`LOOM_MEM_SRC_INT8_LSB];
   wire       src_out   = insn_i[`LOOM_MEM_SRC_OUT_LSB];
+  wire       wgt_tr    = insn_i[`LOOM_MEM_WGT_TRANSPOSE_LSB];
   wire [2:0] segment   = insn_i[`LOOM_MEM_SEGMENT_LSB +: `LOOM_MEM_SEGMENT_W];
   wire       g_flags   = insn_i[`LOOM_GEMM_FIRST_LSB] || insn_i[`LOOM_GEMM_LAST_LSB] ||
                          insn_i[`LOOM_GEMM_DW_LSB];
   wire       g_reset   = insn_i[`LOOM_GEMM_RESET_LSB];
   wire       gcfg_rsv  = (insn_i[`LOOM_GCFG_RESERVED_LSB +: `LOOM_GCFG_RESERVED_W] != 0);
-  wire       mem_rsv   = (insn_i[`LOOM_MEM_RESERVED_LSB +: `LOOM_MEM_RESERVED_W] != 0);
   wire       gemm_rsv  = (insn_i[`LOOM_GEMM_RESERVED_LSB +: `LOOM_GEMM_RESERVED_W] != 0);
   wire       alu_rsv   = (insn_i[`LOOM_ALU_RESERVED_LSB +: `LOOM_ALU_RESERVED_W] != 0);
   wire       qcfg_rsv  = (insn_i[`LOOM_QCFG_RESERVED_LSB +: `LOOM_QCFG_RESERVED_W] != 0);
@@ -55,14 +56,16 @@ module loom_insn_decode (
       `LOOM_OP_LOAD: begin
         queue_o = (buffer == `LOOM_BUF_UOP || buffer == `LOOM_BUF_ACC) ? `LOOM_Q_COMPUTE
                                                                        : `LOOM_Q_LOAD;
-        fmt_ok = !mem_rsv && buffer != `LOOM_BUF_OUT && buffer <= `LOOM_BUF_LUT &&
+        fmt_ok = buffer != `LOOM_BUF_OUT && buffer <= `LOOM_BUF_LUT &&
                  (!pads || buffer == `LOOM_BUF_INP || buffer == `LOOM_BUF_ACC) &&
                  (!src_int8 || buffer == `LOOM_BUF_ACC) &&
-                 (!src_out || (buffer == `LOOM_BUF_INP && segment == 3'd0));
+                 (!src_out || (buffer == `LOOM_BUF_INP && segment == 3'd0)) &&
+                 (!wgt_tr || buffer == `LOOM_BUF_WGT);
       end
       `LOOM_OP_STORE: begin
         queue_o = `LOOM_Q_STORE;
-        fmt_ok  = !mem_rsv && (buffer == `LOOM_BUF_OUT) && !pads && !src_int8 && !pad_value && !src_out;
+        fmt_ok  = (buffer == `LOOM_BUF_OUT) && !pads && !src_int8 && !pad_value && !src_out &&
+                  !wgt_tr;
       end
       `LOOM_OP_GEMM:   fmt_ok = !gemm_rsv && !(g_reset && g_flags);
       `LOOM_OP_ALU:    fmt_ok = !alu_rsv;

@@ -9,7 +9,9 @@
 // of the row register, a padding row of pad_value.  RREADY is high but
 // for LUT: the table's 256 bytes are written one per cycle into the ALU
 // lanes' copies (lut_*_o), each beat held until its last byte is taken.
-// A LOAD INP with src_out is loom_move's (OUT rows, no DRAM).
+// A LOAD INP with src_out is loom_move's (OUT rows, no DRAM).  A LOAD WGT
+// with wgt_transpose writes each row's B x B block transposed: a byte
+// permutation of the assembled row on the way to the write port.
 `include "loom_isa.vh"
 
 module loom_load #(
@@ -153,6 +155,7 @@ module loom_load #(
   wire [7:0]  pad_val  = cmd[`LOOM_MEM_PAD_VALUE_LSB +: `LOOM_MEM_PAD_VALUE_W];
   wire [31:0] idx      = cmd[CmdW-1 -: 32];
   wire        src_out  = cmd[`LOOM_MEM_SRC_OUT_LSB];
+  wire        wgt_tr   = cmd[`LOOM_MEM_WGT_TRANSPOSE_LSB];
   wire        is_inp   = (buffer == `LOOM_BUF_INP);
   wire        is_wgt   = (buffer == `LOOM_BUF_WGT);
   wire        is_par   = (buffer == `LOOM_BUF_PAR);
@@ -280,9 +283,22 @@ module loom_load #(
   assign inp_we_o    = (wr_en && is_inp) || mv_we;
   assign inp_waddr_o = mv_we ? mv_waddr : wr_addr[InpAddrW-1:0];
   assign inp_wdata_o = mv_we ? mv_wdata : wr_row ? row_data[RowBits-1 -: InpBits] : pad_row;
+  // wgt_transpose: byte [o][k] of the SRAM row is byte [k][o] of the DRAM
+  // row (BlockIn == BlockOut, checked above), a fixed permutation of wires.
+  wire [WgtBits-1:0] wgt_row = row_data[RowBits-1 -: WgtBits];
+  wire [WgtBits-1:0] wgt_row_t;
+  genvar o, k;
+  generate
+    for (o = 0; o < BlockOut; o = o + 1) begin : g_wgt_t_o
+      for (k = 0; k < BlockIn; k = k + 1) begin : g_wgt_t_k
+        assign wgt_row_t[(o * BlockIn + k) * 8 +: 8] = wgt_row[(k * BlockIn + o) * 8 +: 8];
+      end
+    end
+  endgenerate
+
   assign wgt_we_o    = wr_en && is_wgt;
   assign wgt_waddr_o = wr_addr[WgtAddrW-1:0];
-  assign wgt_wdata_o = row_data[RowBits-1 -: WgtBits];
+  assign wgt_wdata_o = wgt_tr ? wgt_row_t : wgt_row;
   assign par_we_o    = wr_en && is_par;
   assign par_waddr_o = wr_addr[4:0];
   assign par_wdata_o = row_data[RowBits-1 -: ParBits];
@@ -290,8 +306,8 @@ module loom_load #(
   wire [17-InpAddrW:0] unused_inp_addr = wr_addr[17:InpAddrW];
   wire [17-WgtAddrW:0] unused_wgt_addr = wr_addr[17:WgtAddrW];
   wire [1:0] unused_ops = {unused_pop_prev, unused_push_prev};
-  // token flags are the sequencer's; src_int8 and reserved are zero here
-  wire [5:0] unused_cmd = {cmd[127], cmd[125], cmd[6:3]};
+  // token flags are the sequencer's; src_int8 is zero here
+  wire [4:0] unused_cmd = {cmd[125], cmd[6:3]};
 
   // ---- status
   assign exec_done   = dma_done || mv_done || (exec_start && !is_load);

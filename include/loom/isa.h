@@ -27,6 +27,7 @@ struct loom_insn_mem { /* LOAD, STORE */
   int32_t pad_value;
   uint32_t src_int8;
   uint32_t src_out; /* LOAD INP: the rows come from the OUT buffer, not DRAM */
+  uint32_t wgt_transpose; /* LOAD WGT: SRAM [o][k] = DRAM [k][o] of each B x B row */
 };
 
 struct loom_insn_gemm {

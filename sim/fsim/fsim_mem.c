@@ -19,7 +19,9 @@
  * as many multipliers), LOAD LUT the 256-byte activation table, and a LOAD
  * INP with src_out reads OUT rows instead of DRAM (the on-chip move of a
  * fused chain of layers): the "DRAM rows" are OUT rows, bounded by the OUT
- * buffer (SRAM, not SEGMENT), and no DRAM byte is counted.
+ * buffer (SRAM, not SEGMENT), and no DRAM byte is counted.  A LOAD WGT with
+ * wgt_transpose writes each B x B row transposed (the byte permutation of
+ * loom_load.v); it moves and counts the same bytes.
  */
 #include <stdio.h>
 #include <string.h>
@@ -91,12 +93,27 @@ static void write_par_row(struct fsim *sim, uint32_t row, const uint8_t *src) {
   for (uint32_t i = 0; i < 2 * sim->acc_elems; i++) p[i] = le32(src + 4 * (size_t)i);
 }
 
+/* WGT row from DRAM: a copy, or with wgt_transpose the block transposed,
+ * SRAM [o][k] = DRAM [k][o] (block_in == block_out, loomgen). */
+static void write_wgt_row(struct fsim *sim, const struct loom_insn_mem *m, uint32_t row,
+                          const uint8_t *src) {
+  int8_t *w = sim->wgt + (size_t)row * sim->wgt_elems;
+  uint32_t b = (uint32_t)sim->cfg->block_in;
+  if (!m->wgt_transpose) {
+    memcpy(w, src, sim->wgt_elems);
+    return;
+  }
+  LOOM_ASSERT(b * b == sim->wgt_elems);
+  for (uint32_t o = 0; o < b; o++)
+    for (uint32_t k = 0; k < b; k++) w[o * b + k] = (int8_t)src[k * b + o];
+}
+
 /* Writes SRAM row `row` of the LOAD's buffer from `src`, or padding if NULL. */
 static void write_row(struct fsim *sim, const struct loom_insn_mem *m, uint32_t row,
                       const uint8_t *src) {
   switch (m->buffer) {
   case LOOM_BUF_UOP: memcpy(sim->uop + (size_t)row * LOOM_UOP_BYTES, src, LOOM_UOP_BYTES); break;
-  case LOOM_BUF_WGT: memcpy(sim->wgt + (size_t)row * sim->wgt_elems, src, sim->wgt_elems); break;
+  case LOOM_BUF_WGT: write_wgt_row(sim, m, row, src); break;
   case LOOM_BUF_INP:
     if (src) memcpy(sim->inp + (size_t)row * sim->inp_elems, src, sim->inp_elems);
     else memset(sim->inp + (size_t)row * sim->inp_elems, (int8_t)m->pad_value, sim->inp_elems);

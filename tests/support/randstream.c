@@ -230,7 +230,7 @@ static int make_windows(struct gen *g) {
 /* One instruction that raises an error; corruptions the encoder refuses
  * are applied to the bytes afterwards (see encode_all). */
 static void plant_fault(struct gen *g) {
-  int f = (int)range(g, FAULT_RESERVED, g->k.v1_only ? FAULT_NOFINISH : FAULT_COUNT - 1);
+  int f = (int)range(g, FAULT_BAD_TRANSPOSE, g->k.v1_only ? FAULT_NOFINISH : FAULT_COUNT - 1);
   struct loom_insn in = {.opcode = LOOM_OP_LOAD};
   in.mem.buffer = LOOM_BUF_INP;
   in.mem.segment = (uint32_t)g->inputs[0];
@@ -302,7 +302,7 @@ static void plant_fault(struct gen *g) {
 
 static uint32_t fault_error(int f) {
   switch (f) {
-  case FAULT_RESERVED:
+  case FAULT_BAD_TRANSPOSE:
   case FAULT_BAD_BUFFER:
   case FAULT_BAD_TOKEN:
   case FAULT_BAD_ALU:
@@ -426,7 +426,7 @@ static int encode_all(struct gen *g, struct randstream *rs, char *msg, size_t n)
   }
   uint8_t *f = rs->insns + 16 * (g->fault_insn >= 0 ? g->fault_insn : 0);
   switch (g->fault) {
-  case FAULT_RESERVED: loom_bits_set(f, LOOM_MEM_RESERVED_LSB, 1, 1); break;
+  case FAULT_BAD_TRANSPOSE: loom_bits_set(f, LOOM_MEM_WGT_TRANSPOSE_LSB, 1, 1); break;
   case FAULT_BAD_BUFFER:
     loom_bits_set(f, LOOM_MEM_BUFFER_LSB, LOOM_MEM_BUFFER_WIDTH, chance(g, 50) ? LOOM_BUF_OUT : 7);
     break;

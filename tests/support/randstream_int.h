@@ -22,7 +22,7 @@ _Static_assert(sizeof tq_from / sizeof tq_from[0] == TQ_COUNT, "a producer per t
 
 enum rs_fault {
   FAULT_NONE,
-  FAULT_RESERVED,      /* ILLEGAL: a reserved bit set */
+  FAULT_BAD_TRANSPOSE, /* ILLEGAL: LOAD INP with wgt_transpose (MEM bit 127, reserved in v1) */
   FAULT_BAD_BUFFER,    /* ILLEGAL: LOAD into buffer 7 */
   FAULT_BAD_TOKEN,     /* ILLEGAL: load-queue instruction with push_prev */
   FAULT_BAD_ALU,       /* ILLEGAL: an ALU with a reserved bit set */

@@ -46,7 +46,7 @@ static const char full_program[] =
     "  load acc sram=1 seg=6 off=2 y=3 x=4 stride=5 pad=1,2,3,4 padval=-7 src_int8 pop_prev pop_next push_prev push_next\n"
     "  load acc sram=0 seg=7 off=0 y=1 x=1 stride=1\n"
     "  load inp sram=65535 seg=1 off=268435455 y=65535 x=65535 stride=65535 pad=7,7,7,7 padval=127 pop_next push_next\n"
-    "  load wgt sram=3 seg=1 off=1 y=1 x=1 stride=1 padval=-1\n"
+    "  load wgt sram=3 seg=1 off=1 y=1 x=1 stride=1 padval=-1 wgt_transpose\n"
     "  load uop sram=0 seg=3 off=0 y=1 x=3 stride=3\n"
     "  gemm reset uop=8191:16383 iter=4095,4095 acc=2047,2047 inp=2047,2047 wgt=1023,1023 "
     "pop_prev pop_next push_prev push_next\n"
@@ -157,6 +157,10 @@ static void test_fields(void **state) {
   assert_int_equal(d.mem.x_pad_right, 4);
   assert_int_equal(d.mem.pad_value, -7);
   assert_true(d.mem.src_int8 && d.pop_prev && d.pop_next && d.push_prev && d.push_next);
+  decode_at(&f, 3, &d);
+  assert_true(d.mem.buffer == LOOM_BUF_WGT && d.mem.wgt_transpose && d.mem.pad_value == -1);
+  decode_at(&f, 2, &d);
+  assert_false(d.mem.wgt_transpose);
   decode_at(&f, 5, &d);
   assert_int_equal(d.opcode, LOOM_OP_GEMM);
   assert_int_equal(d.gemm.uop_begin, 8191);
@@ -287,6 +291,10 @@ static const struct bad bad_sources[] = {
      "e.s:4:3: illegal instruction: src_out on a non-INP load"},
     {HEAD "  load inp sram=0 seg=1 off=0 y=1 x=1 stride=1 src_out\n",
      "e.s:4:3: illegal instruction: src_out with a segment other than 0"},
+    {HEAD "  load inp sram=0 seg=0 off=0 y=1 x=1 stride=1 wgt_transpose\n",
+     "e.s:4:3: illegal instruction: wgt_transpose on a non-WGT load"},
+    {HEAD "  store sram=0 seg=0 off=0 y=1 x=1 stride=1 wgt_transpose\n",
+     "e.s:4:45: store has no flag 'wgt_transpose'"},
     {HEAD "  gemm reset last uop=0:1 iter=1,1\n", "e.s:4:3: illegal instruction: reset with first, last or dw"},
     {HEAD "  gcfg win=16,1\n", "e.s:4:12: dw_kh 16 does not fit 4 bits (0..15)"},
     {HEAD "  load inp sram=0 seg=0 off=0 y=1 x=1 stride=1 pop_prev\n",

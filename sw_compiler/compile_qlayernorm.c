@@ -95,7 +95,7 @@ static int match(const struct ir_graph *g, const enum part_target *targets, int 
   if (rank < 1 || (axis < 0 ? axis + rank : axis) != rank - 1) return 0;
   for (int k = 1; k < n->n_out; k++)
     if (!unread(g, n->out[k])) return 0;
-  return compile_int8_chain(g, targets, i, ch);
+  return compile_int8_chain(g, targets, i, 1, ch);
 }
 
 int compile_int8_layernorm(struct ir_graph *g, enum part_target *targets) {

@@ -100,10 +100,10 @@ static void test_int8_layernorm_gather(void **state) {
     int64_t dims[3];
     int rank, fused; /* 0: the float form, 1: QLAYERNORM and a Gather kernel, 2: QLAYERNORM and a COPY */
   } cases[] = {
-      {"1,6,40", "i64[] = [0]", "axis=1", "output %o\n", {1, 6, 40}, 3, 1}, /* the class token: a kernel Gather */
-      {"1,5,32", "i64[] = [-1]", "axis=-2", "output %o\n", {1, 5, 32}, 3, 1},
-      {"6,40", "i64[2] = [4,1]", "axis=0", "output %o\n", {6, 40}, 2, 1},
-      {"6,40", "i64[1] = [2]", "axis=0", "output %o\n", {6, 40}, 2, 2}, /* a host COPY of one row */
+      {"1,6,40", "i64[] = [0]", "axis=1", "output %o\n", {1, 6, 40}, 3, 2}, /* the class token: a COPY of its row */
+      {"1,5,32", "i64[] = [-1]", "axis=-2", "output %o\n", {1, 5, 32}, 3, 2},
+      {"6,40", "i64[1] = [2]", "axis=0", "output %o\n", {6, 40}, 2, 2},
+      {"6,40", "i64[2] = [4,1]", "axis=0", "output %o\n", {6, 40}, 2, 1}, /* two rows: the Gather kernel */
       {"1,6,40", "i64[] = [0]", "axis=1", "output %n\noutput %o\n", {1, 6, 40}, 3, 0}, /* LayerNorm read as float */
       {"1,5,32", "i64[2] = [4,-5]", "axis=1", "output %o\n", {1, 5, 32}, 3, 0}, /* a Reshape after the Gather */
   };

@@ -122,7 +122,7 @@ static void test_int8_layernorm_gather(void **state) {
              "%%o = MatMul(%%c, %%w2)\n%s",
              cases[k].shape, (long long)d, (long long)d, (long long)d, (long long)d, (long long)d, cases[k].index,
              cases[k].gather, cases[k].outputs);
-    struct calib_file cf;
+    struct calib_file cf; /* 6 samples: an [S, D] input is a batch of 6 rows */
     assert_int_equal(0, write_calib(&cf, cases[k].rank, cases[k].dims, 6, 21 + (unsigned)k));
     struct compile_result r;
     struct ir_error err = {{0}};

@@ -211,16 +211,24 @@ int compile_int8_softmax(struct ir_graph *g, enum part_target *targets);
  * that only s reads, of per-tensor int8 x (back through reshapes that keep
  * the last dimension, each the only reader of its operand, one scale);
  * its result 0 read only by such reshapes and then a QuantizeLinear to
- * per-tensor int8 y with x's last dimension. */
+ * per-tensor int8 y with x's last dimension.  With `gathers`, one Gather
+ * of constant indices along an axis other than the last may stand right
+ * before the QuantizeLinear (a LayerNorm's class token): it stays, reading
+ * s's result as int8 codes of y's scale (a per-tensor quantization
+ * commutes with a Gather). */
 #define COMPILE_CHAIN_MAX 16 /* nodes a chain may kill: DQ, Q and the views between */
 struct compile_int8_chain {
   int x, y;                         /* the int8 tensors at the ends */
   int kill[COMPILE_CHAIN_MAX], n_kill; /* the DQ, the Q and the views */
+  int gather, mid;                  /* the Gather and the float tensor it reads, or -1 */
 };
 /* 1 and *ch when node s has such a chain, else 0. */
-int compile_int8_chain(const struct ir_graph *g, const enum part_target *targets, int s, struct compile_int8_chain *ch);
+int compile_int8_chain(const struct ir_graph *g, const enum part_target *targets, int s, int gathers,
+                       struct compile_int8_chain *ch);
 /* Node s reads x and writes y along its last axis (axis -1); the chain's
- * other nodes are dead (targets PART_NONE). */
+ * other nodes are dead (targets PART_NONE).  With a Gather, s writes a new
+ * int8 tensor of the Gather's operand shape and y's quantization, which the
+ * Gather reads, writing y. */
 void compile_int8_chain_take(struct ir_graph *g, enum part_target *targets, int s, const struct compile_int8_chain *ch);
 
 /*
@@ -228,9 +236,10 @@ void compile_int8_chain_take(struct ir_graph *g, enum part_target *targets, int 
  */
 
 /* After partitioning: each host chain int8 -> DequantizeLinear ->
- * LayerNormalization (last axis) -> QuantizeLinear -> int8 becomes one
- * LayerNormalization node of int8 codes (the host op QLAYERNORM; the DQ
- * and Q dead, targets PART_NONE).  Returns how many. */
+ * LayerNormalization (last axis) -> [Gather] -> QuantizeLinear -> int8
+ * becomes one LayerNormalization node of int8 codes (the host op
+ * QLAYERNORM; the DQ and Q dead, targets PART_NONE; a Gather then reads
+ * its int8 result).  Returns how many. */
 int compile_int8_layernorm(struct ir_graph *g, enum part_target *targets);
 /* Node n is such an int8 LayerNormalization. */
 int compile_is_int8_layernorm(const struct ir_graph *g, const struct ir_node *n);

@@ -45,7 +45,7 @@ struct lctx {
   struct iface *iface;    /* per IR tensor */
   char *absorbed;         /* per node: presented by the interface, no step */
   int *plain;             /* per IR tensor: a plain copy of its blocked descriptor, -1 before use */
-  int *wgt_rows;          /* per IR tensor: the Transpose of K's WGT rows its job stores (ir_wgt_rows_store), else -1 */
+  int *wgt_rows;          /* per IR tensor: the first Transpose of K's or V's WGT rows its job stores (ir_wgt_rows_store), else -1 */
   int cap_layers;
 };
 
@@ -70,7 +70,7 @@ int cl_copy_step(struct lctx *c, int from, int to);
 
 /* compile_qsoftmax.c: int8 Softmax node `node` as a QSOFTMAX step. */
 int cl_qsoftmax_step(struct lctx *c, int node);
-/* K's WGT rows a projection's job stores (compile_krows.c): the moves
+/* K's and V's WGT rows a projection's job stores (compile_krows.c): the moves
  * between marked absorbed and c->wgt_rows filled, before any step; then,
  * when that job maps its OUT segment (the result *t), its STOREs
  * rewritten and *t made the tensor the segment holds.  -1: an error. */

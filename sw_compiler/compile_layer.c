@@ -154,7 +154,8 @@ static int fc_layer(const struct ir_graph *g, const struct ir_node *n, const str
       .shift = (uint32_t)attr(n, "shift", 0), .in_zero_point = attr(n, "in_zp", 0),
       .out_zero_point = attr(n, "out_zp", 0), .clamp_lo = attr(n, "lo", -128),
       .clamp_hi = attr(n, "hi", 127), .round_even = (uint32_t)attr(n, "round_even", 0),
-      .in_passes = passes, .flags = acc_flag(g, n) | (rt ? LOWER_CONV_RUNTIME_WGT : 0),
+      .in_passes = passes,
+      .flags = acc_flag(g, n) | (rt ? LOWER_CONV_RUNTIME_WGT : 0) | (attr(n, "wgt_t", 0) ? LOWER_CONV_RUNTIME_WGT_T : 0),
   };
   struct lower_qresidual res = residual_of(n);
   if (n->n_in > 4) l.residual = &res;

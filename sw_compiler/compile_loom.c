@@ -307,15 +307,17 @@ static int concat_steps(struct lctx *c, int node) {
   return 0;
 }
 
-/* Gather of one constant index along axis 0 (pass_partition.c checks the
- * form): a COPY of that slice of the plain operand. */
+/* Gather of one constant index along an axis with only 1s before it
+ * (pass_partition.c checks the form): a COPY of that slice of the plain
+ * operand. */
 static int gather_step(struct lctx *c, int node) {
   const struct ir_node *n = &c->g->nodes[node];
-  const struct ir_tensor *it = &c->g->tensors[n->in[1]];
+  const struct ir_tensor *it = &c->g->tensors[n->in[1]], *xt = &c->g->tensors[n->in[0]];
   int x = cl_desc_of(c, n->in[0]), y = cl_desc_of(c, n->out[0]);
   if (x < 0 || y < 0) return -1;
   const struct loom_file_tensor *rx = &c->ts[x].rec;
-  int64_t len = c->g->tensors[n->in[0]].dims[0];
+  int64_t axis = ir_attr_int(n, "axis", 0);
+  int64_t len = xt->dims[axis < 0 ? axis + xt->rank : axis];
   int64_t k = it->dtype == IR_DT_I64 ? *(const int64_t *)it->data : *(const int32_t *)it->data;
   if (k < 0) k += len;
   if (k < 0 || k >= len || rx->layout) return ir_fail(c->err, c->g, node, "index %lld out of range, or a blocked operand", (long long)k);

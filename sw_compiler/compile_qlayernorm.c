@@ -27,6 +27,22 @@
  * float constants of one or N values, per-tensor int8 at both ends, and
  * constants the integer form takes.
  *
+ * The last LayerNorm of a ViT or a BERT is read through the class token:
+ *
+ *   x (int8) -> [views] -> DequantizeLinear -> LayerNormalization
+ *            -> [views] -> Gather (constant indices) -> QuantizeLinear -> y
+ *
+ * five host steps (COPY, DEQUANTIZE, the float kernel, the Gather kernel,
+ * QUANTIZE).  A per-tensor quantization commutes exactly with a Gather
+ * along an axis other than the last (an element's code does not depend on
+ * where it sits), so the LayerNorm becomes int8 with y's scale and zero
+ * point, writing a new int8 tensor of the Gather's operand shape (all its
+ * rows: those the Gather drops may saturate, nothing reads them), and the
+ * Gather copies int8 codes into y (compile_int8_chain with `gathers`; a
+ * view between the Gather and the QuantizeLinear keeps the float form, as
+ * the Gather would have to write y's shape).  The class token's Gather is
+ * a host COPY of one row (pass_partition.c), so the tail is two host steps.
+ *
  * The rewritten node is the int8 model: the reference interpreter
  * evaluates an int8 LayerNormalization with the same intapprox.c code as
  * the host op (ir_eval_ref.c), so fsim still equals the fused graph bit for
@@ -95,7 +111,7 @@ static int match(const struct ir_graph *g, const enum part_target *targets, int 
   if (rank < 1 || (axis < 0 ? axis + rank : axis) != rank - 1) return 0;
   for (int k = 1; k < n->n_out; k++)
     if (!unread(g, n->out[k])) return 0;
-  return compile_int8_chain(g, targets, i, ch);
+  return compile_int8_chain(g, targets, i, 1, ch);
 }
 
 int compile_int8_layernorm(struct ir_graph *g, enum part_target *targets) {

@@ -46,6 +46,8 @@
  */
 #include "sw_compiler/compile.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "driver/core/hostops_qsoftmax.h"
@@ -87,23 +89,44 @@ static int source_of(const struct ir_graph *g, const enum part_target *targets, 
   }
 }
 
+/* Node r is a Gather on the host reading float tensor t (operand 0) at
+ * constant indices along an axis other than the last: the rows it takes
+ * are whole rows of t. */
+static int row_gather(const struct ir_graph *g, const enum part_target *targets, int r, int t) {
+  const struct ir_node *n = &g->nodes[r];
+  if (n->op != IR_OP_GATHER || (targets[r] != PART_HOST && targets[r] != PART_KERNEL) || n->n_in != 2 ||
+      n->n_out != 1 || n->in[0] != t || n->in[1] < 0 || n->in[1] == t || !g->tensors[n->in[1]].data)
+    return 0;
+  int rank = g->tensors[t].rank;
+  int64_t axis = ir_attr_int(n, "axis", 0);
+  if (axis < 0) axis += rank;
+  return axis >= 0 && axis < rank - 1;
+}
+
 /* The chain of DequantizeLinear d feeding node s (s's operand 0, or an Add
- * between them, killed by the caller) up to the QuantizeLinear of s's result. */
-static int chain_from(const struct ir_graph *g, const enum part_target *targets, int d, int s,
+ * between them, killed by the caller) up to the QuantizeLinear of s's
+ * result, through one Gather right before it when `gathers`. */
+static int chain_from(const struct ir_graph *g, const enum part_target *targets, int d, int s, int gathers,
                       struct compile_int8_chain *ch) {
   memset(ch, 0, sizeof *ch);
+  ch->gather = ch->mid = -1;
   ch->kill[ch->n_kill++] = d;
   if ((ch->x = source_of(g, targets, d, ch)) < 0) return 0;
   for (int t = g->nodes[s].out[0];;) {
     int r = ir_sole_reader(g, t);
     if (r < 0 || ch->n_kill == COMPILE_CHAIN_MAX) return 0;
+    if (gathers && ch->gather < 0 && row_gather(g, targets, r, t)) { /* kept: it will read int8 */
+      ch->gather = r, ch->mid = t;
+      t = g->nodes[r].out[0];
+      continue;
+    }
     ch->kill[ch->n_kill++] = r;
     if (g->nodes[r].op == IR_OP_QUANTIZELINEAR) {
       ch->y = g->nodes[r].out[0];
       return targets[r] == PART_HOST && int8_per_tensor(&g->tensors[ch->y]) &&
              last_dim(&g->tensors[ch->y]) == last_dim(&g->tensors[ch->x]);
     }
-    if (!row_view(g, targets, r)) return 0;
+    if (ch->gather >= 0 || !row_view(g, targets, r)) return 0; /* no views after a Gather: it writes y */
     t = g->nodes[r].out[0];
   }
 }
@@ -114,15 +137,31 @@ static int dq_for(const struct ir_graph *g, const enum part_target *targets, int
          ir_sole_reader(g, t) == reader;
 }
 
-int compile_int8_chain(const struct ir_graph *g, const enum part_target *targets, int s, struct compile_int8_chain *ch) {
+int compile_int8_chain(const struct ir_graph *g, const enum part_target *targets, int s, int gathers,
+                       struct compile_int8_chain *ch) {
   const struct ir_node *n = &g->nodes[s];
   int d = ir_producer(g, n->in[0]);
-  return dq_for(g, targets, d, n->in[0], s) && chain_from(g, targets, d, s, ch);
+  return dq_for(g, targets, d, n->in[0], s) && chain_from(g, targets, d, s, gathers, ch);
 }
 
 void compile_int8_chain_take(struct ir_graph *g, enum part_target *targets, int s, const struct compile_int8_chain *ch) {
+  int out = ch->y;
+  if (ch->gather >= 0) { /* s writes the Gather's operand as int8 codes of y's quantization */
+    const struct ir_tensor *mid = &g->tensors[ch->mid], *y = &g->tensors[ch->y];
+    float scale = y->quant.scale[0];
+    int32_t zp = y->quant.zero_point[0];
+    int64_t dims[IR_MAX_RANK];
+    int rank = mid->rank;
+    memcpy(dims, mid->dims, (size_t)rank * sizeof dims[0]);
+    char *name = ir_xmalloc(strlen(mid->name) + 4);
+    sprintf(name, "%s.q8", mid->name);
+    if ((out = ir_tensor_add(g, name, IR_DT_I8, rank, dims)) < 0) out = ir_tensor_add(g, NULL, IR_DT_I8, rank, dims);
+    free(name);
+    ir_quant_set(g, out, -1, 1, &scale, &zp);
+    g->nodes[ch->gather].in[0] = out, g->nodes[ch->gather].out[0] = ch->y;
+  }
   struct ir_node *n = &g->nodes[s];
-  n->in[0] = ch->x, n->out[0] = ch->y;
+  n->in[0] = ch->x, n->out[0] = out;
   ir_attr_set_int(g, s, "axis", -1);
   for (int k = 0; k < ch->n_kill; k++) g->nodes[ch->kill[k]].dead = 1, targets[ch->kill[k]] = PART_NONE;
 }
@@ -180,11 +219,11 @@ static int match(const struct ir_graph *g, const enum part_target *targets, int 
   int rank = g->tensors[n->in[0]].rank;
   int64_t axis = ir_attr_int(n, "axis", -1);
   if (rank < 1 || (axis < 0 ? axis + rank : axis) != rank - 1) return 0;
-  if (compile_int8_chain(g, targets, s, ch)) return 1;
+  if (compile_int8_chain(g, targets, s, 0, ch)) return 1;
   int a = ir_producer(g, n->in[0]);
   if (a < 0 || !mask_form(g, targets, a, s, m)) return (m->add = -1, 0);
   const struct ir_node *an = &g->nodes[a];
-  if (!chain_from(g, targets, ir_producer(g, an->in[m->scores]), s, ch) || ch->n_kill == COMPILE_CHAIN_MAX)
+  if (!chain_from(g, targets, ir_producer(g, an->in[m->scores]), s, 0, ch) || ch->n_kill == COMPILE_CHAIN_MAX)
     return (m->add = -1, 0);
   ch->kill[ch->n_kill++] = a;
   return 1;

@@ -301,11 +301,11 @@ int ir_head_stack_source(const struct ir_graph *g, int t);
 /* Slice node i: one axis, step 1, constant bounds within its operand:
  * the axis (made non-negative) and the first index in *start, else -1. */
 int ir_plain_slice(const struct ir_graph *g, int i, int64_t *start);
-/* When Transpose node tr makes K's WGT rows [M/B, D, B, 1] (perm 0 2 1 3,
- * B = block) from a projection's int8 result [M, C] (a QGemm with
+/* When Transpose node tr makes K's (or V's) WGT rows [M/B, D, B, 1] (perm
+ * 0 2 1 3, B = block) from a projection's int8 result [M, C] (a QGemm with
  * constant weights) only viewed, perhaps sliced to its columns
- * [c0, c0 + D) (K's of an in_proj result, whole blocks, which no other
- * reader reads: Q's and V's), padded with zero token rows up to whole
+ * [c0, c0 + D) (K's or V's of an in_proj result, whole blocks, which no
+ * other reader reads: Q's and the other one's), padded with zero token rows up to whole
  * blocks (a Concat) and viewed as [M/B, B, D, 1], each tensor after the
  * Slice read by the next node alone: that QGemm node, whose job stores
  * the rows itself (lower_program_wgt_rows), so the nodes from tr back to

@@ -196,14 +196,15 @@ int lower_program_wgt_rows(struct lower_program *p, enum lower_seg seg, uint64_t
     if (!seg_transfer(in, seg)) continue;
     if (in->opcode != LOOM_OP_STORE) return -1; /* the result is read back: it must stay NC */
     uint64_t last = in->mem.dram_offset + (uint64_t)(in->mem.y_size ? in->mem.y_size - 1 : 0) * in->mem.x_stride + in->mem.x_size;
-    if (in->mem.x_size && in->mem.y_size && last > tokens * cb) return -1;
+    if (in->mem.x_size && in->mem.y_size && last > tokens * cb && in->mem.dram_offset < tokens * cb) return -1;
+    if (in->mem.dram_offset >= tokens * cb && last > base / B && in->mem.dram_offset < end / B) return -1; /* earlier rows there */
   }
   struct emit_vec out = {0};
   uint64_t *to = NULL;
   for (uint32_t i = 0; i < p->insn_count; i++) {
     const struct loom_insn *in = &p->insns[i];
-    if (!seg_transfer(in, seg) || !in->mem.x_size || !in->mem.y_size) {
-      emit_vec_push(&out, in);
+    if (!seg_transfer(in, seg) || !in->mem.x_size || !in->mem.y_size || in->mem.dram_offset >= tokens * cb) {
+      emit_vec_push(&out, in); /* not this segment's, or another range's rows (an earlier call's) */
       continue;
     }
     uint64_t n = (uint64_t)in->mem.y_size * in->mem.x_size;

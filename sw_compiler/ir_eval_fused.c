@@ -114,11 +114,12 @@ int ev_qconv(struct ectx *c) {
 }
 
 /* Index of w[j][kk] in the weights: [O, K], or runtime weights in WGT rows
- * [ceil(O/B), K, B, 1] (pass_attention.c). */
-static int64_t wgt_index(const struct ir_tensor *w, int64_t j, int64_t k, int64_t kk) {
+ * [ceil(O/B), K, B, 1] (pass_attention.c), or transposed ones (`wgt_t`,
+ * V's rows for P x V) [ceil(K/B), O, B, 1]. */
+static int64_t wgt_index(const struct ir_tensor *w, int trans, int64_t j, int64_t k, int64_t kk) {
   if (w->rank == 2) return j * k + kk;
   int64_t b = w->dims[2];
-  return ((j / b) * k + kk) * b + j % b;
+  return trans ? ((kk / b) * w->dims[1] + j) * b + kk % b : ((j / b) * k + kk) * b + j % b;
 }
 
 int ev_qgemm(struct ectx *c) {
@@ -126,10 +127,11 @@ int ev_qgemm(struct ectx *c) {
   struct req q = req_of(c->n);
   struct residual res;
   if (check_req(c, &q) || residual_of(c, &res)) return -1;
-  int rt = w->rank == 4; /* runtime weights: O from the multipliers */
-  if (x->rank != 2 || (w->rank != 2 && !rt) || x->dims[1] != w->dims[1] ||
-      (rt && (w->dims[3] != 1 || w->dims[0] * w->dims[2] < numel(T(c, 3)))))
-    return ir_fail(c->err, c->g, c->node, "needs x [N,K] and w [O,K] (or [ceil(O/B),K,B,1])");
+  int rt = w->rank == 4, tr = rt && ir_attr_int(c->n, "wgt_t", 0); /* runtime weights: O from the multipliers */
+  if (x->rank != 2 || (w->rank != 2 && !rt) || (!tr && x->dims[1] != w->dims[1]) ||
+      (rt && !tr && (w->dims[3] != 1 || w->dims[0] * w->dims[2] < numel(T(c, 3)))) ||
+      (tr && (w->dims[3] != 1 || w->dims[1] != numel(T(c, 3)) || w->dims[0] * w->dims[2] < x->dims[1])))
+    return ir_fail(c->err, c->g, c->node, "needs x [N,K] and w [O,K] (or [ceil(O/B),K,B,1]; wgt_t: [ceil(K/B),O,B,1])");
   int64_t n = x->dims[0], k = x->dims[1], o = rt ? numel(T(c, 3)) : w->dims[0], zp = ir_attr_int(c->n, "in_zp", 0);
   if (want_count(c, 2, o) || want_count(c, 3, o)) return -1;
   const struct ir_attr *lut = ir_attr_find(c->n, "lut"); /* as in QConv */
@@ -141,7 +143,7 @@ int ev_qgemm(struct ectx *c) {
     for (int64_t j = 0; j < o; j++) {
       uint32_t acc = (uint32_t)bias[j];
       for (int64_t kk = 0; kk < k; kk++)
-        acc += (uint32_t)(int32_t)(ev_ldi(wdt, IN(c, 1), wgt_index(w, j, k, kk)) * (xv[i * k + kk] - zp));
+        acc += (uint32_t)(int32_t)(ev_ldi(wdt, IN(c, 1), wgt_index(w, tr, j, k, kk)) * (xv[i * k + kk] - zp));
       if (R(c)->dtype == IR_DT_I32) ((int32_t *)c->out[0])[i * o + j] = (int32_t)acc;
       else {
         int8_t v = requant((int32_t)acc, mult[j], &q);

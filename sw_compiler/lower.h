@@ -184,7 +184,10 @@ int lower_program_repitch(struct lower_program *p, enum lower_seg seg, uint64_t 
  * rows (its tokens moved with the first and last piece), seg_bytes
  * covers both parts (act[seg] describes [ceil(tokens / B), C, B, 1] when
  * all channels move), and the report is recomputed.  The rows of the
- * tokens past `tokens` are not written.  Before lower_program_rebase.
+ * tokens past `tokens` are not written.  Called again for another range
+ * (an in_proj's V after its K), the STOREs an earlier call moved past the
+ * [tokens, C] bytes stay, and `base` must lie past them.  Before
+ * lower_program_rebase.
  * Returns -1, changing nothing, when the segment is loaded too, is not
  * one block per DRAM row, the channels or `base` are not whole blocks, or
  * an offset would not fit. */
@@ -222,6 +225,16 @@ int lower_program_wgt_rows(struct lower_program *p, enum lower_seg seg, uint64_t
  * corrected by sum(w) at compile time): callers quantize both operands
  * symmetrically. */
 #define LOWER_CONV_RUNTIME_WGT 4u
+/* With LOWER_CONV_RUNTIME_WGT: IN2 holds the weights' transpose, the
+ * NCHWc of [ceil(in_c / B), out_c, B, 1] (input block ci's rows first:
+ * WGT row ci * ceil(out_c / B) + co is the B x B block [k][o], a
+ * producer's [K, N] result stored as WGT rows by lower_program_wgt_rows,
+ * attention's V for P x V), loaded with wgt_transpose (SRAM [o][k] =
+ * DRAM [k][o]): one LOAD per chunk, its input blocks ceil(out_c / B)
+ * rows apart, SRAM [ci][co] (the GEMM's weight factors swapped; B =
+ * block_in = block_out).  Its padded rows
+ * (k >= in_c) must be zero, as for the plain form. */
+#define LOWER_CONV_RUNTIME_WGT_T 8u
 
 /* A residual Add fused after the convolution (ResNet's shortcut): with q
  * the convolution's requantized output (its out_zero_point and clamps) and
@@ -395,6 +408,7 @@ struct lower_geom {
   int32_t pool;        /* a fused 3x3/2 max pooling (lower_conv_pool.c) follows */
   int32_t pool_h, pool_w; /* its output: half the convolution's rows and columns */
   int32_t wgt_runtime;  /* LOWER_CONV_RUNTIME_WGT: dense weight rows from IN2, none in CONST */
+  int32_t wgt_trans;    /* LOWER_CONV_RUNTIME_WGT_T: those rows transposed, [cib][cob] in DRAM */
   int32_t nc_rows;      /* fully connected on [N, C] (NC layout) walked as one image of N rows x 1:
                            pixel y of block b is DRAM row y * blocks + b, not b * N + y */
 };

@@ -40,6 +40,10 @@
  * are the dense 1x1 form with the weight loads pointed at segment IN2,
  * which the producer wrote in the WGT row layout; nothing of them is in
  * CONST, and since sum(w) is unknown here the input zero point must be 0.
+ * Transposed (LOWER_CONV_RUNTIME_WGT_T) IN2 holds [cib][cob] (the
+ * producer's [K, N] stored as WGT rows), a chunk's rows loaded by one
+ * LOAD with wgt_transpose into SRAM [ci][co], which the GEMM's weight
+ * factors follow (lower_conv_emit.c).
  */
 #include <stdarg.h>
 #include <stdlib.h>
@@ -110,6 +114,8 @@ static int check_quant(const struct lower_qconv *l, const char *where, char *msg
 
 /* Runtime weights: the dense 1x1 GEMM whose weight rows IN2 holds. */
 static int check_runtime(const struct lower_qconv *l, const char *where, char *msg) {
+  if ((l->flags & LOWER_CONV_RUNTIME_WGT_T) && !(l->flags & LOWER_CONV_RUNTIME_WGT))
+    return fail(msg, where, "transposed weight rows are runtime weights");
   if (!(l->flags & LOWER_CONV_RUNTIME_WGT)) return 0;
   if (l->k_h != 1 || l->k_w != 1 || l->stride_h != 1 || l->stride_w != 1 || l->pad_t || l->pad_l ||
       l->pad_b || l->pad_r || l->groups != 1 || l->in_passes > 1 || l->residual || l->pool ||
@@ -375,10 +381,10 @@ static void fill_acts(struct lower_program *p, const struct lower_qconv *l, int3
     p->act[LOWER_SEG_IN2] = *out;
     p->seg_bytes[LOWER_SEG_IN2] = out->bytes;
   }
-  if (g->wgt_runtime) { /* WGT rows [cob][cib]: NCHWc of [cob, in_c, B, 1] */
+  if (g->wgt_runtime) { /* WGT rows [cob][cib]: NCHWc of [cob, in_c, B, 1]; transposed [cib][cob]: of [cib, out_c, B, 1] */
     struct lower_act *w = &p->act[LOWER_SEG_IN2];
-    *w = (struct lower_act){.layout = LOWER_ACT_NCHWC, .n = g->cob, .c = l->in_c, .h = p->cfg->block_out,
-                            .w = 1, .block = p->cfg->block_in};
+    *w = (struct lower_act){.layout = LOWER_ACT_NCHWC, .n = g->wgt_trans ? g->cib : g->cob, .c = g->wgt_trans ? l->out_c : l->in_c,
+                            .h = p->cfg->block_out, .w = 1, .block = p->cfg->block_in};
     w->bytes = lower_act_bytes(w);
     p->seg_bytes[LOWER_SEG_IN2] = w->bytes;
   }
@@ -443,6 +449,7 @@ static int lower(const struct loom_hw_config *cfg, const struct lower_qconv *l, 
   if (l->in_passes > 1) g.cib_data = tile_ceil_div(l->in_c, cfg->block_in);
   g.acc_out = (l->flags & LOWER_CONV_ACC_OUT) != 0;
   g.wgt_runtime = (l->flags & LOWER_CONV_RUNTIME_WGT) != 0;
+  g.wgt_trans = (l->flags & LOWER_CONV_RUNTIME_WGT_T) != 0;
   if (kind == LOWER_KIND_FC && !g.acc_out && l->n > 1) /* N rows of one image: tiles of many rows */
     g.nc_rows = 1, g.in_h = g.out_h = l->n, g.n = 1;
   g.epi = !g.acc_out;
@@ -512,7 +519,7 @@ int lower_fc(const struct loom_hw_config *cfg, const struct lower_qfc *l, const 
       .weights = l->weights, .in_passes = l->in_passes, .bias = l->bias, .multiplier = l->multiplier,
       .shift = l->shift, .in_zero_point = l->in_zero_point, .out_zero_point = l->out_zero_point,
       .clamp_lo = l->clamp_lo, .clamp_hi = l->clamp_hi, .round_even = l->round_even,
-      .flags = l->flags & (LOWER_CONV_ACC_OUT | LOWER_CONV_RUNTIME_WGT), .lut = l->lut,
+      .flags = l->flags & (LOWER_CONV_ACC_OUT | LOWER_CONV_RUNTIME_WGT | LOWER_CONV_RUNTIME_WGT_T), .lut = l->lut,
       .residual = l->residual};
   return lower_conv_kind(cfg, &c, LOWER_KIND_FC, where, out, msg);
 }

@@ -9,6 +9,8 @@
  *   GEMM         for ci < nci: for co < nco: for each micro-op (oy, ox, kh, kw):
  *                  ACC[acc + oy*tw + ox + co*A] += INP[inp + (oy*s + kh*d)*iw + ox*s + kw*d + ci*I]
  *                                                x WGT[wgt + kh*kw + kw + ci*kk + co*nci*kk]
+ *                (transposed runtime weights, kk = 1: WGT[wgt + ci*nco + co],
+ *                the order one LOAD of their [ci][co] DRAM rows writes)
  *                `first` on the tile's first chunk, `last` on its last: with
  *                GCFG period kk the first tap of each output pixel overwrites
  *                its row and the last one writes the epilogue E (bias,
@@ -144,6 +146,10 @@ static void load_weights(struct conv_emit *e, const struct tile_chunk *ch, const
     uint32_t x = (uint32_t)ch->nco * per;
     in = emit_mem(LOOM_OP_LOAD, LOOM_BUF_WGT, st->wgt_base, LOWER_SEG_CONST,
                   e->k.wgt_row0 + (uint32_t)ch->co0 * per, 1, x, x);
+  } else if (g->wgt_trans) { /* DRAM [ci][co] read transposed, kept [ci][co] in SRAM (chunk_gemms) */
+    in = emit_mem(LOOM_OP_LOAD, LOOM_BUF_WGT, st->wgt_base, LOWER_SEG_IN2, (uint32_t)(ch->ci0 * g->cob + ch->co0),
+                  (uint32_t)ch->nci, (uint32_t)ch->nco, (uint32_t)g->cob);
+    in.mem.wgt_transpose = 1;
   } else {
     uint32_t off = e->k.wgt_row0 + (uint32_t)(ch->co0 * g->cib + ch->ci0) * kk;
     uint32_t seg = g->wgt_runtime ? LOWER_SEG_IN2 : LOWER_SEG_CONST;
@@ -189,8 +195,8 @@ static void chunk_gemms(struct conv_emit *e, const struct tile_chunk *ch, const 
     if (g->mode == LOWER_GEMM_DIAG)
       in = emit_gemm(b, end, 1, (uint32_t)ch->nco, 0, L->tile_pix, 0, L->inp_block, 0, g->wgt_uniform ? 0 : L->kk);
     else
-      in = emit_gemm(b, end, (uint32_t)ch->nci, (uint32_t)ch->nco, 0, L->tile_pix, L->inp_block, 0, L->kk,
-                     (uint32_t)ch->nci * L->kk);
+      in = emit_gemm(b, end, (uint32_t)ch->nci, (uint32_t)ch->nco, 0, L->tile_pix, L->inp_block, 0,
+                     g->wgt_trans ? (uint32_t)ch->nco : L->kk, g->wgt_trans ? 1 : (uint32_t)ch->nci * L->kk);
     in.gemm.first = ch->first && g->epi;
     in.gemm.last = epi_last;
     emit_vec_push(v, &in);

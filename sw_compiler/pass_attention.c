@@ -51,7 +51,12 @@
  *      [S/B, B, D, 1], Transpose 0 2 1 3), whose NCHWc is what that job
  *      stores itself (ir_wgt_rows_store, lower_program_wgt_rows), a head's
  *      rows its channels [h*d, (h+1)*d) (a Slice along axis 1, read in
- *      place with rows D*B bytes apart).  The job loads
+ *      place with rows D*B bytes apart).  V's, under the same conditions,
+ *      are made the same way from V [S, D] (BERT's V projection, the
+ *      in_proj's columns [2D, 3D)): a head's rows are then V_h's own,
+ *      [S/B][d/B] blocks [token][channel], and its P x V QGemm is marked
+ *      wgt_t, so the job loads them with wgt_transpose (lower.h,
+ *      LOWER_CONV_RUNTIME_WGT_T).  The job loads
  *      them by DMA at run time; the requantization multiplier is
  *      s_a * s_b / s_y for every output, divided (multiplied) by the
  *      scale's constant c when the product is scaled: computed in double
@@ -64,19 +69,20 @@
  * job onto its slices (lower_program_rebase), so no host Gather or Concat
  * copy is left.  A MatMul the second rewrite cannot take (uint8 operands,
  * a nonzero zero point, a result not quantized) keeps its Q/DQ and runs on
- * the host kernels in float, its slices copies.  K's projection job
- * stores K's WGT rows (its STOREs rewritten, the in_proj's Q and V columns
- * where they were and K's rows after them in the same buffer; the padding
- * tokens' rows never written, so zero as the runtime fills its buffers:
- * they only meet the scores' padded output lanes anyway), so K has no host
- * step; ir_wgt_rows_store checks the moves between are K's alone and no
- * other reader reads K's columns.  What stays on the host per attention:
- * V's WGT layout in int8 (a Slice of the in_proj result, one Transpose
- * and a repack), and K's when its heads are not whole blocks; the
- * Softmax (QSOFTMAX).  V's rows cannot be stored by a producer
- * (docs/lowering.md, "What the host still does"); a job computing V^T
- * could make them but costs more than the host moves it saves while X
- * comes from a host LayerNorm (docs/lowering.md, "V's WGT rows as V^T").
+ * the host kernels in float, its slices copies.  K's and V's projection
+ * jobs store their WGT rows (their STOREs rewritten, the in_proj's Q
+ * columns where they were and K's rows, then V's, after them in the same
+ * buffer; the padding tokens' rows never written, so zero as the runtime
+ * fills its buffers: they meet the scores' padded output lanes and, for
+ * V, P's padded token lanes, which must meet zeros), so neither has a
+ * host step; ir_wgt_rows_store checks the moves between are K's (V's)
+ * alone and no other reader reads their columns.  What stays on the host
+ * per attention: K's or V's WGT layout in int8 (a Slice of the in_proj
+ * result, one Transpose and a repack) when their heads are not whole
+ * blocks or they do not come from a projection job; the Softmax
+ * (QSOFTMAX).  A job computing V^T instead was measured and not chosen
+ * (docs/lowering.md, "V's WGT rows as V^T"): the transposed load stores
+ * V's rows with the projection that exists.
  */
 #include "sw_compiler/pass_fuse.h"
 
@@ -482,7 +488,8 @@ static int projection_of(const struct ir_graph *g, int t) {
  * projection job's result, x viewed as [M/B, B, H*d, 1] goes to
  * [M/B, H*d, B, 1] instead, whose NCHWc the job stores itself
  * (ir_wgt_rows_store: no host step), a head's rows its channels
- * [h*d, (h+1)*d) (*axis = 1).  Else -1. */
+ * [h*d, (h+1)*d) (*axis = 1); so are V's with V's form (*axis = 2: a
+ * head's rows are then b_h's own, [M/B][d/B], read transposed).  Else -1. */
 static int heads_wgt_rows(struct ir_graph *g, int b, const struct qparam *pb, int64_t block, int *pos, int *axis) {
   *axis = 0;
   int chain[CHAIN_MAX], x8, n = float_moves(g, b, pb, chain, &x8);
@@ -497,7 +504,8 @@ static int heads_wgt_rows(struct ir_graph *g, int b, const struct qparam *pb, in
     return -1;
   /* the heads' Transpose reads [..., M, H, d]: the int8 below it (a view away) as [M, H * d] */
   int x = reshaped(g, int8_moves(g, chain + below, n - below, x8, pb, pos), 2, x2d, pos);
-  if (form == 1) {
+  int stored = d % block == 0 && projection_of(g, x8) >= 0; /* the projection's job stores the rows */
+  if (form == 1 && !stored) {
     int64_t v[3] = {M, H * d / block, block}, td[3] = {H * d / block, M, block}, perm[3] = {1, 0, 2}, wd[4] = {H * d / block, M, block, 1};
     int t = ir_tensor_add(g, NULL, IR_DT_I8, 3, td);
     ir_attr_set_ints(g, node_at(g, pos, IR_OP_TRANSPOSE, 1, (int[]){reshaped(g, x, 3, v, pos)}, t), "perm", 3, perm);
@@ -510,11 +518,11 @@ static int heads_wgt_rows(struct ir_graph *g, int b, const struct qparam *pb, in
     ir_attr_set_int(g, node_at(g, pos, IR_OP_CONCAT, 2, in, y), "axis", 0);
     x = y;
   }
-  if (d % block == 0 && projection_of(g, x8) >= 0) { /* the projection's job stores the rows */
+  if (stored) { /* K's rows, or V's read transposed (*axis 2) */
     int64_t v[4] = {nb, block, H * d, 1}, td[4] = {nb, H * d, block, 1}, perm[4] = {0, 2, 1, 3};
     int t = ir_tensor_add(g, NULL, IR_DT_I8, 4, td);
     ir_attr_set_ints(g, node_at(g, pos, IR_OP_TRANSPOSE, 1, (int[]){reshaped(g, x, 4, v, pos)}, t), "perm", 4, perm);
-    *axis = 1;
+    *axis = form == 1 ? 2 : 1;
     return t;
   }
   int64_t v[4] = {nb, block, H, d}, td[4] = {H, nb, d, block}, perm[4] = {2, 0, 3, 1}, wd[4] = {H * nb, d, block, 1};
@@ -532,9 +540,13 @@ static int int8_stack(struct ir_graph *g, int b, const struct qparam *pb, int *p
 
 /* The runtime weights of matmul operand b8 ([K, N] int8): the WGT rows of
  * its head when b8 is a head's rows of a stacked operand (built once for
- * all heads, the first time one is asked for), else of b8 alone. */
-static int runtime_wgt(struct fctx *f, struct wcache *wc, int b8, const struct qparam *pb, int64_t block, int *pos) {
+ * all heads, the first time one is asked for), else of b8 alone.  *trans:
+ * whether they are those of b8 itself ([K/B][N/B], V's rows stored by its
+ * projection's job), which the job reads transposed (LOWER_CONV_RUNTIME_WGT_T). */
+static int runtime_wgt(struct fctx *f, struct wcache *wc, int b8, const struct qparam *pb, int64_t block, int *pos,
+                       int *trans) {
   struct ir_graph *g = f->g;
+  *trans = 0;
   int64_t start, K = g->tensors[b8].dims[0], nb = (g->tensors[b8].dims[1] + block - 1) / block;
   int axis, src = ir_head_slice_of(g, b8, &start, &axis), w = -1, along = 0;
   if (src < 0 || axis || g->tensors[src].rank != 2 || start % K || g->tensors[src].dims[0] % K) {
@@ -553,8 +565,11 @@ static int runtime_wgt(struct fctx *f, struct wcache *wc, int b8, const struct q
     wc->axis = ir_xrealloc(wc->axis, (size_t)(wc->n + 1) * sizeof *wc->axis);
     wc->src[wc->n] = src, wc->rows[wc->n] = w, wc->axis[wc->n++] = along;
   }
-  int y = along ? head_slice(g, w, start, K, 1, pos) : head_slice(g, w, start / K * nb, nb, 0, pos);
+  int64_t N = g->tensors[b8].dims[1];
+  int y = along == 2 ? head_slice(g, w, start / K * N, N, 1, pos) /* V's channels of the rows, read transposed */
+          : along ? head_slice(g, w, start, K, 1, pos) : head_slice(g, w, start / K * nb, nb, 0, pos);
   ir_quant_set(g, y, -1, 1, &pb->scale, &pb->zp);
+  *trans = along == 2;
   return y;
 }
 
@@ -582,11 +597,12 @@ static int fuse(struct fctx *f, struct wcache *wc, int i, int64_t block) {
   char *name = g->nodes[i].name ? ir_xstrdup(g->nodes[i].name) : NULL;
   fu_kill_chain(g, i, &oc);
   if (sc >= 0) g->nodes[sc].dead = 1;
-  int pos = oc.q, w = runtime_wgt(f, wc, b8, &pb, block, &pos);
+  int trans, pos = oc.q, w = runtime_wgt(f, wc, b8, &pb, block, &pos, &trans);
   int64_t od[1] = {N};
   int in[4] = {a8, w, ir_const_add(g, NULL, IR_DT_I32, 1, od, zeros), ir_const_add(g, NULL, IR_DT_I32, 1, od, mult)};
   int y = fu_result_of(g, &oc), node = ir_node_insert(g, pos, IR_OP_QGEMM, name, 4, in, 1, &y);
   fu_set_req_attrs(g, node, 0, &oc, shift);
+  if (trans) ir_attr_set_int(g, node, "wgt_t", 1); /* its rows are [K/B][N/B]: read transposed (lower.h) */
   free(mult), free(zeros), free(name);
   return 1;
 }

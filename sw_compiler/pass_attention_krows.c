@@ -1,6 +1,8 @@
 /*
- * pass_attention_krows.c - which K WGT rows a projection's job stores
- * itself (attention's Q x K^T without a host transpose of K).
+ * pass_attention_krows.c - which K (or V) WGT rows a projection's job
+ * stores itself (attention's Q x K^T and P x V without a host transpose
+ * of K or V; V's are made the same way and read transposed, LOAD WGT's
+ * wgt_transpose).
  *
  * pass_attention.c makes K's WGT rows, when its heads are whole blocks of
  * B channels and its int8 result [S, C] comes from a projection job, as
@@ -19,9 +21,10 @@
  * a Slice (BERT's separate K projection has none; the in_proj result of
  * ViT and nn.TransformerEncoder has Q's and V's columns beside K's) every
  * other reader of the result reads only columns outside [c0, c0 + D):
- * Q's heads (column windows) and V's Slice.  The padding tokens' rows are
- * not stored at all; the runtime zero-fills buffers, and those rows only
- * meet the scores' padded output lanes.
+ * Q's heads (column windows) and the other one's Slice (V's for K, K's
+ * for V).  The padding tokens' rows are not stored at all; the runtime
+ * zero-fills buffers, and those rows only meet the scores' padded output
+ * lanes (K) or P's padded token lanes (V).
  */
 #include "sw_compiler/compiler.h"
 

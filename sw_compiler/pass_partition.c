@@ -8,8 +8,9 @@
  *   - host work the runtime's host ops cover (driver/core/hostops.h):
  *     QuantizeLinear and DequantizeLinear with per-tensor parameters,
  *     Softmax on floats, Concat (copies into slices of the result),
- *     Gather of one constant index along axis 0 (a copy of that slice:
- *     how a batched matmul feeds its 2-D jobs) and Reshape-like ops whose
+ *     Gather of one constant index along axis 0, or along a later axis
+ *     with only 1s before it (a copy of that slice: how a batched matmul
+ *     feeds its 2-D jobs, and a class token) and Reshape-like ops whose
  *     result cannot share its operand's bytes (a layout repack: copies);
  *   - every other node (a float op without an int8 form, an integer or
  *     shape computation, a Q/DQ per axis, a requantizing MaxPool): the ONNX
@@ -192,14 +193,18 @@ static int concat_copies(struct pctx *p, int i) {
   return 1;
 }
 
-/* Gather as a COPY of one slice: one constant index along axis 0 of a
- * plain tensor. */
+/* Gather as a COPY of one slice: one constant index along an axis of a
+ * plain tensor whose dimensions before it are 1 (axis 0, or the class
+ * token of a [1, S, D]). */
 static int gather_copy(struct pctx *p, int i) {
   const struct ir_node *n = &p->g->nodes[i];
-  const struct ir_tensor *ix = &p->g->tensors[n->in[1]];
+  const struct ir_tensor *ix = &p->g->tensors[n->in[1]], *x = &p->g->tensors[n->in[0]];
   int64_t axis = ir_attr_int(n, "axis", 0);
-  return (axis == 0 || axis == -p->g->tensors[n->in[0]].rank) && ix->data && ir_tensor_numel(ix) == 1 &&
-         ix->rank <= 1 && !blocked(&p->g->tensors[n->in[0]]);
+  if (axis < 0) axis += x->rank;
+  if (axis < 0 || axis >= x->rank) return 0;
+  for (int d = 0; d < axis; d++)
+    if (x->dims[d] != 1) return 0;
+  return ix->data && ir_tensor_numel(ix) == 1 && ix->rank <= 1 && !blocked(x);
 }
 
 static int per_tensor(const struct ir_graph *g, const struct ir_node *n) {

@@ -16,7 +16,9 @@
  * bytes) run nowhere and are not counted; folded constants are gone.  The
  * reason for each host node is derived from the node itself (its op and
  * types) and from why the partition chose the host, so it reads the same
- * for every node of a kind.  MACs on the accelerator are the lowering's;
+ * for every node of a kind; an op type whose host nodes have different
+ * reasons (BERT's float embedding LayerNorm and its int8 QLAYERNORMs) gets
+ * a row per reason.  MACs on the accelerator are the lowering's;
  * host MACs are counted for the ops that have them (convolutions, matrix
  * products, recurrent nets are left out: their work is small or unknown
  * here, and the line says MACs of the ops it counts).
@@ -68,6 +70,8 @@ const char *compile_host_reason(const struct ir_graph *g, const enum part_target
   }
   if (compile_is_int8_layernorm(g, n))
     return "int8 LayerNorm on the host (integer mean, variance, isqrt): the ALU has no row sum or reciprocal square root";
+  if (n->op == IR_OP_ONNX && !strcmp(n->type, "LayerNormalization"))
+    return "float LayerNorm: its input or result is not an int8 tensor of the accelerator's (QLAYERNORM needs both)";
   if (dt != IR_DT_UNDEF && !ir_dtype_is_float(dt)) return "integer or shape arithmetic: on the host in its own type";
   if (n->op == IR_OP_ONNX) return "no int8 form: on the host kernels in its own type";
   return "no int8 lowering: on the host kernels in its own type";
@@ -103,15 +107,25 @@ struct row {
   const char *why;
 };
 
-static struct row *row_of(struct row *rows, int *n, const char *op) {
+/* The row of op type `op` that counts a node with host reason `why` (NULL
+ * for a node on the accelerator): one row per op type and reason, so two
+ * forms of one op (an int8 LayerNorm and a float one) each say their own
+ * reason; accelerator nodes count in the op's first row. */
+static struct row *row_of(struct row *rows, int *n, const char *op, const char *why) {
   for (int i = 0; i < *n; i++)
-    if (!strcmp(rows[i].op, op)) return &rows[i];
-  rows[*n] = (struct row){.op = op};
+    if (!strcmp(rows[i].op, op) && (!why || !rows[i].why || !strcmp(rows[i].why, why))) {
+      if (why) rows[i].why = why;
+      return &rows[i];
+    }
+  rows[*n] = (struct row){.op = op, .why = why};
   return &rows[(*n)++];
 }
 
 static int cmp_row(const void *a, const void *b) {
-  return strcmp(((const struct row *)a)->op, ((const struct row *)b)->op);
+  const struct row *x = a, *y = b;
+  int c = strcmp(x->op, y->op);
+  if (c || x->why == y->why) return c;
+  return !x->why ? -1 : !y->why ? 1 : strcmp(x->why, y->why);
 }
 
 void compile_placement(const struct compile_result *r, struct compile_placement *p) {
@@ -137,6 +151,37 @@ static const struct compile_host_table *host_table(const struct compile_result *
   return NULL;
 }
 
+/* Whether host node n is an int8 row op: a QSOFTMAX or QLAYERNORM step,
+ * which reduces along each row (compile_qsoftmax.c, compile_qlayernorm.c). */
+static int int8_row_op(const struct ir_graph *g, const struct ir_node *n) {
+  return (n->op == IR_OP_SOFTMAX && g->tensors[n->in[0]].dtype == IR_DT_I8) || compile_is_int8_layernorm(g, n);
+}
+
+/* The line "placement: int8 OP on the host: N nodes, B bytes of rows in
+ * and out; an accelerator pass's DMA alone >= C cycles (T us at F MHz)" for
+ * the int8 row ops of ONNX type `op`: the cost floor of moving them off the
+ * host as a separate pass (their rows read from and written back to DRAM at
+ * the configuration's bus width, nothing else counted), which the measured
+ * host time of the same steps (`loom run --profile-json`) is compared with
+ * (make bench-transformers).  Nothing when there are none. */
+static void print_row_op_floor(FILE *f, const struct compile_result *r, const char *op) {
+  const struct ir_graph *g = r->graph;
+  int nodes = 0;
+  uint64_t bytes = 0;
+  for (int i = 0; r->cfg && i < g->n_nodes; i++) {
+    const struct ir_node *n = &g->nodes[i];
+    if (n->dead || r->targets[i] != PART_HOST || !int8_row_op(g, n) || strcmp(op_of(g, n), op)) continue;
+    nodes++;
+    bytes += (uint64_t)ir_tensor_numel(&g->tensors[n->in[0]]) + (uint64_t)ir_tensor_numel(&g->tensors[n->out[0]]);
+  }
+  if (!nodes) return;
+  uint64_t per_cycle = (uint64_t)r->cfg->bus_bits / 8, cycles = (bytes + per_cycle - 1) / per_cycle;
+  fprintf(f,
+          "placement: int8 %s on the host: %d nodes, %" PRIu64 " bytes of rows in and out; an accelerator pass's DMA "
+          "alone >= %" PRIu64 " cycles (%.1f us at %d MHz)\n",
+          op, nodes, bytes, cycles, (double)cycles / r->cfg->clock_mhz, r->cfg->clock_mhz);
+}
+
 void compile_placement_print(FILE *f, const struct compile_result *r) {
   const struct ir_graph *g = r->graph;
   if (!r->targets) return;
@@ -146,11 +191,13 @@ void compile_placement_print(FILE *f, const struct compile_result *r) {
     enum part_target t = r->targets[i];
     if (g->nodes[i].dead || (t != PART_ACCEL && t != PART_HOST && t != PART_KERNEL)) continue;
     const struct compile_host_table *h = host_table(r, i);
-    struct row *row = row_of(rows, &n, h ? h->act : op_of(g, &g->nodes[i]));
-    if (h) row->host++, row->why = h->why;
-    else if (t == PART_ACCEL) row->accel++;
-    else if (r->target == COMPILE_TARGET_CPU) row->host++, row->why = "--target cpu: every node on the host";
-    else row->host++, row->why = row->why ? row->why : compile_host_reason(g, r->targets, i);
+    const char *why = h                                 ? h->why
+                      : t == PART_ACCEL                 ? NULL
+                      : r->target == COMPILE_TARGET_CPU ? "--target cpu: every node on the host"
+                                                        : compile_host_reason(g, r->targets, i);
+    struct row *row = row_of(rows, &n, h ? h->act : op_of(g, &g->nodes[i]), why);
+    if (why) row->host++;
+    else row->accel++;
   }
   qsort(rows, (size_t)n, sizeof *rows, cmp_row);
   fprintf(f, "%-26s %6s %6s  %s\n", "placement", "accel", "host", "why on the host");
@@ -162,4 +209,6 @@ void compile_placement_print(FILE *f, const struct compile_result *r) {
   uint64_t all = p.accel_macs + p.host_macs;
   fprintf(f, "placement: %d nodes on the accelerator, %d on the host; %.1f%% of MACs on the accelerator\n",
           p.accel_nodes, p.host_nodes, all ? 100.0 * (double)p.accel_macs / (double)all : 0.0);
+  print_row_op_floor(f, r, "Softmax");
+  print_row_op_floor(f, r, "LayerNormalization");
 }

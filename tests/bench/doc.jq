@@ -77,6 +77,20 @@ elif $section == "transformers" then
      (if .host_code then "\(.host_code.native) / \(.host_code.portable)" else "-" end),
      (if .host_only.host_code then "\(.host_only.host_code.native) / \(.host_only.host_code.portable)" else "-" end)] | row),
   "",
+  "Where the int8 row ops run (issue 17 item 3: on the host only where the profile shows it is cheaper).",
+  "Per build, the int8 Softmax (QSOFTMAX) and LayerNorm (QLAYERNORM) steps: their measured host time",
+  "(the run above) against the floor of any separate accelerator pass over the same rows, the DMA of",
+  "reading and writing them at the configuration's bus width and clock, which `loom compile` prints",
+  "under the placement summary (no compute, no job overhead counted; the ALU has no row max, sum or",
+  "reciprocal, so no such pass exists today). Host below the floor: the host is cheaper than any such pass.",
+  "",
+  head(["model", "row op", "steps", "bytes in and out", "host time", "accelerator DMA floor", "cheaper"]),
+  ($t[] | select(.row_ops and .host_ops) | . as $x | .row_ops[] |
+     ({"Softmax": "QSOFTMAX", "LayerNormalization": "QLAYERNORM"}[.op]) as $step |
+     (($x.host_ops | map(select(.op == $step)) | first) // null) as $h |
+     [($x | xf_label), "\(.op) (\($step))", "\(.nodes)", "\(.bytes)", (if $h then $h.seconds * 1e6 | r(1) | "\(.) us" else "-" end),
+      "\(.floor_us) us", (if $h == null then "-" elif $h.seconds * 1e6 <= .floor_us then "host" else "**not shown**: host above the floor" end)] | row),
+  "",
   goal_rows(.goals | map(select(.goal as $g | $t | map(.net + ": ", .net + " `") | any(. as $p | $g | startswith($p)))))
 elif $section == "workloads" then
   head(["wl", "H=W", "C -> K", "kernel/stride", "MACs", "cycles", "compiler est.", "util.", "MACs/B", "bound", "of bound", ">= 92%", "cycles: GEMM / ALU / other"]),

@@ -97,7 +97,7 @@ def job_figures($peak; $bpc; $row; $c):
     | (if $runs == [] then null else $runs | min_by(.host_s) end) as $best
     | ($best.clock_mhz // $in.config.clock_mhz) as $mhz
     | {net: $t.net, variant: $t.variant, error: $t.error, placement: $t.placement,
-       placement_rows: $t.placement_rows, host_code: $t.host_code, accuracy: $t.accuracy,
+       placement_rows: $t.placement_rows, row_ops: $t.row_ops, host_code: $t.host_code, accuracy: $t.accuracy,
        flags: $t.flags, config: ($best.config // $in.config.name), peak: ($best.peak // $peak),
        runs: ($runs | length), macs: $best.macs, cycles: $best.cycles, clock_mhz: $mhz,
        bound_cycles: $best.bound_cycles,

@@ -295,7 +295,7 @@ bench_zoo() {
 # Per network (made by make_zoo.py into $MODELS/zoo/NAME) and build (the
 # default compile; --no-act: the element-wise activations such as GELU on the
 # host instead of activation tables; --config $XFMR_LARGE): the placement summary (its
-# last line and its per-op rows), the host code line, one check input on
+# last line, its per-op rows and its int8 row ops' DMA floor), the host code line, one check input on
 # fsim --timing --profile-json BENCH_RUNS times (cycles: the timing model,
 # deterministic; host steps' wall time: every run kept, results.jq takes the
 # minimum), and the zoo's accuracy metrics on every check input (fsim,
@@ -332,7 +332,7 @@ xf_runs() {
 }
 bench_transformers() {
   local Z=$MODELS/zoo CMP=$BUILD/tests/zoo/zoo_compare name variant line top1 mincos shape vflag tag err
-  local place rows hcode runs acc cpu cpu_hcode cpu_err f outname sflag tflag checks
+  local place rows rowops hcode runs acc cpu cpu_hcode cpu_err f outname sflag tflag checks
   [ -x "$CMP" ] || die "$CMP: not built (make $CMP)"
   : > "$PARTS/transformers.jsonl"
   for name in $XFMR_NETS; do
@@ -367,12 +367,13 @@ bench_transformers() {
       [ $variant = no_act ] && vflag+=(--no-act)
       [ $variant = large ] && vflag=(--config "$XFMR_LARGE")
       say "transformers $name ($variant): compile, fsim --timing x$RUNS, accuracy on the check inputs"
-      err="" place=null rows=null hcode=null runs=null acc=null
+      err="" place=null rows=null rowops=null hcode=null runs=null acc=null
       if "$LOOM" compile "$Z/$name/model.onnx" --calib "$Z/$name/calib" -o "$OUT/$tag.loom" \
            "${sflag[@]}" "${vflag[@]}" > "$RAW/$tag.compile.txt" 2>&1; then
         parse placement "$RAW/$tag.compile.txt"
         place=$(jq -c '{acc_nodes, host_nodes, acc_mac_pct}' "$RAW/$tag.compile.txt.json")
         rows=$(jq -c .rows "$RAW/$tag.compile.txt.json")
+        rowops=$(jq -c .row_ops "$RAW/$tag.compile.txt.json")
         hcode=$(jq -c .host_code "$RAW/$tag.compile.txt.json")
         runs=$(xf_runs "$OUT/$tag.loom" "$Z/$name/check/000.npy" "$tag") || { runs=null; err=$(cat "$RAW/$tag.error"); }
       else
@@ -394,10 +395,10 @@ bench_transformers() {
           "$RAW/$tag.compare.txt.json")
       fi
       jq -n -c --arg net "$name" --arg variant "$variant" --arg flags "${vflag[*]}" --arg err "$err" --arg cpu_err "$cpu_err" \
-        --argjson place "$place" --argjson rows "$rows" --argjson hcode "$hcode" --argjson runs "$runs" \
+        --argjson place "$place" --argjson rows "$rows" --argjson rowops "$rowops" --argjson hcode "$hcode" --argjson runs "$runs" \
         --argjson acc "$acc" --argjson cpu "$cpu" --argjson cpu_hcode "$cpu_hcode" \
         '{net: $net, variant: $variant, flags: $flags, error: (if $err == "" then null else $err end), placement: $place,
-          placement_rows: $rows, host_code: $hcode, runs: $runs, accuracy: $acc,
+          placement_rows: $rows, row_ops: $rowops, host_code: $hcode, runs: $runs, accuracy: $acc,
           host_only: {runs: $cpu, host_code: $cpu_hcode, error: (if $cpu_err == "" then null else $cpu_err end)}}' \
         >> "$PARTS/transformers.jsonl"
     done

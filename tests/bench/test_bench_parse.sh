@@ -147,6 +147,9 @@ check "placement: summary line, per-op rows, host code line" \
   '.acc_nodes == 35 and .host_nodes == 216 and .acc_mac_pct == 100 and (.rows | length) == 21 and .host_code == {"native": 145, "portable": 82}
    and .rows[6] == {"op": "Div*Erf*Add*Mul*Mul", "acc": 2, "host": 0, "why": ""}
    and .rows[17] == {"op": "Softmax", "acc": 0, "host": 2, "why": "no int8 form: float32 softmax on the host"}' "$T/place.json"
+check "placement: the int8 row ops' DMA floor lines" \
+  '.row_ops == [{"op": "Softmax", "nodes": 2, "bytes": 16384, "floor_cycles": 2048, "floor_us": 20.5},
+                {"op": "LayerNormalization", "nodes": 3, "bytes": 24576, "floor_cycles": 3072, "floor_us": 30.7}]' "$T/place.json"
 printf 'zoo_compare: FAIL cos_min=0.1000 cos_mean=-0.2000 top1=- cos=0.3000 relerr=1.5000\nzoo_compare: PASS cos_min=0.9853 cos_mean=0.9955 top1=0.8750 cos=0.9975 relerr=0.1471\n' \
   | awk -f "$HERE/parse_compare.awk" > "$T/cmp.json" || echo '{}' > "$T/cmp.json"
 check "compare: the last verdict line" '. == {"pass": true, "cos_min": 0.9853, "cos_mean": 0.9955, "top1": 0.875, "cos": 0.9975, "relerr": 0.1471}' "$T/cmp.json"

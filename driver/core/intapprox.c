@@ -132,102 +132,19 @@ static inline int8_t isoftmax_code(uint64_t v, int k, uint64_t half_less, int32_
   return (int8_t)(q > 127 ? 127 : q);
 }
 
-/* The masked code u_i (loom_isoftmax_masked_rows). */
-static inline int32_t masked_code(int8_t x, int32_t o) {
-  return o <= -LOOM_ISOFTMAX_MASK_LIMIT ? -LOOM_ISOFTMAX_MASK_LIMIT - 128 : x + o;
+/* The output code of e_i, given the row's reciprocal rm (the masked rows). */
+static inline int8_t out_code(const struct loom_isoftmax *s, uint64_t e, uint64_t rm, int k, uint64_t half_less) {
+  return isoftmax_code(e * rm, k, half_less, s->out_zp);
 }
 
-/* loom_iexp(-k) for any k >= 0: the table, the exp, or 0 from k_zero on. */
-static inline uint64_t exp_of(const struct loom_isoftmax *s, const int64_t table[256], int64_t k, int64_t k_zero) {
-  return (uint64_t)(k < 256 ? table[k] : k < k_zero ? loom_iexp(&s->e, -k) : 0);
-}
-
-/* A masked row the plain scalar way, every exp by exp_of: the rows whose
- * exps leave the table (softmax_row's rare case). */
-static void masked_row(const struct loom_isoftmax *s, const int64_t table[256], int64_t k_zero, const int8_t *x,
-                       const int32_t *off, int8_t *y, int64_t len) {
-  int32_t m = masked_code(x[0], off[0]);
-  for (int64_t i = 1; i < len; i++) {
-    int32_t u = masked_code(x[i], off[i]);
-    m = u > m ? u : m;
-  }
-  uint64_t sum = 0; /* >= T[0] >= 1: the maximum's */
-  for (int64_t i = 0; i < len; i++) sum += exp_of(s, table, (int64_t)m - masked_code(x[i], off[i]), k_zero);
-  uint64_t rm = ((uint64_t)s->mult << 32) / sum;
-  int k = s->shift + 1;
-  uint64_t half_less = (UINT64_C(1) << (k - 1)) - 1;
-  for (int64_t i = 0; i < len; i++)
-    y[i] = isoftmax_code(exp_of(s, table, (int64_t)m - masked_code(x[i], off[i]), k_zero) * rm, k, half_less,
-                         s->out_zp);
-}
-
-/* The blocked row loops (softmax_row): the masked rows of up to
- * SOFTMAX_CHUNK values and the plain rows of up to SHORT_ROW (the zoo's
- * attention rows of 32).  A row goes in blocks of LANES values, the last
- * one padded: its codes (and offsets) are first copied into local arrays,
- * so that every loop has the fixed inner count LANES and none has a
- * variable-length loop's prologue and epilogue, the fixed cost that rows
- * of 32 paid per row.  The masked codes u_i are computed once into an
- * int32 array (their maximum on the way; padding lanes INT32_MIN), the
- * exps from it (a masked exp past the table is 0; the rare row where it
- * is not, k = m - u_i in 256..k_zero-1, goes to masked_row instead), and
- * the outputs into a local array copied to y.  Everything the loops read
- * is a local, as an int8 store may alias anything else.  The loops are
- * kept short on purpose: the code's size is paid again at each process's
- * first call (page faults on its text), which is every `loom run`.
- * Longer rows: plain ones by long_row, masked ones by masked_row. */
+/* The row's exps are gathered once into a local array (a chunk of it at
+ * a time for rows longer than the array), the sum and the outputs computed
+ * from that array: loops the compiler vectorizes, as the int8 stores can
+ * alias neither the array nor the constants held in locals. */
 #define SOFTMAX_CHUNK 256
-#define LANES 16
-#define SHORT_ROW 32 /* plain rows up to this long go in blocks, longer ones by long_row */
-#define INLINE static inline __attribute__((always_inline))
-
-/* The codes of a chunk of c (1..SOFTMAX_CHUNK) values into u (x, or the
- * masked codes with off), padded to whole blocks with INT32_MIN (from
- * copies: one loop, little code); their maximum. */
-INLINE int32_t chunk_codes(const int8_t *x, const int32_t *off, int c, int masked, int32_t u[SOFTMAX_CHUNK]) {
-  const int n = (c + LANES - 1) & -LANES;
-  int8_t xb[SOFTMAX_CHUNK];
-  int32_t ob[SOFTMAX_CHUNK];
-  memcpy(xb, x, (size_t)c);
-  memset(xb + c, 0, (size_t)(n - c));
-  if (masked) memcpy(ob, off, (size_t)c * sizeof *ob), memset(ob + c, 0, (size_t)(n - c) * sizeof *ob);
-  int32_t m = INT32_MIN;
-  for (int b = 0; b < n; b += LANES)
-    for (int j = b; j < b + LANES; j++) {
-      int32_t v = masked ? masked_code(xb[j], ob[j]) : xb[j];
-      u[j] = j < c ? v : INT32_MIN;
-      m = u[j] > m ? u[j] : m;
-    }
-  return m;
-}
-
-/* e_j = T[m - u_j] for the chunk's c codes, 0 in the padding lanes; their
- * sum.  A masked k = m - u_j (0..2^25 + 255) of 256 or more gives 0, which
- * is the exp from k_zero on: *rare is set when one lies below k_zero. */
-INLINE uint64_t chunk_exps(const int64_t table[256], const int32_t u[SOFTMAX_CHUNK], int c, int32_t m,
-                           uint32_t k_zero, int masked, uint64_t e[SOFTMAX_CHUNK], int *rare) {
-  const int n = (c + LANES - 1) & -LANES;
-  uint64_t sum = 0;
-  int r = 0;
-  for (int b = 0; b < n; b += LANES)
-    for (int j = b; j < b + LANES; j++) {
-      uint32_t k = (uint32_t)m - (uint32_t)u[j]; /* wraps in the padding lanes only */
-      int in = j < c, live = in & (!masked | (k < 256));
-      if (masked) r |= in & (k >= 256) & (k < k_zero);
-      e[j] = (uint64_t)table[k & 255] & -(uint64_t)live; /* a load in every lane: a gather */
-      sum += e[j];
-    }
-  *rare |= r;
-  return sum;
-}
-
-/* A plain row longer than SHORT_ROW: the row's exps are gathered once
- * into a local array (a chunk of it at a time for rows longer than the
- * array) straight from the codes, the sum and the outputs computed from
- * that array, in loops of the row's length (faster than the blocks from
- * rows of 64 on, bench_kernels). */
-INLINE void long_row(const struct loom_isoftmax *s, const int64_t table[256], const int8_t *x, int8_t *y,
-                     int64_t len) {
+LOOM_TARGET_CLONES void loom_isoftmax_row(const struct loom_isoftmax *s, const int64_t table[256], const int8_t *x,
+                                          int8_t *y, int64_t len) {
+  LOOM_ASSERT(len >= 1 && len <= LOOM_ISOFTMAX_MAX_ROW);
   const int k = s->shift + 1;
   const int32_t zp = s->out_zp;
   const uint64_t half_less = (UINT64_C(1) << (k - 1)) - 1;
@@ -247,49 +164,11 @@ INLINE void long_row(const struct loom_isoftmax *s, const int64_t table[256], co
   }
 }
 
-/* One row of c (1..SOFTMAX_CHUNK) values: 0, or 1 (nothing written) when
- * a masked row is the rare case. */
-INLINE int softmax_row(const struct loom_isoftmax *s, const int64_t table[256], uint32_t k_zero, const int8_t *x,
-                       const int32_t *off, int8_t *y, int c, int masked) {
-  const int k = s->shift + 1, n = (c + LANES - 1) & -LANES;
-  const int32_t zp = s->out_zp;
-  const uint64_t half_less = (UINT64_C(1) << (k - 1)) - 1, mult = (uint64_t)s->mult;
-  int32_t u[SOFTMAX_CHUNK];
-  uint64_t e[SOFTMAX_CHUNK];
-  int rare = 0;
-  int32_t m = chunk_codes(x, off, c, masked, u);
-  uint64_t sum = chunk_exps(table, u, c, m, k_zero, masked, e, &rare);
-  if (rare) return 1;
-  const uint64_t rm = (mult << 32) / sum; /* the row's reciprocal, times 1/s_y; sum >= T[0] >= 1 */
-  int8_t yb[SOFTMAX_CHUNK];
-  for (int b = 0; b < n; b += LANES)
-    for (int j = b; j < b + LANES; j++) yb[j] = isoftmax_code(e[j] * rm, k, half_less, zp);
-  memcpy(y, yb, (size_t)c);
-  return 0;
-}
-
-LOOM_TARGET_CLONES void loom_isoftmax_row(const struct loom_isoftmax *s, const int64_t table[256], const int8_t *x,
-                                          int8_t *y, int64_t len) {
-  LOOM_ASSERT(len >= 1 && len <= LOOM_ISOFTMAX_MAX_ROW);
-  if (len <= SHORT_ROW) softmax_row(s, table, 0, x, NULL, y, (int)len, 0);
-  else
-    long_row(s, table, x, y, len);
-}
-
-LOOM_TARGET_CLONES static void plain_rows(const struct loom_isoftmax *s, const int64_t table[256], const int8_t *x,
-                                          int64_t x_pitch, int8_t *y, int64_t y_pitch, int64_t rows, int64_t len) {
-  if (len <= SHORT_ROW)
-    for (int64_t r = 0; r < rows; r++) softmax_row(s, table, 0, x + r * x_pitch, NULL, y + r * y_pitch, (int)len, 0);
-  else
-    for (int64_t r = 0; r < rows; r++) long_row(s, table, x + r * x_pitch, y + r * y_pitch, len);
-}
-
 void loom_isoftmax_rows(const struct loom_isoftmax *s, const int8_t *x, int64_t x_pitch, int8_t *y, int64_t y_pitch,
                         int64_t rows, int64_t len) {
-  LOOM_ASSERT(len >= 1 && len <= LOOM_ISOFTMAX_MAX_ROW);
   int64_t table[256];
   loom_isoftmax_table(s, table);
-  plain_rows(s, table, x, x_pitch, y, y_pitch, rows, len);
+  for (int64_t r = 0; r < rows; r++) loom_isoftmax_row(s, table, x + r * x_pitch, y + r * y_pitch, len);
 }
 
 int loom_isoftmax_mask_init(double in_scale, struct loom_isoftmax *s) {
@@ -326,19 +205,30 @@ int32_t loom_isoftmax_offset(const struct loom_isoftmax *s, float mask) {
   return neg ? -(int32_t)q : (int32_t)q;
 }
 
-/* Row r's mask row (r / group) % mask_rows by counters, not two
- * divisions per row. */
-LOOM_TARGET_CLONES static void masked_rows(const struct loom_isoftmax *s, const int64_t table[256], int64_t k_zero,
-                                           const int8_t *x, int64_t x_pitch, int8_t *y, int64_t y_pitch, int64_t rows,
-                                           int64_t len, const int32_t *off, int64_t mask_rows, int64_t group) {
-  int64_t mr = 0, in_group = 0;
-  for (int64_t r = 0; r < rows; r++) {
-    const int8_t *xr = x + r * x_pitch;
-    int8_t *yr = y + r * y_pitch;
-    if (len > SOFTMAX_CHUNK || softmax_row(s, table, (uint32_t)k_zero, xr, off + mr * len, yr, (int)len, 1))
-      masked_row(s, table, k_zero, xr, off + mr * len, yr, len);
-    if (++in_group == group) in_group = 0, mr = mr + 1 == mask_rows ? 0 : mr + 1;
+/* The masked code u_i (loom_isoftmax_masked_rows). */
+static inline int32_t masked_code(int8_t x, int32_t o) {
+  return o <= -LOOM_ISOFTMAX_MASK_LIMIT ? -LOOM_ISOFTMAX_MASK_LIMIT - 128 : x + o;
+}
+
+/* loom_iexp(-k) for any k >= 0: the table, the exp, or 0 from k_zero on. */
+static inline uint64_t exp_of(const struct loom_isoftmax *s, const int64_t table[256], int64_t k, int64_t k_zero) {
+  return (uint64_t)(k < 256 ? table[k] : k < k_zero ? loom_iexp(&s->e, -k) : 0);
+}
+
+static void masked_row(const struct loom_isoftmax *s, const int64_t table[256], int64_t k_zero, const int8_t *x,
+                       const int32_t *off, int8_t *y, int64_t len) {
+  int32_t m = masked_code(x[0], off[0]);
+  for (int64_t i = 1; i < len; i++) {
+    int32_t u = masked_code(x[i], off[i]);
+    m = u > m ? u : m;
   }
+  uint64_t sum = 0; /* >= T[0] >= 1: the maximum's */
+  for (int64_t i = 0; i < len; i++) sum += exp_of(s, table, (int64_t)m - masked_code(x[i], off[i]), k_zero);
+  uint64_t rm = ((uint64_t)s->mult << 32) / sum;
+  int k = s->shift + 1;
+  uint64_t half_less = (UINT64_C(1) << (k - 1)) - 1;
+  for (int64_t i = 0; i < len; i++)
+    y[i] = out_code(s, exp_of(s, table, (int64_t)m - masked_code(x[i], off[i]), k_zero), rm, k, half_less);
 }
 
 void loom_isoftmax_masked_rows(const struct loom_isoftmax *s, const int8_t *x, int64_t x_pitch, int8_t *y,
@@ -349,7 +239,8 @@ void loom_isoftmax_masked_rows(const struct loom_isoftmax *s, const int8_t *x, i
   loom_isoftmax_table(s, table);
   /* k 2^up >= 33 q_ln2 makes the exp's shift z >= 33, and its t^2 + c < 2^31 */
   int64_t k_zero = (33 * s->e.q_ln2 + (INT64_C(1) << s->e.up) - 1) >> s->e.up;
-  masked_rows(s, table, k_zero, x, x_pitch, y, y_pitch, rows, len, off, mask_rows, group);
+  for (int64_t r = 0; r < rows; r++)
+    masked_row(s, table, k_zero, x + r * x_pitch, off + (r / group) % mask_rows * len, y + r * y_pitch, len);
 }
 
 uint32_t loom_isqrt(uint64_t n) {

@@ -80,12 +80,15 @@ static double measure(struct work *w, char *msg) {
 
 /* An int8 row workload: softmax (ln 0) or LayerNorm (ln 1) over rows of
  * len codes, each code the sum of two uniform draws in [-spread, spread]
- * (a bell, as scores and residual sums are). */
+ * (a bell, as scores and residual sums are).  A softmax with masked > 0
+ * is the masked form as BERT's QSOFTMAX runs it: one mask row of len for
+ * all rows (a [1, 1, 1, S] mask, group = rows), 0 on the first len -
+ * masked keys and -10000 (padding) on the last masked. */
 struct introw {
   const char *name;
   int ln;
   int64_t rows, len;
-  int spread;
+  int spread, masked;
 };
 
 static double measure_rows(const struct introw *w) {
@@ -103,19 +106,23 @@ static double measure_rows(const struct introw *w) {
   struct loom_isoftmax s;
   struct loom_ilayernorm l;
   int bad = w->ln ? loom_ilayernorm_init(0.05, 3, 0.03, -2, 1e-5, w->len, gamma, w->len, &beta, 1, g, b, &l)
-                  : loom_isoftmax_init(0.1, 1.0 / 255, -128, &s);
+                  : loom_isoftmax_init(0.1, 1.0 / 255, -128, &s) || (w->masked && loom_isoftmax_mask_init(0.1, &s));
+  int32_t *off = malloc((size_t)w->len * sizeof *off);
+  for (int64_t i = 0; !bad && w->masked && i < w->len; i++)
+    off[i] = loom_isoftmax_offset(&s, i < w->len - w->masked ? 0.0f : -10000.0f);
   double best = bad ? -1 : 1e30;
   for (int batch = 0; batch < 3 && !bad; batch++) {
     double t0 = cpu_now(), t;
     long reps = 0;
     do {
       if (w->ln) loom_ilayernorm_rows(&l, x, w->len, y, w->len, w->rows);
+      else if (w->masked) loom_isoftmax_masked_rows(&s, x, w->len, y, w->len, w->rows, w->len, off, 1, w->rows);
       else loom_isoftmax_rows(&s, x, w->len, y, w->len, w->rows, w->len);
       reps++;
     } while ((t = cpu_now() - t0) < 0.2);
     if (t / (double)reps < best) best = t / (double)reps;
   }
-  free(x), free(y), free(gamma), free(g), free(b);
+  free(x), free(y), free(gamma), free(g), free(b), free(off);
   return best;
 }
 
@@ -180,10 +187,12 @@ int main(int argc, char **argv) {
               w[i].name, w[i].op, t, gf, gb, i + 1 < n ? "," : "");
   }
   static const struct introw rw[] = {
-      {"QSOFTMAX 4x65x65 (ViT heads)", 0, 4 * 65, 65, 40},
-      {"QSOFTMAX 4x128x128", 0, 4 * 128, 128, 40},
-      {"QLAYERNORM 65x128 (ViT)", 1, 65, 128, 40},
-      {"QLAYERNORM 128x768 (BERT-base)", 1, 128, 768, 40},
+      {"QSOFTMAX 4x65x65 (ViT heads)", 0, 4 * 65, 65, 40, 0},
+      {"QSOFTMAX 4x128x128", 0, 4 * 128, 128, 40, 0},
+      {"QSOFTMAX 4x32x32 (transformer heads)", 0, 4 * 32, 32, 40, 0},
+      {"QSOFTMAX 4x32x32 masked, 8 keys (BERT heads)", 0, 4 * 32, 32, 40, 8},
+      {"QLAYERNORM 65x128 (ViT)", 1, 65, 128, 40, 0},
+      {"QLAYERNORM 128x768 (BERT-base)", 1, 128, 768, 40, 0},
   };
   int nr = (int)(sizeof rw / sizeof rw[0]);
   if (js) fprintf(js, "], \"int8_rows\": [\n");

@@ -1,6 +1,7 @@
 /*
- * test_introws.c - the fast row loops of the int8 softmax and LayerNorm
- * (intapprox.c's loom_isoftmax_rows and loom_ilayernorm_rows: constants
+ * test_introws.c - the fast row loops of the int8 softmax, the masked
+ * softmax and LayerNorm (intapprox.c's loom_isoftmax_rows,
+ * loom_isoftmax_masked_rows and loom_ilayernorm_rows: constants
  * in locals, the softmax's exps gathered into a local array a chunk of 256
  * at a time, the exp table built without divisions, each built for
  * x86-64-v3/v4 besides the baseline) against plain reference loops kept
@@ -16,13 +17,18 @@
  * bells of a few values around a random centre, constant rows, and rows of
  * -128 and 127 only; seeded constants over a sweep of scales, zero
  * points, eps and gamma ranges; several rows per call with
- * pitches above the length, and in place (y = x).  The test runs the
+ * pitches above the length, and in place (y = x).  Masked rows: masks of
+ * 2 rows broadcast in groups of 1 or 2, offsets from 0, -10000, -inf,
+ * NaN, -1e9, -3.4e38, +inf, a few steps either way and up to 600 steps
+ * down (the exps past the table that the fast loop hands to the scalar
+ * one), mixed, and rows whose tail or all is excluded.  The test runs the
  * clone the CPU picks; under `make SAN=1` (no clones, core.h) it runs the
  * baseline loops.
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -160,6 +166,96 @@ static void test_softmax_rows(void **state) {
   fprintf(stderr, "introws: %ld softmax outputs equal to the reference loop\n", checked);
 }
 
+/* intapprox.h's masked softmax, per element: u_i = x_i + o_i, or -2^24 -
+ * 128 where o_i = -2^24; m = max u; e_i = loom_iexp(u_i - m) below k_zero
+ * = ceil(33 q_ln2 / 2^up), 0 from there; then as ref_softmax. */
+static void ref_masked(const struct loom_isoftmax *s, const int8_t *x, const int32_t *off, int8_t *y, int64_t len) {
+  static int64_t u[MAX_LEN];
+  const int64_t k_zero = (33 * s->e.q_ln2 + (INT64_C(1) << s->e.up) - 1) >> s->e.up;
+  int64_t m = INT64_MIN;
+  uint64_t sum = 0;
+  for (int64_t i = 0; i < len; i++) {
+    u[i] = off[i] <= -LOOM_ISOFTMAX_MASK_LIMIT ? -LOOM_ISOFTMAX_MASK_LIMIT - 128 : (int64_t)x[i] + off[i];
+    m = u[i] > m ? u[i] : m;
+  }
+  for (int64_t i = 0; i < len; i++) sum += m - u[i] < k_zero ? (uint64_t)loom_iexp(&s->e, u[i] - m) : 0;
+  uint64_t r = ((uint64_t)s->mult << 32) / sum;
+  for (int64_t i = 0; i < len; i++) {
+    uint64_t e = m - u[i] < k_zero ? (uint64_t)loom_iexp(&s->e, u[i] - m) : 0;
+    y[i] = clamp8((int64_t)round_even(e * r, s->shift + 1) + s->out_zp);
+  }
+}
+
+/* A mask value of kind k: 0; BERT's -10000; -inf, NaN or -1e9 (excluded
+ * for any scale here); a few steps either way; -3.4e38; +inf; up to 600
+ * steps down (exps past the table, below k_zero for small scales). */
+static float mask_value(int k, double s_x) {
+  switch (k) {
+  case 0: return 0.0f;
+  case 1: return -10000.0f;
+  case 2: return next() % 3 == 0 ? -INFINITY : next() % 2 ? NAN : -1e9f;
+  case 3: return (float)(((double)(next() % 41) - 20.0) * s_x * 0.73);
+  case 4: return -3.4e38f;
+  case 5: return INFINITY;
+  default: return (float)(-(double)(next() % 600) * s_x * 1.01);
+  }
+}
+
+/* Masked rows: every length, row kind and layout as sweep, each call with
+ * a mask of 2 rows broadcast in groups of 1 or 2 over 3 score rows; masks
+ * of one kind per row, mixed kinds, and rows whose tail (or all) is
+ * excluded. */
+static long sweep_masked(const struct loom_isoftmax *s, double s_x) {
+  static int8_t x[ROWS * (MAX_LEN + PITCH_PAD)], y[ROWS * (MAX_LEN + PITCH_PAD)], want[MAX_LEN];
+  static int32_t off[2 * MAX_LEN];
+  long checked = 0;
+  for (int64_t li = 1; li <= 300 + 4; li++) {
+    int64_t len = li <= 300 ? li : extra_lens[li - 301];
+    for (int k = 0; k < 4; k++) {
+      int64_t p = len + (k & 1) * PITCH_PAD, group = 1 + (li + k) % 2;
+      for (int r = 0; r < ROWS; r++) fill(x + r * p, len, r == 2 ? 0 : k);
+      for (int mr = 0; mr < 2; mr++) {
+        int pattern = (int)((li + 2 * k + mr) % 10);
+        int64_t tail = pattern == 8 ? (int64_t)(next() % (uint32_t)len) : pattern == 9 ? 0 : len;
+        for (int64_t i = 0; i < len; i++) {
+          float v = pattern < 7 ? mask_value(pattern, s_x) : mask_value((int)(next() % 7), s_x);
+          if (i >= tail) v = -INFINITY; /* an excluded tail; the whole row with pattern 9 */
+          off[mr * len + i] = loom_isoftmax_offset(s, v);
+        }
+      }
+      memset(y, 0x5a, sizeof y);
+      loom_isoftmax_masked_rows(s, x, p, y, p, ROWS, len, off, 2, group);
+      for (int r = 0; r < ROWS; r++) {
+        ref_masked(s, x + r * p, off + (r / group) % 2 * len, want, len);
+        for (int64_t i = 0; i < len; i++)
+          if (y[r * p + i] != want[i])
+            fail_msg("masked: len %lld, kind %d, row %d: output %lld is %d, the reference gives %d", (long long)len, k,
+                     r, (long long)i, y[r * p + i], want[i]);
+        for (int64_t i = len; i < p; i++) assert_int_equal(y[r * p + i], 0x5a);
+        checked += len;
+      }
+      loom_isoftmax_masked_rows(s, x, p, x, p, ROWS, len, off, 2, group); /* in place */
+      for (int r = 0; r < ROWS; r++) assert_memory_equal(x + r * p, y + r * p, (size_t)len);
+    }
+  }
+  return checked;
+}
+
+static void test_masked_rows(void **state) {
+  (void)state;
+  static const double in_scales[] = {1.0 / 256, 0.02, 0.1, 0.37, 1.0};
+  static const double out_scales[] = {1.0 / 255, 1.0 / 127, 5.3e-4};
+  long checked = 0;
+  for (int a = 0; a < 5; a++)
+    for (int b = 0; b < 3; b++) {
+      struct loom_isoftmax s;
+      assert_int_equal(loom_isoftmax_init(in_scales[a], out_scales[b], (a + b) % 2 ? -128 : 5, &s), 0);
+      assert_int_equal(loom_isoftmax_mask_init(in_scales[a], &s), 0);
+      checked += sweep_masked(&s, in_scales[a]);
+    }
+  fprintf(stderr, "introws: %ld masked softmax outputs equal to the reference loop\n", checked);
+}
+
 static void run_layernorm(const void *c, const int8_t *x, int64_t px, int8_t *y, int64_t py, int64_t rows,
                           int64_t len) {
   (void)len;
@@ -200,6 +296,7 @@ static void test_layernorm_rows(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_softmax_rows),
+      cmocka_unit_test(test_masked_rows),
       cmocka_unit_test(test_layernorm_rows),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

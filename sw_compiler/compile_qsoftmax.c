@@ -46,12 +46,11 @@
  */
 #include "sw_compiler/compile.h"
 
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "driver/core/hostops_qsoftmax.h"
 #include "sw_compiler/compile_int.h"
+#include "sw_compiler/pass_fuse.h"
 
 static int64_t last_dim(const struct ir_tensor *t) { return t->rank > 0 ? t->dims[t->rank - 1] : -1; }
 
@@ -147,16 +146,9 @@ int compile_int8_chain(const struct ir_graph *g, const enum part_target *targets
 void compile_int8_chain_take(struct ir_graph *g, enum part_target *targets, int s, const struct compile_int8_chain *ch) {
   int out = ch->y;
   if (ch->gather >= 0) { /* s writes the Gather's operand as int8 codes of y's quantization */
-    const struct ir_tensor *mid = &g->tensors[ch->mid], *y = &g->tensors[ch->y];
-    float scale = y->quant.scale[0];
-    int32_t zp = y->quant.zero_point[0];
-    int64_t dims[IR_MAX_RANK];
-    int rank = mid->rank;
-    memcpy(dims, mid->dims, (size_t)rank * sizeof dims[0]);
-    char *name = ir_xmalloc(strlen(mid->name) + 4);
-    sprintf(name, "%s.q8", mid->name);
-    if ((out = ir_tensor_add(g, name, IR_DT_I8, rank, dims)) < 0) out = ir_tensor_add(g, NULL, IR_DT_I8, rank, dims);
-    free(name);
+    float scale = g->tensors[ch->y].quant.scale[0];
+    int32_t zp = g->tensors[ch->y].quant.zero_point[0];
+    out = fu_like(g, ch->mid, ".q8", IR_DT_I8);
     ir_quant_set(g, out, -1, 1, &scale, &zp);
     g->nodes[ch->gather].in[0] = out, g->nodes[ch->gather].out[0] = ch->y;
   }
